@@ -1,0 +1,79 @@
+"""What every Flora actor shares: a ``configure`` step and a dispatch table.
+
+``receiveMessage`` looks the message type up in ``handlers()`` and calls the handler;
+Thespian's own messages (wake-ups, exits, poison) go to ``on_system_message``. A dict of
+a type the actor does not handle gets a ``task_error`` back instead of an exception, so a
+stray or malformed message never takes an actor down.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from thespian.actors import Actor, ActorSystemMessage
+
+from common import messages as m
+from common.logging_setup import configure_process_logging
+from common.runtime import Runtime
+
+Handler = Callable[[dict, Any], None]
+
+
+class FloraActor(Actor):
+    role = "actor"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.runtime: Runtime | None = None
+        self.log = logging.getLogger(f"flora.actor.{self.role}")
+
+    def handlers(self) -> dict[str, Handler]:
+        return {}
+
+    def receiveMessage(self, message: Any, sender: Any) -> None:
+        if isinstance(message, ActorSystemMessage):
+            self.on_system_message(message, sender)
+            return
+        kind = message.get("message_type") if isinstance(message, dict) else None
+        if kind == "configure":
+            self._configure(message, sender)
+            return
+        handler = self.handlers().get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            self.on_unhandled(message, sender)
+            return
+        if self.runtime is None:
+            self.reply_error(sender, message, "unavailable", f"{self.role} is not configured yet", retryable=True)
+            return
+        handler(message, sender)
+
+    def _configure(self, message: dict, sender: Any) -> None:
+        m.validate(message)
+        if self.runtime is None:
+            configure_process_logging(message["config"])
+            self.runtime = Runtime.from_config(message["config"])
+        self.configured(message, sender)
+        self.send(sender, m.configured(role=self.role))
+
+    def configured(self, message: dict, sender: Any) -> None:
+        """Hook: wire up after the runtime exists (addresses from the configure message)."""
+
+    def on_system_message(self, message: ActorSystemMessage, sender: Any) -> None:
+        """Hook for WakeupMessage, ChildActorExited, PoisonMessage, ActorExitRequest."""
+
+    def on_unhandled(self, message: Any, sender: Any) -> None:
+        kind = message.get("message_type") if isinstance(message, dict) else None
+        if kind in m.REPLY_TYPES or kind == "configured":
+            self.log.debug("ignoring %s with no one waiting", kind)
+            return
+        text = (f"{self.role} does not handle message_type {kind!r}" if kind
+                else f"{self.role} expects a dict with 'message_type', got {type(message).__name__}")
+        self.reply_error(sender, message, "unknown_message_type" if kind else "malformed_message", text)
+
+    def reply_error(self, to: Any, about: Any, error_type: str, text: str, *, retryable: bool = False) -> None:
+        msg_id = about.get("msg_id") if isinstance(about, dict) and isinstance(about.get("msg_id"), str) else None
+        task_id = about.get("task_id") if isinstance(about, dict) and isinstance(about.get("task_id"), str) else None
+        self.log.warning("%s: %s", error_type, text)
+        self.send(to, m.task_error(msg_id=msg_id or m.new_id("msg"), error_type=error_type, message=text,
+                                   retryable=retryable, task_id=task_id or None))

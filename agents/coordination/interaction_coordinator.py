@@ -1,0 +1,98 @@
+"""InteractionCoordinator: what the InteractionActor decides, as a plain class.
+
+It checks a ``user_input`` against the protocol, lets the ConversationManager decide what
+the message is, and turns that decision into either an immediate reply or a message for
+the AgentActor. Replies coming back from the AgentActor are matched to the waiting user
+message by ``msg_id``. Returns ``(destination, message)`` pairs: ``"reply"`` (to the user
+who sent ``msg_id``) or ``"agent"``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from capabilities.context.conversation_manager import ConversationManager, Decision
+from common import messages as m
+
+log = logging.getLogger("flora.interaction")
+
+Out = tuple[str, dict]
+
+
+@dataclass
+class Waiting:
+    """A user message whose reply comes from the back end."""
+
+    tenant_id: str
+    user_id: str
+    content: str
+    task_id: str
+
+
+class InteractionCoordinator:
+    def __init__(self, conversation: ConversationManager, *, default_tenant: str = "default"):
+        self._conversation = conversation
+        self._default_tenant = default_tenant
+        self.waiting: dict[str, Waiting] = {}
+
+    def on_user_input(self, raw: object) -> list[Out]:
+        """Decide what to do with a user message (which may be malformed)."""
+        msg_id = raw.get("msg_id") if isinstance(raw, dict) and isinstance(raw.get("msg_id"), str) else ""
+        msg_id = msg_id or m.new_id("msg")
+        try:
+            m.validate(raw)
+            if raw["message_type"] != "user_input":  # type: ignore[index]
+                raise m.ProtocolError(f"InteractionActor does not accept {raw['message_type']!r} "  # type: ignore[index]
+                                      "messages; send user_input", field="message_type",
+                                      error_type="unknown_message_type")
+        except m.ProtocolError as exc:
+            return [("reply", m.task_error(msg_id=msg_id, error_type=exc.error_type, message=str(exc),
+                                           field=exc.field))]
+        msg = {**raw, "msg_id": msg_id, "tenant_id": raw.get("tenant_id") or self._default_tenant}  # type: ignore[union-attr]
+        decision = self._conversation.handle_user_input(msg)
+        log.info("user input msg_id=%s user=%s action=%s task_id=%s", msg_id, msg["user_id"], decision.action,
+                 decision.task_id)
+        return self._act(msg, decision)
+
+    def _act(self, msg: dict, d: Decision) -> list[Out]:
+        msg_id, tenant, user = msg["msg_id"], msg["tenant_id"], msg["user_id"]
+        if d.action == "error":
+            return [("reply", m.task_error(msg_id=msg_id, error_type=d.error_type or "internal", message=d.message,
+                                           task_id=d.task_id))]
+        if d.action == "clarification":
+            return [("reply", m.clarification(msg_id=msg_id, message=d.message, options=d.options))]
+        if d.action == "rejected":
+            return [("reply", m.task_error(msg_id=msg_id, error_type="cancelled", message=d.message,
+                                           task_id=d.task_id))]
+        if not d.needs_backend:
+            if d.missing:  # a value was refused before reaching the back end: ask again now
+                return [("reply", m.task_paused(msg_id=msg_id, task_id=d.task_id, message=d.message,
+                                                missing_parameters=d.missing, capability=d.capability))]
+            return [("reply", m.chat_reply(msg_id=msg_id, message=d.message))]
+        if d.action in ("parameter_completion", "resume_draft"):
+            self.waiting[msg_id] = Waiting(tenant, user, msg["content"], d.task_id)
+            return [("agent", m.resume_task(task_id=d.task_id, msg_id=msg_id, tenant_id=tenant, user_id=user))]
+        task_id = m.new_id("task")
+        self.waiting[msg_id] = Waiting(tenant, user, d.content, task_id)
+        return [("agent", m.agent_task(task_id=task_id, msg_id=msg_id, tenant_id=tenant, user_id=user,
+                                       content=d.content, intent=d.intent, capability=d.capability))]
+
+    def on_backend_reply(self, msg: dict) -> list[Out]:
+        """A reply from the AgentActor for a waiting user message."""
+        waiting = self.waiting.pop(msg.get("msg_id", ""), None)
+        if waiting is None:
+            log.info("reply for msg_id=%s has no waiting user (answered elsewhere or timed out)", msg.get("msg_id"))
+            return []
+        if msg["message_type"] == "clarification" and msg.get("options"):
+            self._conversation.record_clarification(tenant_id=waiting.tenant_id, user_id=waiting.user_id,
+                                                    content=waiting.content, options=msg["options"])
+        return [("reply", msg)]
+
+    def expire(self, msg_id: str, reason: str) -> list[Out]:
+        """Give up on a waiting message (the back end did not answer in time)."""
+        waiting = self.waiting.pop(msg_id, None)
+        if waiting is None:
+            return []
+        return [("reply", m.task_error(msg_id=msg_id, error_type="timeout", retryable=True, message=reason,
+                                       task_id=waiting.task_id))]

@@ -1,0 +1,135 @@
+"""TaskCoordinator: what an AgentActor decides, as a plain class.
+
+A new task goes to a worker to be understood (``analyze``); the analysis either answers
+the user directly (chat, help, a clarification) or becomes a task record and an
+``execute``. A worker's ``task_paused`` is passed to the front desk; its ``subtask_result``
+completes or fails the task. ``resume_task`` sends a paused task back to a worker.
+
+Every method returns a list of ``(destination, message)`` where destination is
+``"worker"`` (any ExecutionActor) or ``"reply"`` (back to whoever sent the task, keyed by
+the message's ``msg_id``). Task state is in the store; ``_inflight`` only remembers which
+user message a running task answers, and is rebuilt from the store if lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from common import messages as m
+from common.tasks.models import COMPLETED, FAILED, PAUSED_STATES, InvalidTransition, TaskRecord
+from common.tasks.store import TaskStore
+from events.event_bus import EventBus
+from events.event_types import EventType
+
+log = logging.getLogger("flora.agent")
+
+SOURCE = "AgentActor"
+Out = tuple[str, dict]
+
+
+class TaskCoordinator:
+    def __init__(self, store: TaskStore, events: EventBus, *, agent_id: str = "agent"):
+        self._store = store
+        self._events = events
+        self._agent_id = agent_id
+        self._pending: dict[str, m.AgentTask] = {}  # analysis in progress, by task_id
+
+    def on_agent_task(self, msg: m.AgentTask) -> list[Out]:
+        self._pending[msg["task_id"]] = msg
+        return [("worker", m.analyze(task_id=msg["task_id"], tenant_id=msg["tenant_id"], user_id=msg["user_id"],
+                                     content=msg["content"], intent=msg.get("intent"),
+                                     capability=msg.get("capability")))]
+
+    def on_analysis(self, msg: m.AnalysisResult) -> list[Out]:
+        request = self._pending.pop(msg["task_id"], None)
+        if request is None:
+            log.warning("analysis for unknown request task_id=%s", msg["task_id"])
+            return []
+        intent = msg["intent"]
+        if intent in ("chat", "system"):
+            return [("reply", m.chat_reply(msg_id=request["msg_id"], message=msg.get("message", "")))]
+        if intent == "clarify":
+            return [("reply", m.clarification(msg_id=request["msg_id"], message=msg.get("message", ""),
+                                              options=msg.get("options", [])))]
+        task = TaskRecord(task_id=request["task_id"], tenant_id=request["tenant_id"], user_id=request["user_id"],
+                          content=request["content"], msg_id=request["msg_id"], intent=intent,
+                          capability=msg["capability"],
+                          parameters={**msg.get("parameters", {}), **request.get("parameters", {})})
+        self._store.create_task(task)
+        self._publish(task, EventType.TASK_CREATED, {"capability": task.capability, "intent": intent,
+                                                     "content": task.content})
+        return [("worker", m.execute(task_id=task.task_id, tenant_id=task.tenant_id, user_id=task.user_id,
+                                     capability=task.capability, parameters=task.parameters))]
+
+    def on_resume_task(self, msg: m.ResumeTask) -> list[Out]:
+        task = self._store.get_task(msg["tenant_id"], msg["task_id"])
+        if task is None or task.user_id != msg["user_id"]:
+            kind, text = ("not_found", f"There is no task {msg['task_id']}.") if task is None else \
+                ("forbidden", f"Task {msg['task_id']} belongs to another user.")
+            return [("reply", m.task_error(msg_id=msg["msg_id"], error_type=kind, message=text,
+                                           task_id=msg["task_id"]))]
+        if task.state not in PAUSED_STATES:
+            return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="conflict", task_id=task.task_id,
+                                           message=f"Task {task.task_id} is {task.state}, not paused."))]
+        self._store.update_task(task.tenant_id, task.task_id, msg_id=msg["msg_id"])
+        return [("worker", m.resume_execution(task_id=task.task_id, tenant_id=task.tenant_id,
+                                              user_id=task.user_id))]
+
+    def on_task_paused(self, msg: m.TaskPaused) -> list[Out]:
+        return [("reply", msg)]
+
+    def on_subtask_result(self, msg: m.SubtaskResult) -> list[Out]:
+        task = self._store.get_task(msg["tenant_id"], msg["task_id"])
+        if task is None:
+            log.warning("result for unknown task task_id=%s", msg["task_id"])
+            return []
+        if msg["ok"]:
+            return [("reply", self._complete(task, msg.get("result")))]
+        return [("reply", self._fail(task, msg.get("error_type", "capability_failed"), msg.get("error", ""),
+                                     bool(msg.get("retryable", False))))]
+
+    def on_worker_lost(self, poisoned: Any, reason: str) -> list[Out]:
+        """A message to a worker came back undelivered or crashed it: tell the user."""
+        if not isinstance(poisoned, dict) or "task_id" not in poisoned:
+            return []
+        request = self._pending.pop(poisoned["task_id"], None)
+        task = self._store.get_task(poisoned.get("tenant_id", "default"), poisoned["task_id"])
+        if task is not None and task.state not in (COMPLETED, FAILED):
+            return [("reply", self._fail(task, "internal", f"The worker failed: {reason}", True))]
+        if request is not None:
+            return [("reply", m.task_error(msg_id=request["msg_id"], error_type="internal", retryable=True,
+                                           task_id=request["task_id"], message=f"The worker failed: {reason}"))]
+        return []
+
+    # -- endings --------------------------------------------------------------------------
+    def _complete(self, task: TaskRecord, result: Any) -> dict:
+        try:
+            task = self._store.transition(task.tenant_id, task.task_id, COMPLETED, result=result)
+        except InvalidTransition as exc:
+            return m.task_error(msg_id=task.msg_id, error_type="conflict", message=str(exc), task_id=task.task_id)
+        self._publish(task, EventType.TASK_COMPLETED, {"capability": task.capability})
+        return m.task_completed(msg_id=task.msg_id, task_id=task.task_id, result=result, capability=task.capability,
+                                message=f"{task.capability} finished.\n{_preview(result)}")
+
+    def _fail(self, task: TaskRecord, error_type: str, error: str, retryable: bool) -> dict:
+        try:
+            task = self._store.transition(task.tenant_id, task.task_id, FAILED, error=error)
+        except InvalidTransition:
+            pass  # already final (cancelled, say): the error below still reaches the user
+        else:
+            self._publish(task, EventType.TASK_FAILED, {"error_type": error_type, "error": error})
+        return m.task_error(msg_id=task.msg_id, error_type=error_type, message=error or "The task failed.",
+                            retryable=retryable, task_id=task.task_id)
+
+    def _publish(self, task: TaskRecord, event: EventType, data: dict) -> None:
+        self._events.publish_task_event(task_id=task.task_id, event_type=event, source=SOURCE,
+                                        tenant_id=task.tenant_id, user_id=task.user_id, agent_id=self._agent_id,
+                                        data=data)
+
+
+def _preview(result: Any, limit: int = 500) -> str:
+    import json
+
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"

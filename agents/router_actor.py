@@ -1,0 +1,117 @@
+"""RouterActor: one AgentActor per (tenant, node), their registry, and heartbeats.
+
+The AgentActors are its children, so their death reaches it as ChildActorExited and the
+next request for that tenant gets a fresh one. Heartbeats catch an AgentActor that is
+alive but stuck: one that misses ``MISSED_BEATS`` beats is replaced.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from thespian.actors import ActorExitRequest, ChildActorExited, WakeupMessage
+
+from agents.base import FloraActor
+from common import messages as m
+
+MISSED_BEATS = 3
+
+
+@dataclass
+class AgentEntry:
+    tenant_id: str
+    node: str
+    address: Any
+    last_seen: float = field(default_factory=time.monotonic)
+
+
+class AgentDirectory:
+    """Which AgentActor serves which (tenant, node); plain, so it is testable alone."""
+
+    def __init__(self, interval_s: float):
+        self.interval_s = interval_s
+        self.entries: dict[tuple[str, str], AgentEntry] = {}
+
+    def get(self, tenant_id: str, node: str) -> AgentEntry | None:
+        return self.entries.get((tenant_id, node))
+
+    def add(self, tenant_id: str, node: str, address: Any) -> AgentEntry:
+        entry = AgentEntry(tenant_id, node, address)
+        self.entries[(tenant_id, node)] = entry
+        return entry
+
+    def seen(self, address: Any) -> None:
+        for entry in self.entries.values():
+            if entry.address == address:
+                entry.last_seen = time.monotonic()
+
+    def remove(self, address: Any) -> list[AgentEntry]:
+        gone = [e for e in self.entries.values() if e.address == address]
+        for entry in gone:
+            del self.entries[(entry.tenant_id, entry.node)]
+        return gone
+
+    def stale(self, now: float | None = None) -> list[AgentEntry]:
+        now = time.monotonic() if now is None else now
+        return [e for e in self.entries.values() if now - e.last_seen > MISSED_BEATS * self.interval_s]
+
+    def snapshot(self) -> list[dict]:
+        return [{"tenant_id": e.tenant_id, "node": e.node, "last_seen_s_ago": round(time.monotonic() - e.last_seen, 2)}
+                for e in self.entries.values()]
+
+
+class RouterActor(FloraActor):
+    role = "router"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.directory: AgentDirectory | None = None
+        self.seq = 0
+
+    def handlers(self):
+        return {"route_request": self.on_route_request, "heartbeat_ack": self.on_heartbeat_ack,
+                "status_request": self.on_status_request}
+
+    def configured(self, message, sender):
+        actors = self.runtime.config.actors
+        self.directory = AgentDirectory(actors.heartbeat_interval_s)
+        self.config_message = message["config"]
+        self.wakeupAfter(actors.heartbeat_interval_s)
+
+    def on_route_request(self, message, sender):
+        m.validate(message)
+        node = message.get("node") or self.runtime.config.actors.node
+        entry = self.directory.get(message["tenant_id"], node) or self._spawn(message["tenant_id"], node)
+        self.send(sender, m.route_reply(tenant_id=entry.tenant_id, node=entry.node, agent=entry.address))
+
+    def _spawn(self, tenant_id: str, node: str) -> AgentEntry:
+        from agents.agent_actor import AgentActor
+
+        address = self.createActor(AgentActor)
+        self.send(address, m.configure(config=self.config_message, router=self.myAddress, role=f"{tenant_id}@{node}"))
+        self.log.info("AgentActor created tenant=%s node=%s", tenant_id, node)
+        return self.directory.add(tenant_id, node, address)
+
+    def on_heartbeat_ack(self, message, sender):
+        self.directory.seen(sender)
+
+    def on_status_request(self, message, sender):
+        self.send(sender, m.status_reply(status={"agents": self.directory.snapshot(),
+                                                 "tasks": self.runtime.store.count_by_state()}))
+
+    def on_system_message(self, message, sender):
+        if isinstance(message, WakeupMessage) and self.directory is not None:
+            for entry in self.directory.stale():
+                self.log.warning("AgentActor tenant=%s missed %d heartbeats; replacing it", entry.tenant_id,
+                                 MISSED_BEATS)
+                self.directory.remove(entry.address)
+                self.send(entry.address, ActorExitRequest())
+            self.seq += 1
+            for entry in self.directory.entries.values():
+                self.send(entry.address, m.heartbeat(seq=self.seq))
+            self.wakeupAfter(self.directory.interval_s)
+        elif isinstance(message, ChildActorExited) and self.directory is not None:
+            for entry in self.directory.remove(message.childAddress):
+                self.log.warning("AgentActor tenant=%s exited; a new one is made on the next request", entry.tenant_id)

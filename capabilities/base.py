@@ -1,0 +1,159 @@
+"""What an executable capability is, and the decorator that declares one.
+
+An executable capability is a named function with a JSON-schema for its parameters.
+ExecutionActor checks the parameters it has against that schema before it runs the
+function: anything required and missing pauses the task and the user is asked for it.
+
+Exceptions::
+
+    CapabilityError            a capability could not do its work (shown to the user)
+    └── CapabilityInputError   the parameters were accepted by the schema but are still
+                               unusable (bad URL, rejected key): the user is asked again
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+CAPABILITY_ATTR = "__flora_capability__"
+
+
+class CapabilityError(Exception):
+    """A capability failed; ``retryable`` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retryable: bool = False, error_type: str = "capability_failed"):
+        super().__init__(message)
+        self.retryable = retryable
+        self.error_type = error_type
+
+
+class CapabilityInputError(CapabilityError):
+    """A parameter value was refused by the outside world; ask the user again for it."""
+
+    def __init__(self, parameter: str, message: str):
+        super().__init__(message, error_type="invalid_parameter")
+        self.parameter = parameter
+
+
+@dataclass
+class ExecutionContext:
+    """What a running capability may know about the task it serves.
+
+    A handler receives it when it declares a parameter named ``context``.
+    ``settings`` is the capability's own section of the configuration
+    (``capabilities.settings.<name>``), ``config`` the whole typed config, ``registry``
+    the process's CapabilityRegistry (for services such as ``data_access``).
+    """
+
+    task_id: str
+    user_id: str
+    tenant_id: str = "default"
+    config: Any = None
+    settings: dict = field(default_factory=dict)
+    llm: Any = None
+    registry: Any = None
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("flora.capability"))
+
+
+@dataclass(frozen=True)
+class CapabilitySpec:
+    """A registered executable capability.
+
+    ``parameters`` is a JSON schema of type object. ``keywords`` help the rule-based
+    router when no model is available. ``needs_approval`` pauses the task for an explicit
+    yes before the handler runs (unless the tool is auto-approved in config).
+    """
+
+    name: str
+    description: str
+    parameters: dict
+    handler: Callable[..., Any]
+    keywords: tuple[str, ...] = ()
+    needs_approval: bool = False
+    routable: bool = True  # False: run only when Flora itself asks (chat replies, help)
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("_", "").replace(".", "").isalnum():
+            raise ValueError(f"capability name {self.name!r} must be letters, digits, '_' or '.'")
+        if self.parameters.get("type") != "object":
+            raise ValueError(f"capability {self.name!r}: parameters must be a JSON schema of type object")
+        try:
+            Draft202012Validator.check_schema(self.parameters)
+        except SchemaError as exc:
+            raise ValueError(f"capability {self.name!r}: invalid parameter schema: {exc.message}") from exc
+
+    @property
+    def required(self) -> list[str]:
+        return list(self.parameters.get("required", []))
+
+    @property
+    def properties(self) -> dict[str, dict]:
+        return dict(self.parameters.get("properties", {}))
+
+    def describe_parameter(self, name: str) -> str:
+        schema = self.properties.get(name, {})
+        return schema.get("description") or schema.get("title") or name
+
+    def invoke(self, parameters: dict, context: ExecutionContext) -> Any:
+        """Call the handler with the parameters as keyword arguments (plus ``context``)."""
+        kwargs = dict(parameters)
+        if _accepts_context(self.handler):
+            kwargs["context"] = context
+        return self.handler(**kwargs)
+
+    def summary(self) -> dict:
+        """JSON view for prompts, listings and the HTTP API."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters,
+                "needs_approval": self.needs_approval}
+
+
+def _accepts_context(fn: Callable[..., Any]) -> bool:
+    try:
+        return "context" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def capability(
+    *,
+    name: str,
+    description: str,
+    parameters: dict | None = None,
+    keywords: tuple[str, ...] | list[str] = (),
+    needs_approval: bool = False,
+    routable: bool = True,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a function as an executable capability.
+
+    The decorator only attaches a :class:`CapabilitySpec` to the function; nothing is
+    registered until a registry loads the module (``CapabilityRegistry.register_module``),
+    so importing a plugin module has no global side effect.
+    """
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        spec = CapabilitySpec(
+            name=name,
+            description=description,
+            parameters=parameters or {"type": "object", "properties": {}},
+            handler=fn,
+            keywords=tuple(keywords),
+            needs_approval=needs_approval,
+            routable=routable,
+        )
+        setattr(fn, CAPABILITY_ATTR, spec)
+        return fn
+
+    return mark
+
+
+def spec_of(obj: Any) -> CapabilitySpec | None:
+    """The spec a decorated function carries, or the spec itself, or None."""
+    if isinstance(obj, CapabilitySpec):
+        return obj
+    return getattr(obj, CAPABILITY_ATTR, None)

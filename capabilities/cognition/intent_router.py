@@ -1,0 +1,133 @@
+"""IntentRouter (the ``intent_router`` capability): what a request means.
+
+``classify`` answers task / query / chat / system, or clarify (with options) when it
+cannot tell which capability is meant. Rules decide what they are sure of (greetings, help,
+a capability named by its keywords); the model decides the rest through one
+JSON-schema-constrained call; without a model, or when its answer is unusable, the rules
+fall back to chat for conversation and to a clarification for what looks like a request.
+
+A value the model proposes for a parameter is kept only if it is written in the request:
+a small model asked for an API key will otherwise invent one, and the task would run
+with it instead of asking.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+from capabilities.context.answers import is_greeting, is_help
+from capabilities.routing.task_router import TaskRouter
+from common.messages import Option
+
+log = logging.getLogger("flora.intent")
+
+_QUERY = re.compile(r"(\?|？|\b(what|which|who|how many|how much|show|list|find|search|query|look up|get)\b|"
+                    r"查询|查一下|多少|哪些|什么|是否|吗)", re.I)
+_REQUEST = re.compile(r"\b(run|execute|call|fetch|send|start|trigger|do|make|create|please)\b|"
+                      r"执行|运行|调用|帮我|请|启动|获取|发送", re.I)
+MAX_OPTIONS = 5
+
+
+@dataclass
+class Intent:
+    kind: str  # task | query | chat | system | clarify
+    capability: str | None = None
+    parameters: dict = field(default_factory=dict)
+    options: list[Option] = field(default_factory=list)
+    source: str = "rules"
+
+
+class IntentRouter:
+    def __init__(self, router: TaskRouter, llm=None):
+        self._router = router
+        self._llm = llm
+
+    def classify(self, content: str) -> Intent:
+        text = content.strip()
+        if is_greeting(text):
+            return Intent("chat")
+        if is_help(text):
+            return Intent("system")
+        best = self._router.confident(text)
+        if best is not None:
+            return Intent(self._task_kind(text), best.spec.name,
+                          self._router.extract_parameters(best.spec, text))
+        if self._llm is not None:
+            intent = self._ask_model(text)
+            if intent is not None:
+                return intent
+        return self._fallback(text)
+
+    # -- model -----------------------------------------------------------------------
+    def _ask_model(self, text: str) -> Intent | None:
+        from capabilities.llm.base import LLMError, complete_json
+
+        specs = self._router.routable()
+        names = [s.name for s in specs]
+        schema = {
+            "type": "object",
+            "properties": {
+                "intent": {"type": "string", "enum": ["task", "query", "chat", "system"]},
+                "capability": {"type": "string", "enum": [*names, "none"]},
+                "parameters": {"type": "object"},
+            },
+            "required": ["intent", "capability", "parameters"],
+        }
+        try:
+            answer = complete_json(self._llm, _prompt(specs, text), schema, max_tokens=160)
+        except LLMError as exc:
+            log.warning("intent model call failed, using rules: %s", exc)
+            return None
+        capability = answer.get("capability")
+        kind = answer.get("intent", "chat")
+        if kind in ("chat", "system"):
+            return Intent(kind, source="llm")
+        if capability not in names:
+            return None
+        spec = next(s for s in specs if s.name == capability)
+        stated = self._router.extract_parameters(spec, text)
+        proposed = answer.get("parameters") if isinstance(answer.get("parameters"), dict) else {}
+        quoted = {k: v for k, v in proposed.items()
+                  if k in spec.properties and isinstance(v, (str, int, float)) and str(v) and str(v) in text}
+        return Intent(kind, capability, {**quoted, **stated}, source="llm")
+
+    # -- rules -------------------------------------------------------------------------
+    def _fallback(self, text: str) -> Intent:
+        ranked = self._router.rank(text)
+        if ranked:
+            return Intent("clarify", options=_options([c.spec for c in ranked]))
+        if _REQUEST.search(text) and not _QUERY.search(text):
+            return Intent("clarify", options=_options(self._router.routable()))
+        return Intent("chat")
+
+    @staticmethod
+    def _task_kind(text: str) -> str:
+        return "query" if _QUERY.search(text) and not _REQUEST.search(text) else "task"
+
+
+def _options(specs) -> list[Option]:
+    return [{"id": str(i), "label": f"{s.name}: {s.description}", "capability": s.name}  # type: ignore[typeddict-item]
+            for i, s in enumerate(specs[:MAX_OPTIONS], start=1)]
+
+
+_EXAMPLES = [
+    ("hi there", "chat", "none"),
+    ("你好", "chat", "none"),
+    ("what can you do?", "system", "none"),
+    ("tell me a joke", "chat", "none"),
+]
+
+
+def _prompt(specs, text: str) -> list[dict]:
+    lines = [f"- {s.name}: {s.description}" for s in specs]
+    examples = "\n".join(f'Request: {q}\nJSON: {{"intent": "{i}", "capability": "{c}", "parameters": {{}}}}'
+                         for q, i, c in _EXAMPLES)
+    system = (
+        "You route requests for an assistant. Capabilities:\n" + "\n".join(lines) +
+        "\n\nAnswer with JSON: intent is task (do something), query (look something up), chat (conversation) "
+        "or system (about the assistant itself); capability is the capability that does it, or none; "
+        "parameters holds only values written in the request.\n\n" + examples
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": f"Request: {text}\nJSON:"}]

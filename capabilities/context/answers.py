@@ -1,0 +1,94 @@
+"""Reading values out of what a user typed: the rules that work without a model.
+
+``named_values`` finds ``name=value``, ``name: value``, ``name is value`` and JSON objects
+for the parameter names it is given; ``answer_values`` maps an answer to the parameters a
+paused task asked for (a bare value fills the one missing parameter; N comma- or
+line-separated values fill N missing parameters in order).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+_URL = re.compile(r"https?://[^\s\"'<>，。]+")
+_CONTINUE = re.compile(r"^\s*(continue|go on|resume|carry on|keep going|继续|接着|继续吧|接着来)\s*[.!。！]*\s*$", re.I)
+_GREETING = re.compile(
+    r"^\s*(hi|hello|hey|yo|hiya|good (morning|afternoon|evening)|thanks|thank you|thx|how are you|"
+    r"你好|您好|嗨|哈喽|早上好|晚上好|谢谢|多谢|你好吗)[\s!,.?！，。？~]*$", re.I)
+_HELP = re.compile(
+    r"^\s*(help|/help|what can you do|which capabilities|list capabilities|status|"
+    r"帮助|你能做什么|你会什么|能做什么|有哪些能力)[\s?？!！.。]*$", re.I)
+
+
+def is_continue(text: str) -> bool:
+    return bool(_CONTINUE.match(text))
+
+
+def is_greeting(text: str) -> bool:
+    return bool(_GREETING.match(text))
+
+
+def is_help(text: str) -> bool:
+    return bool(_HELP.match(text))
+
+
+def urls(text: str) -> list[str]:
+    return _URL.findall(text)
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", name.lower())
+
+
+def named_values(text: str, names: list[str]) -> dict:
+    """Values given by name for any of ``names`` (JSON object, ``k=v``, ``k: v``, ``k is v``)."""
+    wanted = {_norm(n): n for n in names}
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict):
+            return {wanted[_norm(k)]: v for k, v in data.items() if _norm(k) in wanted}
+    found: dict = {}
+    if not wanted:
+        return found
+    alternatives = "|".join(
+        sorted((re.escape(n).replace(r"\_", r"[\s_\-]?").replace("_", r"[\s_\-]?") for n in names), key=len, reverse=True))
+    pattern = re.compile(
+        rf"(?<![\w-])({alternatives})\s*(?:=|:|：|is|是|为)\s*(\"[^\"]*\"|'[^']*'|[^\s,;，；]+)", re.I)
+    for match in pattern.finditer(text):
+        key = wanted.get(_norm(match.group(1)))
+        if key and key not in found:
+            value = match.group(2)
+            if value[:1] in "\"'" and value[-1:] == value[:1]:
+                value = value[1:-1]
+            found[key] = value
+    return found
+
+
+def answer_values(text: str, asked: list[str]) -> dict | None:
+    """Map an answer to the asked parameter names, or None when it cannot be mapped."""
+    named = named_values(text, asked)
+    if named:
+        return named
+    stripped = text.strip()
+    if not stripped or not asked:
+        return None
+    if len(asked) == 1:
+        return {asked[0]: stripped}
+    parts = [p.strip() for p in re.split(r"\n|;|；|,|，", stripped) if p.strip()]
+    if len(parts) == len(asked):
+        return dict(zip(asked, parts))
+    return None
+
+
+def mentions(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text``: on word boundaries for Latin words, anywhere for CJK."""
+    if not phrase:
+        return False
+    if re.search(r"[\u4e00-\u9fff]", phrase):
+        return phrase in text
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(phrase)}(?![A-Za-z0-9])", text, re.I) is not None

@@ -1,0 +1,260 @@
+"""ConversationManager: the front desk's memory of who is waiting for what.
+
+``handle_user_input`` decides, before any model is asked, whether a message answers a
+paused task (``parameter_completion``), picks an option of an earlier clarification,
+resumes the latest unfinished draft (``resume_draft``: "continue", "继续"), is chat, needs a
+clarification (an answer that fits several paused tasks), or starts a ``new_task``.
+Paused tasks and open drafts live in the TaskStore, so any node can take the answer.
+
+``pause_task_for_parameters`` and ``complete_task_parameters`` are the two halves of the
+pause/resume protocol (ExecutionActor calls the first, the front desk the second).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from capabilities.context import answers
+from capabilities.params import check_parameters
+from capabilities.registry import CapabilityRegistry, UnknownCapability
+from capabilities.routing.task_router import TaskRouter
+from common.messages import MissingParameter, Option, new_id
+from common.tasks.models import (
+    PAUSED_STATES, WAITING_APPROVAL, WAITING_PARAMETERS, Draft, TaskRecord,
+)
+from common.tasks.store import TaskStore
+from events.event_bus import EventBus
+from events.event_types import EventType
+
+log = logging.getLogger("flora.conversation")
+
+_APPROVE = {"yes", "y", "approve", "approved", "ok", "okay", "go", "go ahead", "do it", "同意", "批准", "是", "好", "可以", "确认"}
+_REJECT = {"no", "n", "reject", "deny", "stop", "cancel", "don't", "不", "不要", "拒绝", "取消", "否"}
+
+
+@dataclass
+class Decision:
+    """What to do with a user's message.
+
+    action: new_task | parameter_completion | resume_draft | chat | clarification | rejected | error
+    """
+
+    action: str
+    message: str = ""
+    task_id: str | None = None
+    parameters: dict = field(default_factory=dict)
+    needs_backend: bool = False
+    options: list[Option] = field(default_factory=list)
+    content: str = ""
+    intent: str | None = None
+    capability: str | None = None
+    missing: list[MissingParameter] = field(default_factory=list)
+    error_type: str | None = None
+
+
+class ConversationManager:
+    def __init__(self, store: TaskStore, events: EventBus, registry: CapabilityRegistry, *,
+                 source: str = "ConversationManager"):
+        self._store = store
+        self._events = events
+        self._registry = registry
+        self._router = TaskRouter(registry)
+        self._source = source
+
+    # -- the front desk ------------------------------------------------------------------
+    def handle_user_input(self, msg: dict) -> Decision:
+        tenant, user = msg.get("tenant_id", "default"), msg["user_id"]
+        text = msg.get("content", "")
+        if msg.get("task_id"):
+            return self._answer_named_task(tenant, user, msg["task_id"], text, msg.get("parameters"),
+                                           msg.get("approve"))
+        draft = self._store.open_draft(tenant, user)
+        if draft is not None:
+            decision = self._answer_draft(draft, text)
+            if decision is not None:
+                return decision
+        if answers.is_continue(text):
+            return self._resume_latest(tenant, user)
+        if answers.is_greeting(text):
+            return Decision("chat", needs_backend=True, content=text, intent="chat")
+        if answers.is_help(text):
+            return Decision("chat", needs_backend=True, content=text, intent="system")
+        paused = self._store.paused_tasks(tenant, user)
+        if paused and self._router.confident(text) is None:
+            decision = self._answer_paused(tenant, user, paused, text)
+            if decision is not None:
+                return decision
+        return Decision("new_task", needs_backend=True, content=text)
+
+    def _answer_named_task(self, tenant: str, user: str, task_id: str, text: str,
+                           parameters: dict | None, approve: bool | None) -> Decision:
+        task = self._store.get_task(tenant, task_id)
+        if task is None:
+            return _error("not_found", f"There is no task {task_id}.", task_id)
+        if task.user_id != user:
+            return _error("forbidden", f"Task {task_id} belongs to another user.", task_id)
+        if task.state not in PAUSED_STATES:
+            return _error("conflict", f"Task {task_id} is {task.state}, not waiting for an answer.", task_id)
+        if task.state == WAITING_APPROVAL:
+            verdict = approve if approve is not None else _verdict(text)
+            if verdict is None:
+                return _error("invalid_parameter", "Please answer yes or no (or send approve=true/false).", task_id)
+            return self._decide_approval(task, verdict)
+        values = parameters if parameters is not None else answers.answer_values(text, _names(task.missing))
+        if not values:
+            return _error("invalid_parameter",
+                          "Please give a value for: " + ", ".join(_names(task.missing)), task_id)
+        return self.complete_task_parameters(tenant, task_id, user, values)
+
+    def _answer_draft(self, draft: Draft, text: str) -> Decision | None:
+        choice = _pick(text, draft.options)
+        if choice is None:
+            if answers.is_continue(text):
+                return Decision("clarification", message=_choice_prompt(draft), options=draft.options)
+            self._store.close_draft(draft.tenant_id, draft.draft_id)  # the user moved on
+            return None
+        self._store.close_draft(draft.tenant_id, draft.draft_id)
+        if draft.kind == "task_choice":
+            task = self._store.get_task(draft.tenant_id, choice["task_id"])
+            if task is None or not task.paused:
+                return _error("conflict", "That task is no longer waiting for an answer.", choice.get("task_id"))
+            values = answers.answer_values(draft.pending_answer, _names(task.missing)) or {}
+            return self.complete_task_parameters(draft.tenant_id, task.task_id, draft.user_id, values)
+        return Decision("new_task", needs_backend=True, content=draft.content, capability=choice.get("capability"))
+
+    def _resume_latest(self, tenant: str, user: str) -> Decision:
+        paused = self._store.paused_tasks(tenant, user)
+        if not paused:
+            return Decision("chat", message="There is nothing unfinished to continue.")
+        task = paused[0]
+        return Decision("resume_draft", task_id=task.task_id, needs_backend=True, content=task.content)
+
+    def _answer_paused(self, tenant: str, user: str, paused: list[TaskRecord], text: str) -> Decision | None:
+        approvals = [t for t in paused if t.state == WAITING_APPROVAL]
+        verdict = _verdict(text)
+        if approvals and verdict is not None and len(paused) == 1:
+            return self._decide_approval(approvals[0], verdict)
+        waiting = [t for t in paused if t.state == WAITING_PARAMETERS]
+        named = [t for t in waiting if answers.named_values(text, _names(t.missing))]
+        if len(named) == 1:
+            task = named[0]
+            return self.complete_task_parameters(tenant, task.task_id, user,
+                                                 answers.named_values(text, _names(task.missing)))
+        fitting = named or [t for t in waiting if answers.answer_values(text, _names(t.missing))]
+        if len(fitting) == 1 and len(paused) == 1:
+            task = fitting[0]
+            return self.complete_task_parameters(tenant, task.task_id, user,
+                                                 answers.answer_values(text, _names(task.missing)) or {})
+        if not fitting:
+            return None
+        options: list[Option] = [
+            {"id": str(i), "task_id": t.task_id,
+             "label": f"{t.capability or 'task'} ({t.task_id}) waiting for {', '.join(_names(t.missing))}"}
+            for i, t in enumerate(fitting, start=1)]
+        draft = self._store.save_draft(Draft(draft_id=new_id("draft"), tenant_id=tenant, user_id=user,
+                                             kind="task_choice", content=text, options=options,
+                                             pending_answer=text))
+        return Decision("clarification", message=_choice_prompt(draft), options=options)
+
+    def record_clarification(self, *, tenant_id: str, user_id: str, content: str, options: list[Option]) -> Draft:
+        """Remember a clarification the back end asked, so the user's pick can be applied."""
+        return self._store.save_draft(Draft(draft_id=new_id("draft"), tenant_id=tenant_id, user_id=user_id,
+                                            kind="capability_choice", content=content, options=options))
+
+    # -- pause / resume ----------------------------------------------------------------
+    def pause_task_for_parameters(self, tenant_id: str, task_id: str, missing: list[MissingParameter],
+                                  parameters: dict, *, kind: str = WAITING_PARAMETERS) -> TaskRecord:
+        task = self._store.transition(tenant_id, task_id, kind, missing=missing, parameters=parameters)
+        self._events.publish_task_event(
+            task_id=task_id, event_type=EventType.TASK_PAUSED, source=self._source, tenant_id=tenant_id,
+            user_id=task.user_id, data={"pause_kind": kind, "missing": [m["name"] for m in missing],
+                                        "capability": task.capability})
+        log.info("task paused task_id=%s kind=%s missing=%s", task_id, kind, [m["name"] for m in missing])
+        return task
+
+    def complete_task_parameters(self, tenant_id: str, task_id: str, user_id: str, values: dict) -> Decision:
+        """Record the user's values with the paused task; ask again at once for any that the
+        capability's schema refuses, else hand the task back to be resumed."""
+        task = self._store.get_task(tenant_id, task_id)
+        if task is None:
+            return _error("not_found", f"There is no task {task_id}.", task_id)
+        if task.user_id != user_id:
+            return _error("forbidden", f"Task {task_id} belongs to another user.", task_id)
+        if task.state != WAITING_PARAMETERS:
+            return _error("conflict", f"Task {task_id} is {task.state}, not waiting for parameters.", task_id)
+        merged = {**task.parameters, **values}
+        try:
+            spec = self._registry.get_executable(task.capability)
+        except UnknownCapability:
+            spec = None
+        if spec is not None:
+            check = check_parameters(spec, merged)
+            refused = [item for item in check.invalid if item["name"] in values]
+            if refused:
+                keep = {k: v for k, v in merged.items() if k not in {i["name"] for i in refused}}
+                still = [*refused, *[m for m in task.missing if m["name"] not in values]]
+                self._store.update_task(tenant_id, task_id, parameters=keep, missing=still)
+                return Decision("parameter_completion", task_id=task_id, missing=still, needs_backend=False,
+                                message=ask_message(task.capability, still), capability=task.capability)
+            merged = {k: v for k, v in merged.items() if k in check.values or k not in spec.properties}
+        self._store.update_task(tenant_id, task_id, parameters=merged)
+        log.info("parameters completed task_id=%s names=%s", task_id, sorted(values))
+        return Decision("parameter_completion", task_id=task_id, parameters=values, needs_backend=True,
+                        capability=task.capability)
+
+    def _decide_approval(self, task: TaskRecord, approved: bool) -> Decision:
+        if approved:
+            self._store.update_task(task.tenant_id, task.task_id, approved=True)
+            return Decision("parameter_completion", task_id=task.task_id, needs_backend=True,
+                            capability=task.capability)
+        self._store.transition(task.tenant_id, task.task_id, "cancelled", error="rejected by the user")
+        self._events.publish_task_event(task_id=task.task_id, event_type=EventType.TASK_CANCELLED,
+                                        source=self._source, tenant_id=task.tenant_id, user_id=task.user_id,
+                                        data={"reason": "approval rejected"})
+        return Decision("rejected", task_id=task.task_id, message=f"Cancelled: {task.capability} was not approved.")
+
+
+def ask_message(capability: str, missing: list[MissingParameter]) -> str:
+    """The question a paused task puts to its user: each parameter, what it is for, and why
+    it is asked again if a value was refused."""
+    lines = [f"To run {capability or 'this task'} I need:"]
+    for item in missing:
+        line = f"- {item['name']}: {item['description']}"
+        if item.get("reason"):
+            line += f" (the value given {item['reason']})"
+        lines.append(line)
+    if len(missing) > 1:
+        lines.append("Reply like: " + ", ".join(f"{m['name']}=..." for m in missing))
+    return "\n".join(lines)
+
+
+def _choice_prompt(draft: Draft) -> str:
+    lines = ["Which one do you mean? Reply with the number:"]
+    lines += [f"{o['id']}. {o['label']}" for o in draft.options]
+    return "\n".join(lines)
+
+
+def _names(missing: list) -> list[str]:
+    return [m["name"] for m in missing]
+
+
+def _pick(text: str, options: list[Option]) -> Option | None:
+    key = text.strip().rstrip(".。").lower()
+    for option in options:
+        if key in (option["id"].lower(), option.get("task_id", "").lower(), option.get("capability", "").lower()):
+            return option
+    return None
+
+
+def _verdict(text: str) -> bool | None:
+    key = text.strip().strip(".!。！").lower()
+    if key in _APPROVE:
+        return True
+    if key in _REJECT:
+        return False
+    return None
+
+
+def _error(error_type: str, message: str, task_id: str | None = None) -> Decision:
+    return Decision("error", message=message, task_id=task_id, error_type=error_type)

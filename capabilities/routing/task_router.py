@@ -1,0 +1,65 @@
+"""TaskRouter (the ``routing`` capability): which executable capability fits a request.
+
+Rules rank the routable capabilities by the keywords and name words they declare found
+in the request; IntentRouter asks the model when the rules are unsure. Parameters whose
+values stand in the request (``name=value``, a URL for a ``url`` parameter) are picked up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from capabilities.base import CapabilitySpec
+from capabilities.context.answers import mentions, named_values, urls
+from capabilities.registry import CapabilityRegistry
+
+CONFIDENT_SCORE = 2.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    spec: CapabilitySpec
+    score: float
+
+
+class TaskRouter:
+    def __init__(self, registry: CapabilityRegistry):
+        self._registry = registry
+
+    def routable(self) -> list[CapabilitySpec]:
+        return [spec for spec in self._registry.executables() if spec.routable]
+
+    def rank(self, content: str) -> list[Candidate]:
+        """Capabilities with any evidence in ``content``, best first."""
+        ranked = []
+        for spec in self.routable():
+            score = sum(2.0 for kw in spec.keywords if mentions(content, kw))
+            score += sum(1.0 for word in spec.name.split("_") if len(word) > 2 and mentions(content, word))
+            if mentions(content, spec.name):
+                score += 3.0
+            if score:
+                ranked.append(Candidate(spec, score))
+        ranked.sort(key=lambda c: c.score, reverse=True)
+        return ranked
+
+    def confident(self, content: str) -> Candidate | None:
+        """The best candidate when it is clearly ahead, else None."""
+        ranked = self.rank(content)
+        if not ranked or ranked[0].score < CONFIDENT_SCORE:
+            return None
+        if len(ranked) > 1 and ranked[1].score >= ranked[0].score:
+            return None
+        return ranked[0]
+
+    @staticmethod
+    def extract_parameters(spec: CapabilitySpec, content: str) -> dict:
+        """Values the request states outright; never guesses."""
+        values = named_values(content, list(spec.properties))
+        found_urls = urls(content)
+        for name, schema in spec.properties.items():
+            if name in values or not found_urls:
+                continue
+            if name in ("url", "base_url", "endpoint") or schema.get("format") == "uri":
+                values[name] = found_urls[0]
+                break
+        return values

@@ -1,0 +1,158 @@
+"""TaskExecutionService: what an ExecutionActor does, as a plain class.
+
+``analyze`` works out what a request means (and writes the reply when it is chat);
+``execute`` and ``resume`` run a capability for a task: check the gathered parameters
+against its JSON schema, pause the task for whatever is missing or refused, ask for
+approval where the capability needs it, otherwise run it and report the result.
+
+Each method returns the one message to send back to the AgentActor. Capability failures
+are data in that message; a bug in Flora itself raises.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from capabilities.base import CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext
+from capabilities.cognition.chat import ChatResponder
+from capabilities.cognition.intent_router import IntentRouter
+from capabilities.context.conversation_manager import ConversationManager, ask_message
+from capabilities.params import check_parameters
+from capabilities.registry import CapabilityRegistry, UnknownCapability
+from capabilities.routing.task_router import TaskRouter
+from common import messages as m
+from common.tasks.models import PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition
+from common.tasks.store import TaskStore
+from events.event_bus import EventBus
+from events.event_types import EventType
+
+log = logging.getLogger("flora.execution")
+
+SOURCE = "ExecutionActor"
+
+
+class TaskExecutionService:
+    def __init__(self, *, store: TaskStore, events: EventBus, registry: CapabilityRegistry,
+                 config=None, llm=None):
+        self._store = store
+        self._events = events
+        self._registry = registry
+        self._config = config
+        self._llm = llm
+        self._conversation = ConversationManager(store, events, registry, source=SOURCE)
+        router = TaskRouter(registry)
+        self._intents = IntentRouter(router, llm)
+        self._chat = ChatResponder(registry, llm)
+        self._router = router
+
+    # -- understanding -------------------------------------------------------------------
+    def analyze(self, msg: m.Analyze) -> m.AnalysisResult:
+        task_id, content = msg["task_id"], msg["content"]
+        if msg.get("capability"):
+            try:
+                spec = self._registry.get_executable(msg["capability"])
+            except UnknownCapability as exc:
+                return m.analysis_result(task_id=task_id, intent="chat", message=str(exc))
+            return m.analysis_result(task_id=task_id, intent="task", capability=spec.name,
+                                     parameters=self._router.extract_parameters(spec, content))
+        hint = msg.get("intent")
+        intent = self._intents.classify(content) if hint not in ("chat", "system") else None
+        kind = hint if intent is None else intent.kind
+        log.info("analyzed task_id=%s intent=%s capability=%s", task_id, kind, intent and intent.capability)
+        if kind == "chat":
+            return m.analysis_result(task_id=task_id, intent="chat", message=self._chat.reply(content))
+        if kind == "system":
+            return m.analysis_result(task_id=task_id, intent="system", message=self._chat.help_text())
+        if kind == "clarify":
+            return m.analysis_result(task_id=task_id, intent="clarify", options=intent.options,
+                                     message="I'm not sure which of these you mean. Reply with the number:\n" +
+                                     "\n".join(f"{o['id']}. {o['label']}" for o in intent.options))
+        return m.analysis_result(task_id=task_id, intent=kind, capability=intent.capability,
+                                 parameters=intent.parameters)
+
+    # -- running ---------------------------------------------------------------------------
+    def execute(self, msg: m.Execute) -> dict:
+        tenant, task_id = msg["tenant_id"], msg["task_id"]
+        task = self._store.get_task(tenant, task_id)
+        if task is None:
+            return _failed(tenant, task_id, msg["capability"], "not_found", f"There is no task {task_id}.")
+        parameters = {**task.parameters, **msg["parameters"]}
+        return self._run(tenant, task_id, msg["capability"], parameters, resumed=False)
+
+    def resume(self, msg: m.ResumeExecution) -> dict:
+        tenant, task_id = msg["tenant_id"], msg["task_id"]
+        task = self._store.get_task(tenant, task_id)
+        if task is None:
+            return _failed(tenant, task_id, "", "not_found", f"There is no task {task_id}.")
+        if task.state not in PAUSED_STATES:
+            return _failed(tenant, task_id, task.capability, "conflict",
+                           f"Task {task_id} is {task.state}; only a paused task can be resumed.")
+        return self._run(tenant, task_id, task.capability, task.parameters, resumed=True)
+
+    def _run(self, tenant: str, task_id: str, capability: str, parameters: dict, *, resumed: bool) -> dict:
+        try:
+            spec = self._registry.get_executable(capability)
+        except UnknownCapability as exc:
+            return _failed(tenant, task_id, capability, "unknown_capability", str(exc))
+        task = self._store.get_task(tenant, task_id)
+        check = check_parameters(spec, parameters)
+        if not check.complete:
+            return self._pause(tenant, task_id, spec, check.to_ask, check.values)
+        if spec.needs_approval and not task.approved and spec.name not in self._auto_approved():
+            return self._pause(tenant, task_id, spec, [], check.values, kind=WAITING_APPROVAL)
+        try:
+            task = self._store.transition(tenant, task_id, RUNNING, parameters=check.values, missing=[])
+        except InvalidTransition as exc:
+            return _failed(tenant, task_id, capability, "conflict", str(exc))
+        self._events.publish_task_event(
+            task_id=task_id, event_type=EventType.TASK_RESUMED if resumed else EventType.TASK_STARTED,
+            source=SOURCE, tenant_id=tenant, user_id=task.user_id, data={"capability": capability})
+        context = ExecutionContext(task_id=task_id, user_id=task.user_id, tenant_id=tenant, config=self._config,
+                                   settings=self._settings(capability), llm=self._llm, registry=self._registry,
+                                   logger=logging.getLogger(f"flora.capability.{capability}"))
+        started = time.perf_counter()
+        try:
+            result = spec.invoke(check.values, context)
+        except CapabilityInputError as exc:
+            values = {k: v for k, v in check.values.items() if k != exc.parameter}
+            refused = [{"name": exc.parameter, "description": spec.describe_parameter(exc.parameter),
+                        "schema": spec.properties.get(exc.parameter, {}), "reason": str(exc)}]
+            return self._pause(tenant, task_id, spec, refused, values)
+        except CapabilityError as exc:
+            log.warning("capability failed task_id=%s capability=%s: %s", task_id, capability, exc)
+            return _failed(tenant, task_id, capability, exc.error_type, str(exc), exc.retryable)
+        except Exception as exc:  # a plugin's bug: report it on the task, keep the worker serving
+            log.exception("capability raised task_id=%s capability=%s", task_id, capability)
+            return _failed(tenant, task_id, capability, "capability_failed", f"{capability} crashed: {exc!r}")
+        log.info("capability done task_id=%s capability=%s elapsed_ms=%.1f", task_id, capability,
+                 (time.perf_counter() - started) * 1000)
+        return m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability, ok=True, result=result)
+
+    def _pause(self, tenant: str, task_id: str, spec: CapabilitySpec, missing: list, values: dict,
+               kind: str = WAITING_PARAMETERS) -> dict:
+        try:
+            task = self._conversation.pause_task_for_parameters(tenant, task_id, missing, values, kind=kind)
+        except InvalidTransition as exc:
+            return _failed(tenant, task_id, spec.name, "conflict", str(exc))
+        if kind == WAITING_APPROVAL:
+            text = (f"{spec.name} needs your approval before it runs: {spec.description}\n"
+                    f"Parameters: {values}\nReply yes to run it or no to cancel.")
+        else:
+            text = ask_message(spec.name, missing)
+        return m.task_paused(msg_id=task.msg_id or m.new_id("msg"), task_id=task_id, message=text,
+                             missing_parameters=missing, pause_kind=kind, capability=spec.name)
+
+    def _settings(self, capability: str) -> dict:
+        if self._config is None:
+            return {}
+        return dict(self._config.capabilities.settings.get(capability, {}))
+
+    def _auto_approved(self) -> set[str]:
+        return set(self._config.capabilities.auto_approve) if self._config is not None else set()
+
+
+def _failed(tenant: str, task_id: str, capability: str, error_type: str, error: str,
+            retryable: bool = False) -> dict:
+    return m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability or "unknown", ok=False,
+                            error_type=error_type, error=error, retryable=retryable)

@@ -1,0 +1,497 @@
+"""The message protocol: every message Flora's actors, the CLI and the HTTP API exchange.
+
+Each message is a plain dict with a ``message_type`` discriminator. For every type this
+module holds a ``TypedDict`` (the single source of truth for its fields), a keyword-only
+constructor, and a branch of :func:`validate`, which checks required fields and types from
+the TypedDict itself and raises :class:`ProtocolError` naming the field.
+
+Values are JSON only, so a message can be pickled between processes or sent over RabbitMQ.
+The one exception is ``reply_to``: a Thespian address, used inside the actor system only.
+A received message is never mutated: under simpleSystemBase it is the sender's own object.
+
+Replies to ``user_input`` (the reply contract, see docs/protocol.md) are one of
+``task_completed | task_paused | chat_reply | clarification | task_error``.
+"""
+
+
+import types
+import uuid
+from typing import Any, Literal, NotRequired, TypedDict, Union, get_args, get_origin, get_type_hints
+
+TaskState = Literal[
+    "created", "planned", "running", "waiting_parameters", "waiting_approval",
+    "completed", "failed", "cancelled",
+]
+ErrorType = Literal[
+    "malformed_message", "unknown_message_type", "invalid_parameter", "not_found", "forbidden",
+    "conflict", "cancelled", "unknown_capability", "capability_failed", "timeout", "unavailable", "internal",
+]
+PauseKind = Literal["waiting_parameters", "waiting_approval"]
+
+
+class ProtocolError(ValueError):
+    """A message is not valid; ``field`` names the offending field (or None)."""
+
+    def __init__(self, message: str, *, field: str | None = None, error_type: str = "malformed_message"):
+        super().__init__(message)
+        self.field = field
+        self.error_type = error_type
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+# --------------------------------------------------------------------------- shapes
+class MissingParameter(TypedDict):
+    """A parameter the user is asked for: its name, what it is for, its JSON schema,
+    and why it is asked again when a given value was refused."""
+
+    name: str
+    description: str
+    schema: dict
+    reason: NotRequired[str]
+
+
+class Option(TypedDict):
+    """One choice offered in a clarification: ``id`` is what the user may answer."""
+
+    id: str
+    label: str
+    task_id: NotRequired[str]
+    capability: NotRequired[str]
+
+
+# --------------------------------------------------------------------------- user side
+class UserInput(TypedDict):
+    """Person/program → InteractionActor. ``content`` is free text; a structured answer to a
+    paused task may instead give ``task_id`` with ``parameters`` (or ``approve``)."""
+
+    message_type: Literal["user_input"]
+    user_id: str
+    content: str
+    msg_id: NotRequired[str]
+    tenant_id: NotRequired[str]
+    task_id: NotRequired[str]
+    parameters: NotRequired[dict]
+    approve: NotRequired[bool]
+    channel: NotRequired[str]
+
+
+class TaskCompleted(TypedDict):
+    """Reply to the user (and AgentActor → InteractionActor): the task finished."""
+
+    message_type: Literal["task_completed"]
+    msg_id: str
+    task_id: str
+    message: str
+    result: Any
+    capability: NotRequired[str]
+
+
+class TaskPaused(TypedDict):
+    """Reply to the user (ExecutionActor → AgentActor → InteractionActor → user): the task
+    waits for the listed parameters or for an approval."""
+
+    message_type: Literal["task_paused"]
+    msg_id: str
+    task_id: str
+    message: str
+    missing_parameters: list[MissingParameter]
+    pause_kind: PauseKind
+    capability: NotRequired[str]
+
+
+class ChatReply(TypedDict):
+    """Reply to the user: conversation, no task involved."""
+
+    message_type: Literal["chat_reply"]
+    msg_id: str
+    message: str
+
+
+class Clarification(TypedDict):
+    """Reply to the user: Flora needs a choice before it can go on."""
+
+    message_type: Literal["clarification"]
+    msg_id: str
+    message: str
+    options: list[Option]
+
+
+class TaskError(TypedDict):
+    """Reply to the user, or between actors: something went wrong, said for a person."""
+
+    message_type: Literal["task_error"]
+    msg_id: str
+    error_type: ErrorType
+    message: str
+    retryable: bool
+    task_id: NotRequired[str]
+    field: NotRequired[str]
+
+
+# --------------------------------------------------------------------------- backend
+class AgentTask(TypedDict):
+    """InteractionActor → AgentActor: a new task to understand, route and run.
+    ``capability``/``parameters`` are set when the user already chose (clarification)."""
+
+    message_type: Literal["agent_task"]
+    task_id: str
+    msg_id: str
+    tenant_id: str
+    user_id: str
+    content: str
+    intent: NotRequired[str]
+    capability: NotRequired[str]
+    parameters: NotRequired[dict]
+    reply_to: NotRequired[Any]
+
+
+class ResumeTask(TypedDict):
+    """InteractionActor → AgentActor: the user answered; the new values are already
+    recorded in the store with the task."""
+
+    message_type: Literal["resume_task"]
+    task_id: str
+    msg_id: str
+    tenant_id: str
+    user_id: str
+    reply_to: NotRequired[Any]
+
+
+class Analyze(TypedDict):
+    """AgentActor → ExecutionActor: classify the intent and pick a capability (an LLM call,
+    so it runs where blocking holds up nobody). For chat the worker also writes the reply.
+    ``capability`` is set when the user already chose one."""
+
+    message_type: Literal["analyze"]
+    task_id: str
+    tenant_id: str
+    user_id: str
+    content: str
+    intent: NotRequired[str]
+    capability: NotRequired[str]
+
+
+class AnalysisResult(TypedDict):
+    """ExecutionActor → AgentActor: what the request means."""
+
+    message_type: Literal["analysis_result"]
+    task_id: str
+    intent: Literal["task", "query", "chat", "system", "clarify"]
+    capability: NotRequired[str]
+    parameters: NotRequired[dict]
+    options: NotRequired[list[Option]]
+    message: NotRequired[str]
+
+
+class Execute(TypedDict):
+    """AgentActor → ExecutionActor: run a capability for a task."""
+
+    message_type: Literal["execute"]
+    task_id: str
+    tenant_id: str
+    user_id: str
+    capability: str
+    parameters: dict
+
+
+class ResumeExecution(TypedDict):
+    """AgentActor → ExecutionActor: continue a paused task from the store."""
+
+    message_type: Literal["resume_execution"]
+    task_id: str
+    tenant_id: str
+    user_id: str
+
+
+class SubtaskResult(TypedDict):
+    """ExecutionActor → AgentActor: a capability ran; ``ok`` false carries the error."""
+
+    message_type: Literal["subtask_result"]
+    task_id: str
+    tenant_id: str
+    capability: str
+    ok: bool
+    result: NotRequired[Any]
+    error_type: NotRequired[ErrorType]
+    error: NotRequired[str]
+    retryable: NotRequired[bool]
+
+
+# --------------------------------------------------------------------------- wiring
+class Configure(TypedDict):
+    """main/parent → any actor: the configuration (as JSON) and the addresses to talk to."""
+
+    message_type: Literal["configure"]
+    config: dict
+    router: NotRequired[Any]
+    agent: NotRequired[Any]
+    role: NotRequired[str]
+
+
+class Configured(TypedDict):
+    """Actor → whoever configured it: ready."""
+
+    message_type: Literal["configured"]
+    role: str
+
+
+class RouteRequest(TypedDict):
+    """InteractionActor → RouterActor: which AgentActor serves this tenant on this node?"""
+
+    message_type: Literal["route_request"]
+    tenant_id: str
+    node: NotRequired[str]
+
+
+class RouteReply(TypedDict):
+    """RouterActor → asker: the AgentActor's address."""
+
+    message_type: Literal["route_reply"]
+    tenant_id: str
+    node: str
+    agent: Any
+
+
+class Heartbeat(TypedDict):
+    """RouterActor → AgentActor (and back, as ``heartbeat_ack``): still alive?"""
+
+    message_type: Literal["heartbeat"]
+    seq: int
+
+
+class HeartbeatAck(TypedDict):
+    message_type: Literal["heartbeat_ack"]
+    seq: int
+    role: str
+
+
+class StatusRequest(TypedDict):
+    """Anyone → RouterActor / AgentActor: live counts, for operators."""
+
+    message_type: Literal["status_request"]
+
+
+class StatusReply(TypedDict):
+    message_type: Literal["status_reply"]
+    status: dict
+
+
+MESSAGE_TYPES: dict[str, type] = {
+    get_args(get_type_hints(cls)["message_type"])[0]: cls
+    for cls in (UserInput, TaskCompleted, TaskPaused, ChatReply, Clarification, TaskError,
+                AgentTask, ResumeTask, Analyze, AnalysisResult, Execute, ResumeExecution,
+                SubtaskResult, Configure, Configured, RouteRequest, RouteReply, Heartbeat,
+                HeartbeatAck, StatusRequest, StatusReply)
+}
+REPLY_TYPES = frozenset({"task_completed", "task_paused", "chat_reply", "clarification", "task_error"})
+
+
+# --------------------------------------------------------------------------- validation
+def validate(msg: Any) -> dict:
+    """Return ``msg`` if it is a well-formed message, else raise :class:`ProtocolError`."""
+    if not isinstance(msg, dict):
+        raise ProtocolError(f"a message must be a JSON object (dict), not {type(msg).__name__}")
+    kind = msg.get("message_type")
+    if not isinstance(kind, str) or not kind:
+        raise ProtocolError("the message has no 'message_type'", field="message_type")
+    cls = MESSAGE_TYPES.get(kind)
+    if cls is None:
+        raise ProtocolError(
+            f"unknown message_type {kind!r}; expected one of: {', '.join(sorted(MESSAGE_TYPES))}",
+            field="message_type", error_type="unknown_message_type",
+        )
+    _check_fields(cls, msg, prefix="")
+    return msg
+
+
+def _check_fields(cls: type, msg: dict, prefix: str) -> None:
+    hints = get_type_hints(cls)
+    for name in cls.__required_keys__:  # type: ignore[attr-defined]
+        if name not in msg:
+            raise ProtocolError(f"missing required field '{prefix}{name}'", field=prefix + name)
+    for name, value in msg.items():
+        if name not in hints:
+            continue  # tolerate extra fields from newer senders
+        if not _matches(value, hints[name]):
+            raise ProtocolError(
+                f"field '{prefix}{name}' must be {_describe(hints[name])}, got {type(value).__name__}",
+                field=prefix + name,
+            )
+        if name in ("user_id", "task_id", "msg_id", "tenant_id", "capability") and value == "":
+            raise ProtocolError(f"field '{prefix}{name}' must not be empty", field=prefix + name)
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    origin = get_origin(hint)
+    if hint is Any:
+        return True
+    if origin is NotRequired:
+        return _matches(value, get_args(hint)[0])
+    if origin is Literal:
+        return value in get_args(hint)
+    if origin in (Union, types.UnionType):
+        return any(_matches(value, arg) for arg in get_args(hint))
+    if origin is list:
+        (item,) = get_args(hint) or (Any,)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if isinstance(hint, type) and issubclass(hint, dict) and hasattr(hint, "__required_keys__"):
+        if not isinstance(value, dict):
+            return False
+        try:
+            _check_fields(hint, value, prefix="")
+        except ProtocolError:
+            return False
+        return True
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True
+
+
+def _describe(hint: Any) -> str:
+    origin = get_origin(hint)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in get_args(hint))
+    if origin is list:
+        (item,) = get_args(hint) or (Any,)
+        return "a list" if item is Any else f"a list of {_describe(item)}"
+    if isinstance(hint, type) and issubclass(hint, dict) and hasattr(hint, "__required_keys__"):
+        return "objects with " + ", ".join(f"'{k}'" for k in sorted(hint.__required_keys__))
+    if hint is dict:
+        return "an object"
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(hint, str(hint))
+
+
+def _build(cls: type, **fields: Any) -> dict:
+    msg = {"message_type": get_args(get_type_hints(cls)["message_type"])[0]}
+    msg.update({k: v for k, v in fields.items() if v is not None})
+    _check_fields(cls, msg, prefix="")
+    return msg
+
+
+# --------------------------------------------------------------------------- constructors
+def user_input(*, user_id: str, content: str, msg_id: str | None = None, tenant_id: str | None = None,
+               task_id: str | None = None, parameters: dict | None = None, approve: bool | None = None,
+               channel: str | None = None) -> UserInput:
+    return _build(UserInput, user_id=user_id, content=content, msg_id=msg_id or new_id("msg"),
+                  tenant_id=tenant_id, task_id=task_id, parameters=parameters, approve=approve,
+                  channel=channel)  # type: ignore[return-value]
+
+
+def task_completed(*, msg_id: str, task_id: str, message: str, result: Any,
+                   capability: str | None = None) -> TaskCompleted:
+    return _build(TaskCompleted, msg_id=msg_id, task_id=task_id, message=message, result=result,
+                  capability=capability)  # type: ignore[return-value]
+
+
+def task_paused(*, msg_id: str, task_id: str, message: str, missing_parameters: list[MissingParameter],
+                pause_kind: str = "waiting_parameters", capability: str | None = None) -> TaskPaused:
+    return _build(TaskPaused, msg_id=msg_id, task_id=task_id, message=message,
+                  missing_parameters=missing_parameters, pause_kind=pause_kind,
+                  capability=capability)  # type: ignore[return-value]
+
+
+def chat_reply(*, msg_id: str, message: str) -> ChatReply:
+    return _build(ChatReply, msg_id=msg_id, message=message)  # type: ignore[return-value]
+
+
+def clarification(*, msg_id: str, message: str, options: list[Option]) -> Clarification:
+    return _build(Clarification, msg_id=msg_id, message=message, options=options)  # type: ignore[return-value]
+
+
+def task_error(*, msg_id: str, error_type: str, message: str, retryable: bool = False,
+               task_id: str | None = None, field: str | None = None) -> TaskError:
+    return _build(TaskError, msg_id=msg_id, error_type=error_type, message=message, retryable=retryable,
+                  task_id=task_id, field=field)  # type: ignore[return-value]
+
+
+def agent_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, content: str,
+               intent: str | None = None, capability: str | None = None, parameters: dict | None = None,
+               reply_to: Any = None) -> AgentTask:
+    return _build(AgentTask, task_id=task_id, msg_id=msg_id, tenant_id=tenant_id, user_id=user_id,
+                  content=content, intent=intent, capability=capability, parameters=parameters,
+                  reply_to=reply_to)  # type: ignore[return-value]
+
+
+def resume_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, reply_to: Any = None) -> ResumeTask:
+    return _build(ResumeTask, task_id=task_id, msg_id=msg_id, tenant_id=tenant_id, user_id=user_id,
+                  reply_to=reply_to)  # type: ignore[return-value]
+
+
+def analyze(*, task_id: str, tenant_id: str, user_id: str, content: str, intent: str | None = None,
+            capability: str | None = None) -> Analyze:
+    return _build(Analyze, task_id=task_id, tenant_id=tenant_id, user_id=user_id, content=content,
+                  intent=intent, capability=capability)  # type: ignore[return-value]
+
+
+def analysis_result(*, task_id: str, intent: str, capability: str | None = None, parameters: dict | None = None,
+                    options: list[Option] | None = None, message: str | None = None) -> AnalysisResult:
+    return _build(AnalysisResult, task_id=task_id, intent=intent, capability=capability, parameters=parameters,
+                  options=options, message=message)  # type: ignore[return-value]
+
+
+def execute(*, task_id: str, tenant_id: str, user_id: str, capability: str, parameters: dict) -> Execute:
+    return _build(Execute, task_id=task_id, tenant_id=tenant_id, user_id=user_id, capability=capability,
+                  parameters=parameters)  # type: ignore[return-value]
+
+
+def resume_execution(*, task_id: str, tenant_id: str, user_id: str) -> ResumeExecution:
+    return _build(ResumeExecution, task_id=task_id, tenant_id=tenant_id,
+                  user_id=user_id)  # type: ignore[return-value]
+
+
+def subtask_result(*, task_id: str, tenant_id: str, capability: str, ok: bool, result: Any = None, error_type: str | None = None,
+                   error: str | None = None, retryable: bool | None = None) -> SubtaskResult:
+    return _build(SubtaskResult, task_id=task_id, tenant_id=tenant_id, capability=capability, ok=ok, result=result,
+                  error_type=error_type, error=error, retryable=retryable)  # type: ignore[return-value]
+
+
+def configure(*, config: dict, router: Any = None, agent: Any = None, role: str | None = None) -> Configure:
+    return _build(Configure, config=config, router=router, agent=agent, role=role)  # type: ignore[return-value]
+
+
+def configured(*, role: str) -> Configured:
+    return _build(Configured, role=role)  # type: ignore[return-value]
+
+
+def route_request(*, tenant_id: str, node: str | None = None) -> RouteRequest:
+    return _build(RouteRequest, tenant_id=tenant_id, node=node)  # type: ignore[return-value]
+
+
+def route_reply(*, tenant_id: str, node: str, agent: Any) -> RouteReply:
+    return _build(RouteReply, tenant_id=tenant_id, node=node, agent=agent)  # type: ignore[return-value]
+
+
+def heartbeat(*, seq: int) -> Heartbeat:
+    return _build(Heartbeat, seq=seq)  # type: ignore[return-value]
+
+
+def heartbeat_ack(*, seq: int, role: str) -> HeartbeatAck:
+    return _build(HeartbeatAck, seq=seq, role=role)  # type: ignore[return-value]
+
+
+def status_request() -> StatusRequest:
+    return _build(StatusRequest)  # type: ignore[return-value]
+
+
+def status_reply(*, status: dict) -> StatusReply:
+    return _build(StatusReply, status=status)  # type: ignore[return-value]
+
+
+CONSTRUCTORS = {
+    "user_input": user_input, "task_completed": task_completed, "task_paused": task_paused,
+    "chat_reply": chat_reply, "clarification": clarification, "task_error": task_error,
+    "agent_task": agent_task, "resume_task": resume_task, "analyze": analyze,
+    "analysis_result": analysis_result, "execute": execute, "resume_execution": resume_execution,
+    "subtask_result": subtask_result, "configure": configure, "configured": configured,
+    "route_request": route_request, "route_reply": route_reply, "heartbeat": heartbeat,
+    "heartbeat_ack": heartbeat_ack, "status_request": status_request, "status_reply": status_reply,
+}

@@ -1,0 +1,41 @@
+"""Runtime: the per-process parts an actor works with, built from the configuration.
+
+Actors may live in separate processes (multiprocTCPBase), so each one builds its own
+runtime when it receives ``configure``: a store connection, an EventBus over it and a
+CapabilityRegistry (which imports the plugin modules in that process).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from capabilities.registry import CapabilityRegistry
+from common.tasks.store import TaskStore, open_store
+from config import FloraConfig, load_config
+from events.event_bus import EventBus
+
+
+@dataclass
+class Runtime:
+    config: FloraConfig
+    store: TaskStore
+    events: EventBus
+    registry: CapabilityRegistry
+
+    @classmethod
+    def from_config(cls, config: FloraConfig | dict) -> "Runtime":
+        from init_plugins import build_registry
+
+        config = config if isinstance(config, FloraConfig) else load_config(config, env={})
+        store = open_store(config)
+        events = EventBus(store)
+        registry = build_registry(config, store=store, events=events)
+        return cls(config, store, events, registry)
+
+    @cached_property
+    def llm(self):
+        return self.registry.get_capability("llm")
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,111 @@
+"""Task records and their life cycle.
+
+``created → planned → running → (waiting_parameters | waiting_approval) → running →
+completed | failed | cancelled``. The allowed moves are listed once, here; the stores
+refuse any other (a resumed task that is no longer paused, a completed task re-run).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+CREATED, PLANNED, RUNNING = "created", "planned", "running"
+WAITING_PARAMETERS, WAITING_APPROVAL = "waiting_parameters", "waiting_approval"
+COMPLETED, FAILED, CANCELLED = "completed", "failed", "cancelled"
+
+PAUSED_STATES = frozenset({WAITING_PARAMETERS, WAITING_APPROVAL})
+FINAL_STATES = frozenset({COMPLETED, FAILED, CANCELLED})
+UNFINISHED_STATES = frozenset({CREATED, PLANNED, RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL})
+
+TRANSITIONS: dict[str, frozenset[str]] = {
+    CREATED: frozenset({PLANNED, RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL, COMPLETED, FAILED, CANCELLED}),
+    PLANNED: frozenset({RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL, FAILED, CANCELLED}),
+    RUNNING: frozenset({WAITING_PARAMETERS, WAITING_APPROVAL, COMPLETED, FAILED, CANCELLED}),
+    WAITING_PARAMETERS: frozenset({RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL, FAILED, CANCELLED}),
+    WAITING_APPROVAL: frozenset({RUNNING, WAITING_PARAMETERS, FAILED, CANCELLED}),
+    COMPLETED: frozenset(),
+    FAILED: frozenset(),
+    CANCELLED: frozenset(),
+}
+
+
+class StoreError(Exception):
+    """Base of the store's errors."""
+
+
+class TaskNotFound(StoreError):
+    def __init__(self, task_id: str):
+        super().__init__(f"no task {task_id!r}")
+        self.task_id = task_id
+
+
+class InvalidTransition(StoreError):
+    def __init__(self, task_id: str, current: str, wanted: str):
+        super().__init__(f"task {task_id} is {current}; it cannot become {wanted}")
+        self.task_id, self.current, self.wanted = task_id, current, wanted
+
+
+def can_move(current: str, wanted: str) -> bool:
+    return wanted in TRANSITIONS.get(current, frozenset())
+
+
+@dataclass
+class TaskRecord:
+    """One task as stored. ``parameters`` are the values gathered so far; ``missing`` the
+    parameters the user was asked for (MissingParameter dicts) while paused."""
+
+    task_id: str
+    tenant_id: str
+    user_id: str
+    content: str
+    state: str = CREATED
+    msg_id: str = ""
+    intent: str = ""
+    capability: str = ""
+    parameters: dict = field(default_factory=dict)
+    missing: list = field(default_factory=list)
+    result: Any = None
+    error: str = ""
+    approved: bool = False
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    @property
+    def paused(self) -> bool:
+        return self.state in PAUSED_STATES
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Draft:
+    """Conversation state that is not a task yet: a clarification waiting for the user's
+    choice. ``pending_answer`` is the text that prompted it (re-applied once the user
+    picks); ``options`` the choices offered."""
+
+    draft_id: str
+    tenant_id: str
+    user_id: str
+    kind: str  # "task_choice" | "capability_choice"
+    content: str
+    options: list = field(default_factory=list)
+    pending_answer: str = ""
+    open: bool = True
+    created_at: float = field(default_factory=time.time)
+
+
+@dataclass
+class Event:
+    """A lifecycle event as kept in the history."""
+
+    event_id: int
+    event_type: str
+    task_id: str
+    tenant_id: str
+    user_id: str
+    source: str
+    data: dict
+    created_at: float

@@ -1,0 +1,232 @@
+"""SQLite backend of the TaskStore: the embedded default.
+
+One database file is shared by all actor processes on a machine, so the connection runs in
+WAL mode with a busy timeout: readers never block the writer and concurrent writers wait
+instead of failing. Each process (each store object) has its own connection.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from common.tasks.models import (
+    Draft, Event, InvalidTransition, TaskNotFound, TaskRecord, can_move,
+)
+from common.tasks.store import TaskStore
+
+log = logging.getLogger("flora.store")
+
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    tenant_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    content TEXT NOT NULL,
+    msg_id TEXT NOT NULL DEFAULT '',
+    intent TEXT NOT NULL DEFAULT '',
+    capability TEXT NOT NULL DEFAULT '',
+    parameters TEXT NOT NULL DEFAULT '{}',
+    missing TEXT NOT NULL DEFAULT '[]',
+    result TEXT NOT NULL DEFAULT 'null',
+    error TEXT NOT NULL DEFAULT '',
+    approved INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (tenant_id, task_id)
+);
+CREATE INDEX IF NOT EXISTS tasks_by_user ON tasks (tenant_id, user_id, state, updated_at);
+CREATE TABLE IF NOT EXISTS drafts (
+    tenant_id TEXT NOT NULL,
+    draft_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    content TEXT NOT NULL,
+    options TEXT NOT NULL DEFAULT '[]',
+    pending_answer TEXT NOT NULL DEFAULT '',
+    open INTEGER NOT NULL DEFAULT 1,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (tenant_id, draft_id)
+);
+CREATE INDEX IF NOT EXISTS drafts_by_user ON drafts (tenant_id, user_id, open, created_at);
+CREATE TABLE IF NOT EXISTS events (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_type TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_task ON events (tenant_id, task_id, event_id);
+"""
+
+_JSON_FIELDS = ("parameters", "missing", "result")
+_TASK_COLUMNS = ("task_id", "tenant_id", "user_id", "state", "content", "msg_id", "intent", "capability",
+                 "parameters", "missing", "result", "error", "approved", "created_at", "updated_at")
+_MUTABLE = frozenset(_TASK_COLUMNS) - {"task_id", "tenant_id", "user_id", "created_at", "state"}
+
+
+class SQLiteTaskStore(TaskStore):
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), timeout=10.0, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=10000")
+        with self._lock:
+            self._db.executescript(SCHEMA)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    # -- tasks ---------------------------------------------------------------------
+    def create_task(self, task: TaskRecord) -> TaskRecord:
+        row = _encode(task.to_dict())
+        cols = ", ".join(_TASK_COLUMNS)
+        marks = ", ".join("?" for _ in _TASK_COLUMNS)
+        with self._lock:
+            self._db.execute(f"INSERT INTO tasks ({cols}) VALUES ({marks})", [row[c] for c in _TASK_COLUMNS])
+        return task
+
+    def get_task(self, tenant_id: str, task_id: str) -> TaskRecord | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM tasks WHERE tenant_id=? AND task_id=?",
+                                   (tenant_id, task_id)).fetchone()
+        return _task(row) if row else None
+
+    def transition(self, tenant_id: str, task_id: str, state: str, *,
+                   expect: Iterable[str] | None = None, **changes: Any) -> TaskRecord:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute("SELECT * FROM tasks WHERE tenant_id=? AND task_id=?",
+                                       (tenant_id, task_id)).fetchone()
+                if row is None:
+                    raise TaskNotFound(task_id)
+                current = row["state"]
+                allowed = set(expect) if expect is not None else None
+                if (allowed is not None and current not in allowed) or not can_move(current, state):
+                    raise InvalidTransition(task_id, current, state)
+                self._write(tenant_id, task_id, {**changes, "state": state})
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return self.get_task(tenant_id, task_id)  # type: ignore[return-value]
+
+    def update_task(self, tenant_id: str, task_id: str, **changes: Any) -> TaskRecord:
+        if "state" in changes:
+            raise ValueError("use transition() to change a task's state")
+        with self._lock:
+            if self._write(tenant_id, task_id, changes) == 0:
+                raise TaskNotFound(task_id)
+        return self.get_task(tenant_id, task_id)  # type: ignore[return-value]
+
+    def _write(self, tenant_id: str, task_id: str, changes: dict) -> int:
+        unknown = set(changes) - _MUTABLE - {"state"}
+        if unknown:
+            raise ValueError(f"unknown task fields: {sorted(unknown)}")
+        changes = _encode({**changes, "updated_at": time.time()})
+        assignments = ", ".join(f"{k}=?" for k in changes)
+        cur = self._db.execute(f"UPDATE tasks SET {assignments} WHERE tenant_id=? AND task_id=?",
+                               [*changes.values(), tenant_id, task_id])
+        return cur.rowcount
+
+    def list_tasks(self, tenant_id: str, *, user_id: str | None = None,
+                   states: Iterable[str] | None = None, limit: int = 100) -> list[TaskRecord]:
+        sql, args = "SELECT * FROM tasks WHERE tenant_id=?", [tenant_id]
+        if user_id is not None:
+            sql += " AND user_id=?"
+            args.append(user_id)
+        if states is not None:
+            states = list(states)
+            sql += f" AND state IN ({', '.join('?' for _ in states)})"
+            args += states
+        sql += " ORDER BY updated_at DESC, rowid DESC LIMIT ?"
+        args.append(limit)
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        return [_task(r) for r in rows]
+
+    def count_by_state(self, tenant_id: str | None = None) -> dict[str, int]:
+        sql, args = "SELECT state, COUNT(*) FROM tasks", []
+        if tenant_id is not None:
+            sql, args = sql + " WHERE tenant_id=?", [tenant_id]
+        with self._lock:
+            rows = self._db.execute(sql + " GROUP BY state", args).fetchall()
+        return {state: n for state, n in rows}
+
+    # -- drafts --------------------------------------------------------------------
+    def save_draft(self, draft: Draft) -> Draft:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO drafts (tenant_id, draft_id, user_id, kind, content, options,"
+                " pending_answer, open, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (draft.tenant_id, draft.draft_id, draft.user_id, draft.kind, draft.content,
+                 json.dumps(draft.options), draft.pending_answer, int(draft.open), draft.created_at))
+        return draft
+
+    def open_draft(self, tenant_id: str, user_id: str) -> Draft | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT * FROM drafts WHERE tenant_id=? AND user_id=? AND open=1"
+                " ORDER BY created_at DESC, rowid DESC LIMIT 1", (tenant_id, user_id)).fetchone()
+        if row is None:
+            return None
+        return Draft(draft_id=row["draft_id"], tenant_id=row["tenant_id"], user_id=row["user_id"],
+                     kind=row["kind"], content=row["content"], options=json.loads(row["options"]),
+                     pending_answer=row["pending_answer"], open=bool(row["open"]), created_at=row["created_at"])
+
+    def close_draft(self, tenant_id: str, draft_id: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE drafts SET open=0 WHERE tenant_id=? AND draft_id=?", (tenant_id, draft_id))
+
+    # -- events --------------------------------------------------------------------
+    def append_event(self, *, event_type: str, task_id: str, tenant_id: str, user_id: str,
+                     source: str, data: dict) -> Event:
+        now = time.time()
+        with self._lock:
+            cur = self._db.execute(
+                "INSERT INTO events (event_type, task_id, tenant_id, user_id, source, data, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (event_type, task_id, tenant_id, user_id, source, json.dumps(data, default=str), now))
+        return Event(cur.lastrowid, event_type, task_id, tenant_id, user_id, source, data, now)
+
+    def events(self, tenant_id: str, *, task_id: str | None = None, user_id: str | None = None,
+               event_type: str | None = None, since_id: int = 0, limit: int = 1000) -> list[Event]:
+        sql, args = "SELECT * FROM events WHERE tenant_id=? AND event_id>?", [tenant_id, since_id]
+        for column, value in (("task_id", task_id), ("user_id", user_id), ("event_type", event_type)):
+            if value is not None:
+                sql += f" AND {column}=?"
+                args.append(value)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY event_id LIMIT ?", [*args, limit]).fetchall()
+        return [Event(r["event_id"], r["event_type"], r["task_id"], r["tenant_id"], r["user_id"],
+                      r["source"], json.loads(r["data"]), r["created_at"]) for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _encode(values: dict) -> dict:
+    return {k: (json.dumps(v, default=str) if k in _JSON_FIELDS else v) for k, v in values.items()}
+
+
+def _task(row: sqlite3.Row) -> TaskRecord:
+    data = {k: row[k] for k in _TASK_COLUMNS}
+    for k in _JSON_FIELDS:
+        data[k] = json.loads(data[k])
+    data["approved"] = bool(data["approved"])
+    return TaskRecord(**data)

@@ -1,0 +1,79 @@
+"""TaskStore: where tasks, drafts and the event history live, so no task state lives only
+in an actor's memory. Every read and write is scoped by tenant.
+
+Backends: :class:`~common.tasks.sqlite_store.SQLiteTaskStore` (embedded default, one file
+shared by every actor process on the machine). ``open_store(config)`` picks by config.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Iterable
+
+from common.tasks.models import Draft, Event, TaskRecord
+
+
+class TaskStore(ABC):
+    # -- tasks ---------------------------------------------------------------------
+    @abstractmethod
+    def create_task(self, task: TaskRecord) -> TaskRecord: ...
+
+    @abstractmethod
+    def get_task(self, tenant_id: str, task_id: str) -> TaskRecord | None: ...
+
+    @abstractmethod
+    def transition(self, tenant_id: str, task_id: str, state: str, *,
+                   expect: Iterable[str] | None = None, **changes) -> TaskRecord:
+        """Move a task to ``state`` and apply ``changes`` atomically.
+
+        Raises TaskNotFound, or InvalidTransition when the life cycle forbids the move or
+        the task is not in one of the ``expect``-ed states (two nodes resuming the same
+        task: one wins, the other is told)."""
+
+    @abstractmethod
+    def update_task(self, tenant_id: str, task_id: str, **changes) -> TaskRecord:
+        """Change fields other than ``state`` (parameters gathered so far, capability...)."""
+
+    @abstractmethod
+    def list_tasks(self, tenant_id: str, *, user_id: str | None = None,
+                   states: Iterable[str] | None = None, limit: int = 100) -> list[TaskRecord]:
+        """Newest first."""
+
+    def paused_tasks(self, tenant_id: str, user_id: str) -> list[TaskRecord]:
+        from common.tasks.models import PAUSED_STATES
+        return self.list_tasks(tenant_id, user_id=user_id, states=PAUSED_STATES)
+
+    @abstractmethod
+    def count_by_state(self, tenant_id: str | None = None) -> dict[str, int]: ...
+
+    # -- drafts --------------------------------------------------------------------
+    @abstractmethod
+    def save_draft(self, draft: Draft) -> Draft: ...
+
+    @abstractmethod
+    def open_draft(self, tenant_id: str, user_id: str) -> Draft | None:
+        """The user's newest open draft."""
+
+    @abstractmethod
+    def close_draft(self, tenant_id: str, draft_id: str) -> None: ...
+
+    # -- events --------------------------------------------------------------------
+    @abstractmethod
+    def append_event(self, *, event_type: str, task_id: str, tenant_id: str, user_id: str,
+                     source: str, data: dict) -> Event: ...
+
+    @abstractmethod
+    def events(self, tenant_id: str, *, task_id: str | None = None, user_id: str | None = None,
+               event_type: str | None = None, since_id: int = 0, limit: int = 1000) -> list[Event]:
+        """Oldest first, after ``since_id``."""
+
+    def close(self) -> None:
+        """Release connections."""
+
+
+def open_store(config) -> TaskStore:
+    """The store the configuration asks for."""
+    if config.store.backend == "sqlite":
+        from common.tasks.sqlite_store import SQLiteTaskStore
+        return SQLiteTaskStore(config.sqlite_path)
+    raise ValueError(f"store.backend {config.store.backend!r} is not supported")

@@ -1,0 +1,75 @@
+"""Assemble a CapabilityRegistry from the configuration.
+
+The seed's services are registered under their names (built lazily, on first use), then the
+built-in executable capabilities, then the modules named in
+``capabilities.plugin_modules`` (their ``@capability`` functions), then third-party
+packages advertising the ``flora.capabilities`` entry-point group. Every process that runs
+capabilities calls this once, so a plugin module is imported in each of them.
+
+Registered services: ``llm``, ``routing``, ``intent_router``, ``conversation_manager``,
+``data_access``. Later parts of the seed (planning, loop_queue, memory, result_aggregation,
+parallel_optimization...) register here as they are built.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+
+from capabilities.registry import CapabilityRegistry, RegistryError
+from config import ConfigError, FloraConfig
+
+log = logging.getLogger("flora.plugins")
+
+BUILTIN_MODULES = (
+    "capabilities.tools.dify",
+    "capabilities.tools.http_request",
+    "capabilities.tools.data_query",
+)
+
+
+def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) -> CapabilityRegistry:
+    """The registry for one process. ``llm`` overrides the configured model (tests)."""
+    from capabilities.cognition.intent_router import IntentRouter
+    from capabilities.context.conversation_manager import ConversationManager
+    from capabilities.routing.task_router import TaskRouter
+    from capabilities.tools.data_access import DataAccessor
+
+    registry = CapabilityRegistry()
+    if llm is not None:
+        registry.register("llm", llm)
+    else:
+        registry.register("llm", lambda _: build_configured_llm(config), factory=True)
+    registry.register("routing", TaskRouter, factory=True)
+    registry.register("intent_router", lambda r: IntentRouter(r.get_capability("routing"), r.get_capability("llm")),
+                      factory=True)
+    if store is not None and events is not None:
+        registry.register("conversation_manager", lambda r: ConversationManager(store, events, r), factory=True)
+    registry.register("data_access",
+                      lambda _: DataAccessor.from_settings(config.capabilities.settings.get("data_query", {})),
+                      factory=True)
+
+    for module in BUILTIN_MODULES:
+        registry.register_module(module)
+    for module in config.capabilities.plugin_modules:
+        try:
+            imported = importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(f"capabilities.plugin_modules: cannot import {module!r}: {exc}") from exc
+        try:
+            names = registry.register_module(imported)
+        except RegistryError as exc:
+            raise ConfigError(f"capabilities.plugin_modules: {module!r}: {exc}") from exc
+        log.info("plugin module %s registered %s", module, names)
+    if config.capabilities.entry_points:
+        registry.load_entry_points()
+    return registry
+
+
+def build_configured_llm(config: FloraConfig):
+    """The configured LLM adapter (None when ``llm.backend`` is ``none``)."""
+    from capabilities.llm import build_llm
+
+    settings = config.llm.model_dump()
+    settings["data_dir"] = config.data_dir
+    return build_llm(settings)

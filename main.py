@@ -1,0 +1,208 @@
+"""Start Flora: ``python main.py`` (a conversation in the terminal), ``--test`` (one test
+message, then exit), ``--debug`` (detailed logs), ``--config PATH``.
+
+From Python::
+
+    import main
+    flora = main.start_flora({"llm": {"backend": "none"}})
+    reply = flora.system.ask(flora.interaction, {"message_type": "user_input", "user_id": "user_001",
+                                                 "content": "执行Dify工作流", "msg_id": "msg_001"}, timeout=60)
+    flora.shutdown()
+
+Start-up follows the seed's order: capabilities, the actor system, RouterActor, AgentActor
+(with its ExecutionActors), InteractionActor, then the wiring between them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import logging
+import socket
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from common import messages as m
+from common.logging_setup import configure_logging
+from config import ConfigError, ConfigSource, FloraConfig, load_config
+
+log = logging.getLogger("flora.main")
+
+STARTUP_TIMEOUT_S = 60.0
+ROUTER_NAME = "flora-router"
+
+
+class StartupError(RuntimeError):
+    """Flora could not start; the message says which part failed."""
+
+
+@dataclass
+class Flora:
+    """A running Flora: ``system`` (the ActorSystem), ``interaction`` (where user_input goes),
+    ``router``, ``config``; ``shutdown()`` stops everything it started."""
+
+    system: Any
+    interaction: Any
+    router: Any
+    agent: Any
+    config: FloraConfig
+    model_host: Any = None
+    _closed: bool = field(default=False, repr=False)
+
+    def ask(self, content: str, *, user_id: str = "user_001", timeout: float | None = None, **fields: Any) -> dict:
+        """Send one user_input and wait for its reply."""
+        msg = m.user_input(user_id=user_id, content=content, **fields)
+        reply = self.system.ask(self.interaction, msg, timeout or self.config.actors.ask_timeout_s)
+        if reply is None:
+            raise TimeoutError(f"no reply to {msg['msg_id']} within the timeout")
+        return reply
+
+    def shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.system.shutdown()
+        finally:
+            if self.model_host is not None:
+                self.model_host.stop()
+
+
+def start_flora(config: ConfigSource = None) -> Flora:
+    """Start and wire the actors; ``config`` is a path, a dict, a FloraConfig or None."""
+    from thespian.actors import ActorSystem
+
+    from agents.interaction_actor import InteractionActor
+    from agents.router_actor import RouterActor
+    from capabilities.llm import build_model_host
+    from init_plugins import build_registry
+
+    config = load_config(config)
+    configure_logging(config.log_level, config.log_format)
+    build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
+
+    host = None
+    if config.llm.backend == "local" and not config.llm.host_url:
+        settings = {**config.llm.model_dump(), "data_dir": config.data_dir}
+        host = build_model_host(settings).start()  # one model process shared by every actor
+        config = load_config({**config.to_dict(), "llm": {**config.llm.model_dump(), "host_url": host.base_url}}, env={})
+
+    base = config.actors.system_base
+    capabilities = {}
+    if base != "simpleSystemBase":
+        capabilities["Admin Port"] = config.actors.admin_port or _free_port()
+    try:
+        system = ActorSystem(base, capabilities, logDefs=_thespian_log_defs())  # 2. the actor system
+    except Exception:
+        if host is not None:
+            host.stop()
+        raise
+    flora = Flora(system=system, interaction=None, router=None, agent=None, config=config, model_host=host)
+    atexit.register(flora.shutdown)
+    try:
+        wire = config.to_dict()
+        flora.router = system.createActor(RouterActor, globalName=ROUTER_NAME)  # 3. RouterActor
+        _expect(system.ask(flora.router, m.configure(config=wire, role="router"), STARTUP_TIMEOUT_S), "configured",
+                "RouterActor")
+        route = _expect(system.ask(flora.router, m.route_request(tenant_id=config.default_tenant),  # 4. AgentActor
+                                   STARTUP_TIMEOUT_S), "route_reply", "RouterActor")
+        flora.agent = route["agent"]
+        flora.interaction = system.createActor(InteractionActor)  # 5. InteractionActor
+        _expect(system.ask(flora.interaction, m.configure(config=wire, router=flora.router, agent=flora.agent,  # 6.
+                                                          role="interaction"), STARTUP_TIMEOUT_S),
+                "configured", "InteractionActor")
+    except BaseException:
+        flora.shutdown()
+        raise
+    log.info("Flora started base=%s llm=%s", base, config.llm.backend)
+    return flora
+
+
+def _expect(reply: Any, kind: str, who: str) -> dict:
+    if not isinstance(reply, dict) or reply.get("message_type") != kind:
+        raise StartupError(f"{who} did not start: expected {kind}, got {reply!r}")
+    return reply
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _thespian_log_defs() -> dict:
+    """Thespian's own log records: warnings and worse, to stderr."""
+    return {
+        "version": 1,
+        "formatters": {"plain": {"format": "%(asctime)s %(levelname)s thespian %(message)s"}},
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain", "level": "WARNING"}},
+        "root": {"handlers": ["stderr"], "level": "WARNING"},
+    }
+
+
+# --------------------------------------------------------------------------- CLI
+def render(reply: dict) -> str:
+    """A reply as text for a terminal."""
+    kind = reply.get("message_type")
+    text = reply.get("message", "")
+    if kind == "clarification":
+        return text
+    if kind == "task_error":
+        return f"[error: {reply.get('error_type')}] {text}"
+    if kind == "task_paused":
+        return f"{text}\n(task {reply.get('task_id')} is waiting for your answer)"
+    return text
+
+
+def converse(flora: Flora, user_id: str, stream=sys.stdin) -> None:
+    print("Flora is ready. Type a request; 'exit' to leave.")
+    while True:
+        try:
+            print("you> ", end="", flush=True)
+            line = stream.readline()
+        except KeyboardInterrupt:
+            break
+        if not line or line.strip().lower() in ("exit", "quit", "/exit", "/quit"):
+            break
+        if not line.strip():
+            continue
+        try:
+            reply = flora.ask(line.strip(), user_id=user_id)
+        except TimeoutError as exc:
+            print(f"flora> {exc}")
+            continue
+        print("flora> " + render(reply).replace("\n", "\nflora> "))
+
+
+TEST_MESSAGE = "Hello Flora! What can you do?"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python main.py", description="Flora: durable agents on actors.")
+    parser.add_argument("--config", help="YAML or JSON config file (default: $FLORA_CONFIG, then built-in defaults)")
+    parser.add_argument("--test", action="store_true", help="send one test message, print the reply, exit")
+    parser.add_argument("--debug", action="store_true", help="detailed logs")
+    parser.add_argument("--user", default="user_001", help="user id for the conversation")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.config)
+        if args.debug:
+            config = load_config({**config.to_dict(), "log_level": "DEBUG"}, env={})
+        flora = start_flora(config)
+    except (ConfigError, StartupError) as exc:
+        print(f"flora: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if args.test:
+            reply = flora.ask(TEST_MESSAGE, user_id=args.user)
+            print(f"you> {TEST_MESSAGE}\nflora> " + render(reply).replace("\n", "\nflora> "))
+            return 0 if reply.get("message_type") in m.REPLY_TYPES - {"task_error"} else 1
+        converse(flora, args.user)
+        return 0
+    finally:
+        flora.shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
