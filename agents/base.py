@@ -1,7 +1,8 @@
 """What every Flora actor shares: a ``configure`` step and a dispatch table.
 
 ``receiveMessage`` looks the message type up in ``handlers()`` and calls the handler;
-Thespian's own messages (wake-ups, exits, poison) go to ``on_system_message``. A dict of
+Thespian's own messages (wake-ups, exits, poison) go to ``on_system_message``. Work that arrives
+before ``configure`` is held and handled right after it. A dict of
 a type the actor does not handle gets a ``task_error`` back instead of an exception, so a
 stray or malformed message never takes an actor down.
 """
@@ -11,13 +12,14 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from thespian.actors import Actor, ActorSystemMessage
+from thespian.actors import Actor, ActorExitRequest, ActorSystemMessage, ChildActorExited
 
 from common import messages as m
 from common.logging_setup import configure_process_logging
 from common.runtime import Runtime
 
 Handler = Callable[[dict, Any], None]
+MAX_EARLY_MESSAGES = 1000
 
 
 class FloraActor(Actor):
@@ -26,6 +28,8 @@ class FloraActor(Actor):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.runtime: Runtime | None = None
+        self.exiting = False  # once asked to exit, children that exit are not replaced
+        self._early: list[tuple[Any, Any]] = []
         self.log = logging.getLogger(f"flora.actor.{self.role}")
 
     def handlers(self) -> dict[str, Handler]:
@@ -33,7 +37,10 @@ class FloraActor(Actor):
 
     def receiveMessage(self, message: Any, sender: Any) -> None:
         if isinstance(message, ActorSystemMessage):
-            self.on_system_message(message, sender)
+            if isinstance(message, ActorExitRequest):
+                self.exiting = True
+            if not (self.exiting and isinstance(message, ChildActorExited)):
+                self.on_system_message(message, sender)
             return
         kind = message.get("message_type") if isinstance(message, dict) else None
         if kind == "configure":
@@ -44,7 +51,12 @@ class FloraActor(Actor):
             self.on_unhandled(message, sender)
             return
         if self.runtime is None:
-            self.reply_error(sender, message, "unavailable", f"{self.role} is not configured yet", retryable=True)
+            # A new actor's first work can overtake its configure message (they come from
+            # different senders): hold it until configured, within reason.
+            if len(self._early) >= MAX_EARLY_MESSAGES:
+                self.reply_error(sender, message, "unavailable", f"{self.role} is not configured yet", retryable=True)
+            else:
+                self._early.append((message, sender))
             return
         handler(message, sender)
 
@@ -55,6 +67,9 @@ class FloraActor(Actor):
             self.runtime = Runtime.from_config(message["config"])
         self.configured(message, sender)
         self.send(sender, m.configured(role=self.role))
+        early, self._early = self._early, []
+        for held, held_sender in early:
+            self.receiveMessage(held, held_sender)
 
     def configured(self, message: dict, sender: Any) -> None:
         """Hook: wire up after the runtime exists (addresses from the configure message)."""

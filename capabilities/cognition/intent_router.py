@@ -17,7 +17,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-from capabilities.context.answers import is_greeting, is_help
+from capabilities.context.answers import is_greeting, is_help, sounds_like_request
 from capabilities.routing.task_router import TaskRouter
 from common.messages import Option
 
@@ -25,8 +25,6 @@ log = logging.getLogger("flora.intent")
 
 _QUERY = re.compile(r"(\?|？|\b(what|which|who|how many|how much|show|list|find|search|query|look up|get)\b|"
                     r"查询|查一下|多少|哪些|什么|是否|吗)", re.I)
-_REQUEST = re.compile(r"\b(run|execute|call|fetch|send|start|trigger|do|make|create|please)\b|"
-                      r"执行|运行|调用|帮我|请|启动|获取|发送", re.I)
 MAX_OPTIONS = 5
 
 
@@ -98,13 +96,13 @@ class IntentRouter:
         ranked = self._router.rank(text)
         if ranked:
             return Intent("clarify", options=_options([c.spec for c in ranked]))
-        if _REQUEST.search(text) and not _QUERY.search(text):
+        if sounds_like_request(text) and not _QUERY.search(text):
             return Intent("clarify", options=_options(self._router.routable()))
         return Intent("chat")
 
     @staticmethod
     def _task_kind(text: str) -> str:
-        return "query" if _QUERY.search(text) and not _REQUEST.search(text) else "task"
+        return "query" if _QUERY.search(text) and not sounds_like_request(text) else "task"
 
 
 def _options(specs) -> list[Option]:

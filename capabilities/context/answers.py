@@ -21,6 +21,15 @@ _HELP = re.compile(
     r"帮助|你能做什么|你会什么|能做什么|有哪些能力)[\s?？!！.。]*$", re.I)
 
 
+_REQUEST = re.compile(r"\b(run|execute|call|fetch|send|start|trigger|make|create|please|can you|could you)\b|"
+                      r"执行|运行|调用|帮我|请|启动|获取|发送", re.I)
+
+
+def sounds_like_request(text: str) -> bool:
+    """Whether the text asks for something to be done (rather than giving a value)."""
+    return bool(_REQUEST.search(text))
+
+
 def is_continue(text: str) -> bool:
     return bool(_CONTINUE.match(text))
 
@@ -86,9 +95,10 @@ def answer_values(text: str, asked: list[str]) -> dict | None:
 
 
 def mentions(text: str, phrase: str) -> bool:
-    """Whether ``phrase`` occurs in ``text``: on word boundaries for Latin words, anywhere for CJK."""
+    """Whether ``phrase`` occurs in ``text``: as a whole word for Latin words ("api" is not
+    in "api_key"), anywhere for CJK, which has no spaces between words."""
     if not phrase:
         return False
     if re.search(r"[\u4e00-\u9fff]", phrase):
         return phrase in text
-    return re.search(rf"(?<![A-Za-z0-9]){re.escape(phrase)}(?![A-Za-z0-9])", text, re.I) is not None
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(phrase)}(?![A-Za-z0-9_])", text, re.I) is not None

@@ -81,7 +81,7 @@ class ConversationManager:
         if answers.is_help(text):
             return Decision("chat", needs_backend=True, content=text, intent="system")
         paused = self._store.paused_tasks(tenant, user)
-        if paused and self._router.confident(text) is None:
+        if paused:
             decision = self._answer_paused(tenant, user, paused, text)
             if decision is not None:
                 return decision
@@ -141,6 +141,8 @@ class ConversationManager:
             task = named[0]
             return self.complete_task_parameters(tenant, task.task_id, user,
                                                  answers.named_values(text, _names(task.missing)))
+        if not named and answers.sounds_like_request(text) and self._router.confident(text) is not None:
+            return None  # asks for a capability by name: a new request, not an answer
         fitting = named or [t for t in waiting if answers.answer_values(text, _names(t.missing))]
         if len(fitting) == 1 and len(paused) == 1:
             task = fitting[0]
@@ -222,7 +224,7 @@ def ask_message(capability: str, missing: list[MissingParameter]) -> str:
     for item in missing:
         line = f"- {item['name']}: {item['description']}"
         if item.get("reason"):
-            line += f" (the value given {item['reason']})"
+            line += f" (not accepted: {item['reason']})"
         lines.append(line)
     if len(missing) > 1:
         lines.append("Reply like: " + ", ".join(f"{m['name']}=..." for m in missing))

@@ -1,0 +1,39 @@
+"""Test-wide switches.
+
+- Unit and actor tests never touch the real model: loading it or starting the model host
+  fails loudly unless the test is marked ``real_model``.
+- ``FLORA_REQUIRE_REAL_MODEL=1`` (set by scripts/test.sh) turns a real-model test that
+  would skip for a missing install into a failure, so CI cannot pass without the model.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_real_model(request, monkeypatch):
+    if request.node.get_closest_marker("real_model"):
+        yield
+        return
+    from capabilities.llm.local import LocalLlamaLLM
+    from capabilities.llm.model_host import ModelHost
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a unit test tried to use the real model; mark it real_model or use a fake LLM")
+
+    monkeypatch.setattr(LocalLlamaLLM, "_loaded", refuse)
+    monkeypatch.setattr(ModelHost, "start", refuse)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if (os.environ.get("FLORA_REQUIRE_REAL_MODEL") == "1" and report.skipped
+            and item.get_closest_marker("real_model")):
+        report.outcome = "failed"
+        report.longrepr = f"real-model test skipped but FLORA_REQUIRE_REAL_MODEL=1: {report.longrepr}"
