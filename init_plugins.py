@@ -46,7 +46,7 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
     if store is not None and events is not None:
         registry.register("conversation_manager", lambda r: ConversationManager(store, events, r), factory=True)
     registry.register("data_access",
-                      lambda _: DataAccessor.from_settings(config.capabilities.settings.get("data_query", {})),
+                      lambda _: DataAccessor.from_settings(config.capabilities.settings.get("data_access", {})),
                       factory=True)
 
     for module in BUILTIN_MODULES:

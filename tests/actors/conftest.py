@@ -39,7 +39,7 @@ def flora_config(data_dir, dify_url: str, sales_db, base: str) -> dict:
         "capabilities": {
             "plugin_modules": ["tests.support.sample_plugins"],
             "settings": {"dify_workflow": {"base_url": dify_url + "/v1"},
-                         "data_query": {"databases": {"sales": f"sqlite:///{sales_db}"}}},
+                         "data_access": {"databases": {"sales": f"sqlite:///{sales_db}"}}},
         },
     }
 

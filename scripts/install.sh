@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install Flora into ./.venv: the pinned dependencies, llama-cpp-python (portable build,
+# kept in a wheelhouse outside the clone so later installs reuse it) and the default model.
+# Idempotent: a second run only checks. Usage: scripts/install.sh [--dev]
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+
+find_python() {
+    for candidate in "${PYTHON:-}" python3.11 python3; do
+        [[ -n "$candidate" ]] || continue
+        if command -v "$candidate" >/dev/null 2>&1 &&
+           "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+            echo "$candidate"; return 0
+        fi
+    done
+    echo "install: Flora needs Python 3.11 (set PYTHON=/path/to/python3.11)" >&2
+    return 1
+}
+
+if [[ ! -x .venv/bin/python ]]; then
+    PY="$(find_python)"
+    echo "install: creating .venv with $PY"
+    "$PY" -m venv .venv
+fi
+requirements=requirements.txt
+[[ "${1:-}" == "--dev" ]] && requirements=requirements-dev.txt
+echo "install: Python packages from $requirements"
+.venv/bin/python -m pip install -q --disable-pip-version-check -r "$requirements"
+bash scripts/install_llm.sh "$REPO/.venv/bin/python"
+echo "install: done"
