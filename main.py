@@ -135,6 +135,7 @@ def _thespian_log_defs() -> dict:
     """Thespian's own log records: warnings and worse, to stderr."""
     return {
         "version": 1,
+        "disable_existing_loggers": False,  # keep flora.* loggers created before the system starts
         "formatters": {"plain": {"format": "%(asctime)s %(levelname)s thespian %(message)s"}},
         "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain", "level": "WARNING"}},
         "root": {"handlers": ["stderr"], "level": "WARNING"},

@@ -372,7 +372,9 @@ def _describe(hint: Any) -> str:
 
 def _build(cls: type, **fields: Any) -> dict:
     msg = {"message_type": get_args(get_type_hints(cls)["message_type"])[0]}
-    msg.update({k: v for k, v in fields.items() if v is not None})
+    # None means "not given" for optional fields only: a required ``result`` may be None.
+    required = cls.__required_keys__  # type: ignore[attr-defined]
+    msg.update({k: v for k, v in fields.items() if v is not None or k in required})
     _check_fields(cls, msg, prefix="")
     return msg
 

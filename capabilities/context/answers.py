@@ -67,13 +67,15 @@ def named_values(text: str, names: list[str]) -> dict:
     alternatives = "|".join(
         sorted((re.escape(n).replace(r"\_", r"[\s_\-]?").replace("_", r"[\s_\-]?") for n in names), key=len, reverse=True))
     pattern = re.compile(
-        rf"(?<![\w-])({alternatives})\s*(?:=|:|：|is|是|为)\s*(\"[^\"]*\"|'[^']*'|[^\s,;，；]+)", re.I)
+        rf"(?<![A-Za-z0-9_-])({alternatives})\s*(?:=|:|：|\bis\b|是|为)\s*(\"[^\"]*\"|'[^']*'|[^\s,;，；。！？]+)", re.I)
     for match in pattern.finditer(text):
         key = wanted.get(_norm(match.group(1)))
         if key and key not in found:
             value = match.group(2)
             if value[:1] in "\"'" and value[-1:] == value[:1]:
                 value = value[1:-1]
+            else:  # "my city is Paris." means Paris
+                value = value.rstrip(".!?") or value
             found[key] = value
     return found
 

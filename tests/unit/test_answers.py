@@ -1,0 +1,130 @@
+"""Reading values, greetings, help and "continue" out of what a user typed, in English and Chinese."""
+
+from __future__ import annotations
+
+import pytest
+
+from capabilities.context.answers import (
+    answer_values, is_continue, is_greeting, is_help, mentions, named_values, urls,
+)
+
+
+@pytest.mark.parametrize("text, names, expected", [
+    ("city=Paris", ["city"], {"city": "Paris"}),
+    ("city = Paris", ["city"], {"city": "Paris"}),
+    ("city: Paris, days: 3", ["city", "days"], {"city": "Paris", "days": "3"}),
+    ("forecast for city=Paris; days=3 please", ["city", "days"], {"city": "Paris", "days": "3"}),
+    ('city="New York"', ["city"], {"city": "New York"}),
+    ("city='New York'", ["city"], {"city": "New York"}),
+    ("my api key is sk-123", ["api_key"], {"api_key": "sk-123"}),
+    ("API-Key: sk-123", ["api_key"], {"api_key": "sk-123"}),
+    ("apikey=sk-123", ["api_key"], {"api_key": "sk-123"}),
+    ("The city is Paris.", ["city"], {"city": "Paris"}),
+    ("url: https://example.com/a?b=1", ["url"], {"url": "https://example.com/a?b=1"}),
+    ("城市：北京", ["城市"], {"城市": "北京"}),
+    ("城市是北京。日期为明天", ["城市", "日期"], {"城市": "北京", "日期": "明天"}),
+    ("我的城市是北京", ["城市"], {"城市": "北京"}),
+    ("我的api_key是sk-123", ["api_key"], {"api_key": "sk-123"}),
+    ("city：北京，date=明天", ["city", "date"], {"city": "北京", "date": "明天"}),
+    ('{"city": "Paris", "days": 3, "colour": "red"}', ["city", "days"], {"city": "Paris", "days": 3}),
+    ('  {"API Key": "sk-123"}  ', ["api_key"], {"api_key": "sk-123"}),
+])
+def test_named_values_finds_values_given_by_name(text, names, expected):
+    assert named_values(text, names) == expected
+
+
+@pytest.mark.parametrize("text, names", [
+    ("electricity=5", ["city"]),          # the name inside a longer word
+    ("city island tour", ["city"]),       # "is" inside a word is no separator
+    ("what's the weather in Paris", ["city"]),
+    ("city=Paris", []),
+    ("{not json", ["city"]),
+])
+def test_named_values_finds_nothing_without_a_name_and_separator(text, names):
+    assert named_values(text, names) == {}
+
+
+def test_named_values_keeps_the_first_value_for_a_name():
+    assert named_values("city=Paris, then city=Rome", ["city"]) == {"city": "Paris"}
+
+
+def test_a_quoted_value_keeps_its_punctuation():
+    assert named_values('city: "St. Louis."', ["city"]) == {"city": "St. Louis."}
+
+
+def test_answer_values_prefers_named_values():
+    assert answer_values("days=3", ["city", "days"]) == {"days": "3"}
+
+
+@pytest.mark.parametrize("text, value", [("Paris", "Paris"), ("  北京 ", "北京"), ("New York City", "New York City")])
+def test_a_bare_answer_fills_the_one_missing_parameter(text, value):
+    assert answer_values(text, ["city"]) == {"city": value}
+
+
+@pytest.mark.parametrize("text", ["Paris, 3", "Paris,3", "北京，3", "Paris\n3", "Paris; 3", "北京；3"])
+def test_n_separated_answers_fill_n_missing_parameters_in_order(text):
+    values = answer_values(text, ["city", "days"])
+    assert list(values) == ["city", "days"] and values["days"] == "3"
+
+
+@pytest.mark.parametrize("text, asked", [
+    ("Paris", ["city", "days"]),
+    ("Paris, 3, celsius", ["city", "days"]),
+    ("", ["city"]),
+    ("   ", ["city"]),
+    ("Paris", []),
+])
+def test_an_answer_that_cannot_be_mapped_gives_none(text, asked):
+    assert answer_values(text, asked) is None
+
+
+@pytest.mark.parametrize("text", ["continue", "Continue.", "go on", "  resume ", "keep going!", "继续", "继续吧",
+                                  "接着", "继续。"])
+def test_continue_is_recognised(text):
+    assert is_continue(text)
+
+
+@pytest.mark.parametrize("text", ["continue with the weather in Paris", "discontinue", "不要继续", "继续查北京天气"])
+def test_a_sentence_merely_containing_continue_is_not_a_continue(text):
+    assert not is_continue(text)
+
+
+@pytest.mark.parametrize("text", ["hi", "Hello!", "hey", "good morning", "Thank you.", "你好", "您好！",
+                                  "你好吗？", "谢谢"])
+def test_greetings_are_recognised(text):
+    assert is_greeting(text)
+
+
+@pytest.mark.parametrize("text", ["hi, what's the weather in Paris?", "history", "你好，帮我查北京的天气", "hello world program"])
+def test_a_request_that_starts_with_a_greeting_is_not_a_greeting(text):
+    assert not is_greeting(text)
+
+
+@pytest.mark.parametrize("text", ["help", "/help", "What can you do?", "list capabilities", "帮助", "你能做什么？",
+                                  "有哪些能力"])
+def test_help_requests_are_recognised(text):
+    assert is_help(text)
+
+
+@pytest.mark.parametrize("text", ["help me book a flight", "帮我查天气", "helpful"])
+def test_a_task_mentioning_help_is_not_a_help_request(text):
+    assert not is_help(text)
+
+
+@pytest.mark.parametrize("text, phrase, found", [
+    ("What's the weather today?", "weather", True),
+    ("WEATHER in Paris", "weather", True),
+    ("ask the weatherman", "weather", False),
+    ("run the dify workflow", "dify", True),
+    ("mydify", "dify", False),
+    ("今天天气怎么样", "天气", True),
+    ("今天下雨吗", "天气", False),
+    ("查一下weather吧", "weather", True),
+    ("anything", "", False),
+])
+def test_mentions_uses_word_boundaries_for_latin_and_substrings_for_cjk(text, phrase, found):
+    assert mentions(text, phrase) is found
+
+
+def test_urls_stop_at_chinese_punctuation():
+    assert urls("打开 https://example.com/a?b=1，然后 http://x.org/。") == ["https://example.com/a?b=1", "http://x.org/"]

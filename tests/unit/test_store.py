@@ -1,0 +1,322 @@
+"""SQLiteTaskStore against a real SQLite file: life cycle, tenants, drafts, events, concurrency."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from common.tasks.models import (
+    CANCELLED, COMPLETED, CREATED, FAILED, PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS,
+    Draft, InvalidTransition, TaskNotFound, TaskRecord,
+)
+from common.tasks.sqlite_store import SQLiteTaskStore
+
+TENANT, OTHER_TENANT = "acme", "globex"
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return tmp_path / "flora.db"
+
+
+@pytest.fixture
+def store(db_path):
+    s = SQLiteTaskStore(db_path)
+    yield s
+    s.close()
+
+
+def add(store, task_id: str, *, tenant: str = TENANT, user: str = "alice", state: str = CREATED, **fields) -> TaskRecord:
+    return store.create_task(TaskRecord(task_id=task_id, tenant_id=tenant, user_id=user,
+                                        content=f"content of {task_id}", state=state, **fields))
+
+
+# -- tasks ------------------------------------------------------------------------------
+def test_created_task_reads_back_field_for_field(store):
+    task = add(store, "t1", msg_id="msg_1", intent="task", capability="weather", parameters={"city": "Paris"})
+    assert store.get_task(TENANT, "t1") == task
+
+
+def test_unknown_task_reads_as_none(store):
+    assert store.get_task(TENANT, "nope") is None
+
+
+def test_a_second_store_on_the_same_file_sees_the_task(store, db_path):
+    add(store, "t1")
+    other = SQLiteTaskStore(db_path)
+    try:
+        assert other.get_task(TENANT, "t1").content == "content of t1"
+    finally:
+        other.close()
+
+
+def test_database_runs_in_wal_mode(store, db_path):
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_transition_follows_the_life_cycle_and_applies_changes(store):
+    add(store, "t1")
+    store.transition(TENANT, "t1", RUNNING, capability="weather")
+    missing = [{"name": "city", "description": "The city", "schema": {"type": "string"}}]
+    paused = store.transition(TENANT, "t1", WAITING_PARAMETERS, missing=missing)
+    assert paused.paused and paused.missing == missing and paused.capability == "weather"
+    store.transition(TENANT, "t1", RUNNING, expect=PAUSED_STATES, missing=[], parameters={"city": "Paris"})
+    done = store.transition(TENANT, "t1", COMPLETED, result={"temp_c": 21})
+    assert (done.state, done.result, done.parameters, done.missing) == (COMPLETED, {"temp_c": 21}, {"city": "Paris"}, [])
+    assert store.get_task(TENANT, "t1") == done
+
+
+def test_transition_moves_updated_at_forward(store):
+    created = add(store, "t1", created_at=time.time() - 60, updated_at=time.time() - 60)
+    moved = store.transition(TENANT, "t1", RUNNING)
+    assert moved.updated_at > created.updated_at
+    assert moved.created_at == created.created_at
+
+
+def test_completed_task_cannot_run_again(store):
+    add(store, "t1", state=COMPLETED)
+    with pytest.raises(InvalidTransition) as info:
+        store.transition(TENANT, "t1", RUNNING)
+    assert (info.value.current, info.value.wanted) == (COMPLETED, RUNNING)
+    assert "completed" in str(info.value) and "running" in str(info.value)
+    assert store.get_task(TENANT, "t1").state == COMPLETED
+
+
+@pytest.mark.parametrize("final", [COMPLETED, FAILED, CANCELLED])
+@pytest.mark.parametrize("wanted", [RUNNING, WAITING_PARAMETERS, COMPLETED, FAILED, CANCELLED])
+def test_final_states_are_final(store, final, wanted):
+    add(store, "t1", state=final)
+    with pytest.raises(InvalidTransition):
+        store.transition(TENANT, "t1", wanted)
+
+
+def test_expect_refuses_a_move_the_life_cycle_would_allow(store):
+    add(store, "t1", state=WAITING_APPROVAL)
+    with pytest.raises(InvalidTransition):
+        store.transition(TENANT, "t1", RUNNING, expect=[WAITING_PARAMETERS])
+    assert store.get_task(TENANT, "t1").state == WAITING_APPROVAL
+
+
+def test_transition_of_an_unknown_task_raises_task_not_found(store):
+    with pytest.raises(TaskNotFound):
+        store.transition(TENANT, "nope", RUNNING)
+
+
+def test_failed_transition_changes_nothing(store):
+    add(store, "t1", parameters={"city": "Paris"})
+    with pytest.raises(ValueError, match="unknown task fields"):
+        store.transition(TENANT, "t1", RUNNING, parameters={"city": "Rome"}, colour="red")
+    task = store.get_task(TENANT, "t1")
+    assert (task.state, task.parameters) == (CREATED, {"city": "Paris"})
+    store.transition(TENANT, "t1", RUNNING)  # the connection is usable again
+
+
+def test_update_task_changes_fields_but_not_state(store):
+    add(store, "t1")
+    assert store.update_task(TENANT, "t1", parameters={"city": "Paris"}, approved=True).parameters == {"city": "Paris"}
+    assert store.get_task(TENANT, "t1").approved is True
+    with pytest.raises(ValueError, match="transition"):
+        store.update_task(TENANT, "t1", state=RUNNING)
+    with pytest.raises(TaskNotFound):
+        store.update_task(TENANT, "nope", parameters={})
+
+
+def _resume(db_path, task_id: str, who: str, barrier: threading.Barrier, outcomes: dict) -> None:
+    own = SQLiteTaskStore(db_path)  # each resumer is its own process/node in production
+    try:
+        barrier.wait()
+        own.transition(TENANT, task_id, RUNNING, expect=PAUSED_STATES, parameters={"resumed_by": who})
+        outcomes[who] = "won"
+    except InvalidTransition:
+        outcomes[who] = "lost"
+    finally:
+        own.close()
+
+
+def test_two_concurrent_resumers_collide_and_exactly_one_wins(store, db_path):
+    for round_ in range(10):
+        task_id = f"t{round_}"
+        add(store, task_id, state=WAITING_PARAMETERS)
+        barrier, outcomes = threading.Barrier(2), {}
+        threads = [threading.Thread(target=_resume, args=(db_path, task_id, who, barrier, outcomes))
+                   for who in ("node-a", "node-b")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=20)
+        assert sorted(outcomes.values()) == ["lost", "won"], outcomes
+        winner = next(who for who, outcome in outcomes.items() if outcome == "won")
+        task = store.get_task(TENANT, task_id)
+        assert (task.state, task.parameters) == (RUNNING, {"resumed_by": winner})
+
+
+def test_another_tenant_cannot_read_or_change_a_task_by_id(store):
+    add(store, "t1", parameters={"secret": "s3"})
+    assert store.get_task(OTHER_TENANT, "t1") is None
+    with pytest.raises(TaskNotFound):
+        store.update_task(OTHER_TENANT, "t1", parameters={})
+    with pytest.raises(TaskNotFound):
+        store.transition(OTHER_TENANT, "t1", CANCELLED)
+    assert store.list_tasks(OTHER_TENANT) == []
+    assert store.events(OTHER_TENANT) == []
+    task = store.get_task(TENANT, "t1")
+    assert (task.state, task.parameters) == (CREATED, {"secret": "s3"})
+
+
+def test_the_same_task_id_in_two_tenants_is_two_tasks(store):
+    add(store, "t1", tenant=TENANT)
+    add(store, "t1", tenant=OTHER_TENANT)
+    store.transition(OTHER_TENANT, "t1", CANCELLED)
+    assert store.get_task(TENANT, "t1").state == CREATED
+    assert store.get_task(OTHER_TENANT, "t1").state == CANCELLED
+
+
+def test_list_tasks_newest_first(store):
+    for task_id in ("t1", "t2", "t3"):
+        add(store, task_id)
+    assert [t.task_id for t in store.list_tasks(TENANT)] == ["t3", "t2", "t1"]
+    assert [t.task_id for t in store.list_tasks(TENANT, limit=2)] == ["t3", "t2"]
+
+
+def test_list_tasks_filters_by_user_and_state(store):
+    add(store, "t1", user="alice", state=RUNNING)
+    add(store, "t2", user="bob", state=RUNNING)
+    add(store, "t3", user="alice", state=COMPLETED)
+    assert [t.task_id for t in store.list_tasks(TENANT, user_id="alice")] == ["t3", "t1"]
+    assert [t.task_id for t in store.list_tasks(TENANT, states=[RUNNING])] == ["t2", "t1"]
+    assert [t.task_id for t in store.list_tasks(TENANT, user_id="alice", states={RUNNING})] == ["t1"]
+    assert store.list_tasks(TENANT, states=[]) == []
+
+
+def test_paused_tasks_are_the_users_waiting_tasks(store):
+    add(store, "t1", user="alice", state=WAITING_PARAMETERS)
+    add(store, "t2", user="alice", state=RUNNING)
+    add(store, "t3", user="alice", state=WAITING_APPROVAL)
+    add(store, "t4", user="bob", state=WAITING_PARAMETERS)
+    add(store, "t5", user="alice", state=WAITING_PARAMETERS, tenant=OTHER_TENANT)
+    assert [t.task_id for t in store.paused_tasks(TENANT, "alice")] == ["t3", "t1"]
+
+
+def test_json_fields_round_trip_with_unicode(store):
+    parameters = {"城市": "北京", "note": "rain 🌧", "nested": {"list": [1, 2.5, None, True, "é"]}}
+    missing = [{"name": "日期", "description": "哪一天", "schema": {"type": "string"}, "reason": "must be text"}]
+    add(store, "t1", parameters=parameters, missing=missing, result=["晴", {"temp": -3.5}])
+    task = store.get_task(TENANT, "t1")
+    assert (task.parameters, task.missing, task.result) == (parameters, missing, ["晴", {"temp": -3.5}])
+
+
+@pytest.mark.parametrize("result", [None, "ok", 0, False, [], {"rows": []}])
+def test_any_json_result_round_trips(store, result):
+    add(store, "t1", state=RUNNING)
+    store.transition(TENANT, "t1", COMPLETED, result=result)
+    assert store.get_task(TENANT, "t1").result == result
+
+
+def test_count_by_state_per_tenant_and_overall(store):
+    add(store, "t1", state=RUNNING)
+    add(store, "t2", state=RUNNING)
+    add(store, "t3", state=COMPLETED)
+    add(store, "t4", state=RUNNING, tenant=OTHER_TENANT)
+    assert store.count_by_state(TENANT) == {RUNNING: 2, COMPLETED: 1}
+    assert store.count_by_state(OTHER_TENANT) == {RUNNING: 1}
+    assert store.count_by_state() == {RUNNING: 3, COMPLETED: 1}
+
+
+# -- drafts -----------------------------------------------------------------------------
+def draft(draft_id: str, *, created_at: float, user: str = "alice", tenant: str = TENANT) -> Draft:
+    return Draft(draft_id=draft_id, tenant_id=tenant, user_id=user, kind="task_choice", content="which task?",
+                 options=[{"id": "1", "label": "天气", "task_id": "t1"}], pending_answer="Paris", created_at=created_at)
+
+
+def test_open_draft_is_the_newest_open_one_and_closing_reveals_the_older(store):
+    now = time.time()
+    store.save_draft(draft("d-old", created_at=now - 10))
+    store.save_draft(draft("d-new", created_at=now))
+    newest = store.open_draft(TENANT, "alice")
+    assert newest == draft("d-new", created_at=now)
+    store.close_draft(TENANT, "d-new")
+    assert store.open_draft(TENANT, "alice").draft_id == "d-old"
+    store.close_draft(TENANT, "d-old")
+    assert store.open_draft(TENANT, "alice") is None
+
+
+def test_drafts_belong_to_one_user_in_one_tenant(store):
+    store.save_draft(draft("d1", created_at=time.time()))
+    assert store.open_draft(TENANT, "bob") is None
+    assert store.open_draft(OTHER_TENANT, "alice") is None
+    store.close_draft(OTHER_TENANT, "d1")
+    assert store.open_draft(TENANT, "alice").draft_id == "d1"
+
+
+# -- events -----------------------------------------------------------------------------
+def emit(store, event_type: str, task_id: str, *, user: str = "alice", tenant: str = TENANT, **data):
+    return store.append_event(event_type=event_type, task_id=task_id, tenant_id=tenant, user_id=user,
+                              source="test", data=data)
+
+
+def test_events_are_oldest_first_after_since_id(store):
+    first = emit(store, "TASK_CREATED", "t1")
+    second = emit(store, "TASK_STARTED", "t1")
+    third = emit(store, "TASK_COMPLETED", "t1", result="晴")
+    assert [e.event_id for e in store.events(TENANT)] == [first.event_id, second.event_id, third.event_id]
+    assert store.events(TENANT, since_id=first.event_id) == [second, third]
+    assert store.events(TENANT, limit=1) == [first]
+    assert store.events(TENANT, since_id=third.event_id) == []
+
+
+def test_events_filter_by_task_user_and_type(store):
+    a = emit(store, "TASK_CREATED", "t1", user="alice")
+    b = emit(store, "TASK_CREATED", "t2", user="bob")
+    c = emit(store, "TASK_STARTED", "t1", user="alice")
+    emit(store, "TASK_CREATED", "t1", tenant=OTHER_TENANT)
+    assert store.events(TENANT, task_id="t1") == [a, c]
+    assert store.events(TENANT, user_id="bob") == [b]
+    assert store.events(TENANT, event_type="TASK_CREATED") == [a, b]
+    assert store.events(TENANT, task_id="t1", event_type="TASK_CREATED") == [a]
+
+
+def test_event_data_round_trips_with_unicode(store):
+    event = emit(store, "TASK_PAUSED", "t1", missing=["城市"], note="🌧")
+    (stored,) = store.events(TENANT)
+    assert stored == event and stored.data == {"missing": ["城市"], "note": "🌧"}
+
+
+# -- two processes ----------------------------------------------------------------------
+WRITES_PER_PROCESS = 60
+
+
+def _write_many(db_path: str, prefix: str, barrier) -> None:
+    """Runs in a child process: its own store on the shared file, as an actor process does."""
+    store = SQLiteTaskStore(db_path)
+    barrier.wait()
+    for i in range(WRITES_PER_PROCESS):
+        task_id = f"{prefix}-{i}"
+        store.create_task(TaskRecord(task_id=task_id, tenant_id=TENANT, user_id=prefix, content="x"))
+        store.transition(TENANT, task_id, RUNNING, expect=[CREATED])
+        store.append_event(event_type="TASK_STARTED", task_id=task_id, tenant_id=TENANT, user_id=prefix,
+                           source=prefix, data={"i": i})
+        store.transition(TENANT, task_id, COMPLETED, result=i)
+    store.close()
+
+
+def test_two_processes_writing_at_once_lose_nothing(store, db_path):
+    ctx = multiprocessing.get_context("spawn")  # fresh interpreters, like actor processes
+    barrier = ctx.Barrier(2)
+    workers = [ctx.Process(target=_write_many, args=(str(db_path), name, barrier)) for name in ("p1", "p2")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+    assert [w.exitcode for w in workers] == [0, 0]
+    assert store.count_by_state(TENANT) == {COMPLETED: 2 * WRITES_PER_PROCESS}
+    events = store.events(TENANT)
+    assert len(events) == 2 * WRITES_PER_PROCESS
+    for name in ("p1", "p2"):
+        assert sorted(e.data["i"] for e in events if e.source == name) == list(range(WRITES_PER_PROCESS))
+        assert sorted(t.result for t in store.list_tasks(TENANT, user_id=name, limit=1000)) == \
+            list(range(WRITES_PER_PROCESS))
