@@ -16,6 +16,8 @@ from agents.base import FloraActor
 from agents.coordination.interaction_coordinator import InteractionCoordinator
 from common import messages as m
 
+SWEEP_INTERVAL_S = 1.0
+
 
 class InteractionActor(FloraActor):
     role = "interaction"
@@ -31,7 +33,10 @@ class InteractionActor(FloraActor):
     def configured(self, message, sender):
         rt = self.runtime
         conversation = rt.registry.get_capability("conversation_manager")
-        self.coordinator = InteractionCoordinator(conversation, default_tenant=rt.config.default_tenant)
+        self.coordinator = InteractionCoordinator(conversation, default_tenant=rt.config.default_tenant,
+                                                  reply_timeout_s=rt.config.actors.ask_timeout_s)
+        self.sweep_s = min(SWEEP_INTERVAL_S, rt.config.actors.ask_timeout_s / 2)
+        self.wakeupAfter(self.sweep_s)
         self.router = message.get("router")
         if message.get("agent") is not None:
             self.agents[rt.config.default_tenant] = message["agent"]
@@ -57,7 +62,6 @@ class InteractionActor(FloraActor):
                     self.send(to, msg)
                 continue
             self.askers[msg["msg_id"]] = sender
-            self.wakeupAfter(self.runtime.config.actors.ask_timeout_s, payload=msg["msg_id"])
             agent = self.agents.get(msg["tenant_id"])
             if agent is not None:
                 self.send(agent, msg)
@@ -72,9 +76,10 @@ class InteractionActor(FloraActor):
             self.send(message["agent"], msg)
 
     def on_system_message(self, message, sender):
-        if isinstance(message, WakeupMessage) and message.payload and self.coordinator is not None:
-            self._dispatch(self.coordinator.expire(message.payload, "Flora did not finish in time; "
-                                                   "the task goes on and its result is kept."), None)
+        if isinstance(message, WakeupMessage) and self.coordinator is not None:
+            # one periodic sweep rather than a timer per message: Thespian scans its timers on every send
+            self._dispatch(self.coordinator.expire_overdue(), None)
+            self.wakeupAfter(self.sweep_s)
         elif isinstance(message, PoisonMessage) and isinstance(message.poisonMessage, dict):
             failed = message.poisonMessage
             # the AgentActor failed on it: forget the cached route so a new one is asked for

@@ -14,6 +14,7 @@ Replies to ``user_input`` (the reply contract, see docs/protocol.md) are one of
 """
 
 
+import functools
 import types
 import uuid
 from typing import Any, Literal, NotRequired, TypedDict, Union, get_args, get_origin, get_type_hints
@@ -36,6 +37,11 @@ class ProtocolError(ValueError):
         super().__init__(message)
         self.field = field
         self.error_type = error_type
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
 
 
 def new_id(prefix: str) -> str:
@@ -280,7 +286,7 @@ class StatusReply(TypedDict):
 
 
 MESSAGE_TYPES: dict[str, type] = {
-    get_args(get_type_hints(cls)["message_type"])[0]: cls
+    get_args(_hints(cls)["message_type"])[0]: cls
     for cls in (UserInput, TaskCompleted, TaskPaused, ChatReply, Clarification, TaskError,
                 AgentTask, ResumeTask, Analyze, AnalysisResult, Execute, ResumeExecution,
                 SubtaskResult, Configure, Configured, RouteRequest, RouteReply, Heartbeat,
@@ -308,7 +314,7 @@ def validate(msg: Any) -> dict:
 
 
 def _check_fields(cls: type, msg: dict, prefix: str) -> None:
-    hints = get_type_hints(cls)
+    hints = _hints(cls)
     for name in cls.__required_keys__:  # type: ignore[attr-defined]
         if name not in msg:
             raise ProtocolError(f"missing required field '{prefix}{name}'", field=prefix + name)
@@ -371,7 +377,7 @@ def _describe(hint: Any) -> str:
 
 
 def _build(cls: type, **fields: Any) -> dict:
-    msg = {"message_type": get_args(get_type_hints(cls)["message_type"])[0]}
+    msg = {"message_type": get_args(_hints(cls)["message_type"])[0]}
     # None means "not given" for optional fields only: a required ``result`` may be None.
     required = cls.__required_keys__  # type: ignore[attr-defined]
     msg.update({k: v for k, v in fields.items() if v is not None or k in required})

@@ -10,6 +10,7 @@ who sent ``msg_id``) or ``"agent"``.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 from capabilities.context.conversation_manager import ConversationManager, Decision
@@ -28,12 +29,15 @@ class Waiting:
     user_id: str
     content: str
     task_id: str
+    deadline: float  # time.monotonic() after which the user is told it took too long
 
 
 class InteractionCoordinator:
-    def __init__(self, conversation: ConversationManager, *, default_tenant: str = "default"):
+    def __init__(self, conversation: ConversationManager, *, default_tenant: str = "default",
+                 reply_timeout_s: float = 120.0):
         self._conversation = conversation
         self._default_tenant = default_tenant
+        self._reply_timeout_s = reply_timeout_s
         self.waiting: dict[str, Waiting] = {}
 
     def on_user_input(self, raw: object) -> list[Out]:
@@ -71,10 +75,10 @@ class InteractionCoordinator:
                                                 missing_parameters=d.missing, capability=d.capability))]
             return [("reply", m.chat_reply(msg_id=msg_id, message=d.message))]
         if d.action in ("parameter_completion", "resume_draft"):
-            self.waiting[msg_id] = Waiting(tenant, user, msg["content"], d.task_id)
+            self.waiting[msg_id] = Waiting(tenant, user, msg["content"], d.task_id, self._deadline())
             return [("agent", m.resume_task(task_id=d.task_id, msg_id=msg_id, tenant_id=tenant, user_id=user))]
         task_id = m.new_id("task")
-        self.waiting[msg_id] = Waiting(tenant, user, d.content, task_id)
+        self.waiting[msg_id] = Waiting(tenant, user, d.content, task_id, self._deadline())
         return [("agent", m.agent_task(task_id=task_id, msg_id=msg_id, tenant_id=tenant, user_id=user,
                                        content=d.content, intent=d.intent, capability=d.capability))]
 
@@ -90,9 +94,19 @@ class InteractionCoordinator:
         return [("reply", msg)]
 
     def expire(self, msg_id: str, reason: str) -> list[Out]:
-        """Give up on a waiting message (the back end did not answer in time)."""
+        """Give up on one waiting message (the back end failed on it)."""
         waiting = self.waiting.pop(msg_id, None)
         if waiting is None:
             return []
         return [("reply", m.task_error(msg_id=msg_id, error_type="timeout", retryable=True, message=reason,
                                        task_id=waiting.task_id))]
+
+    def expire_overdue(self, now: float | None = None) -> list[Out]:
+        """Tell every user whose reply is overdue; the task itself goes on in the store."""
+        now = time.monotonic() if now is None else now
+        late = [msg_id for msg_id, w in self.waiting.items() if w.deadline <= now]
+        return [out for msg_id in late for out in self.expire(
+            msg_id, "Flora did not finish in time; the task goes on and its result is kept.")]
+
+    def _deadline(self) -> float:
+        return time.monotonic() + self._reply_timeout_s

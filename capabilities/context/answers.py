@@ -8,6 +8,7 @@ line-separated values fill N missing parameters in order).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -101,6 +102,14 @@ def mentions(text: str, phrase: str) -> bool:
     in "api_key"), anywhere for CJK, which has no spaces between words."""
     if not phrase:
         return False
-    if re.search(r"[\u4e00-\u9fff]", phrase):
+    if _CJK.search(phrase):
         return phrase in text
-    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(phrase)}(?![A-Za-z0-9_])", text, re.I) is not None
+    return _word(phrase).search(text) is not None
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@functools.lru_cache(maxsize=1024)
+def _word(phrase: str) -> re.Pattern:
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(phrase)}(?![A-Za-z0-9_])", re.I)
