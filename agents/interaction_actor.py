@@ -21,6 +21,8 @@ SWEEP_INTERVAL_S = 1.0
 
 class InteractionActor(FloraActor):
     role = "interaction"
+    # what arrives here: users' messages, the back end's replies, the router's answer
+    HANDLES = frozenset({"user_input", "route_reply", *m.REPLY_TYPES})
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -269,6 +269,8 @@ class Heartbeat(TypedDict):
 
 
 class HeartbeatAck(TypedDict):
+    """AgentActor → RouterActor: alive; answers the heartbeat with the same ``seq``."""
+
     message_type: Literal["heartbeat_ack"]
     seq: int
     role: str
@@ -281,6 +283,8 @@ class StatusRequest(TypedDict):
 
 
 class StatusReply(TypedDict):
+    """RouterActor / AgentActor → asker: counts (tasks by state, agents, workers)."""
+
     message_type: Literal["status_reply"]
     status: dict
 

@@ -1,0 +1,69 @@
+"""The whole path on the real embedded model: the packaged GGUF served by the shared model
+host, the actors on multiprocTCPBase. Checks that it works end to end, never its words."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import main
+from capabilities.llm.models import DEFAULT_MODEL, model_path
+from common import messages as m
+from tests.support.dify_server import dify_server
+
+pytestmark = pytest.mark.real_model
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL = model_path(DEFAULT_MODEL, REPO / "data")
+
+
+@pytest.fixture(scope="module")
+def model_file() -> Path:
+    if not MODEL.is_file():
+        pytest.skip(f"{MODEL} is not assembled; run scripts/install.sh")
+    return MODEL
+
+
+def test_main_test_flag_starts_sends_a_message_prints_the_reply_and_exits_0(model_file, tmp_path):
+    env = {**os.environ, "FLORA_DATA_DIR": str(tmp_path), "FLORA_LLM__MODEL_PATH": str(model_file)}
+    done = subprocess.run([sys.executable, "main.py", "--test"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert main.TEST_MESSAGE in done.stdout
+    reply = done.stdout.split("flora> ", 1)[1].strip()
+    assert reply and not reply.startswith("[error"), done.stdout
+
+
+def test_seed_scenario_and_chat_through_the_real_model(model_file, tmp_path):
+    with dify_server() as dify:
+        flora = main.start_flora({
+            "data_dir": str(tmp_path),
+            "llm": {"backend": "local", "model_path": str(model_file)},
+            "actors": {"system_base": "multiprocTCPBase", "ask_timeout_s": 180},
+            "capabilities": {"settings": {"dify_workflow": {"base_url": dify.url + "/v1"}}},
+        })
+        try:
+            assert flora.model_host is not None and flora.model_host.running
+
+            def ask(text):
+                reply = flora.system.ask(flora.interaction, m.user_input(user_id="smoke", content=text), 180)
+                m.validate(reply)
+                return reply
+
+            paused = ask("执行Dify工作流")
+            assert paused["message_type"] == "task_paused"
+            assert [p["name"] for p in paused["missing_parameters"]] == ["api_key"]
+            done = ask("sk-xxxxx")
+            assert done["message_type"] == "task_completed"
+            assert done["result"]["status"] == "succeeded"
+
+            chat = ask("Tell me something nice about the sea, in one sentence.")
+            assert chat["message_type"] in m.REPLY_TYPES - {"task_error"}
+            assert chat["message"].strip()
+        finally:
+            flora.shutdown()
+        assert not flora.model_host.running

@@ -1,0 +1,73 @@
+"""Every message type has a constructor, a validator branch and a handler where it is received."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from agents.agent_actor import AgentActor
+from agents.interaction_actor import InteractionActor
+from agents.router_actor import RouterActor
+from capability_actors.execution_actor import ExecutionActor
+from common import messages as m
+
+# message type -> the actor classes that receive it ("caller" = whoever asked: main, a test, a user)
+RECEIVERS = {
+    "user_input": [InteractionActor],
+    "task_completed": [InteractionActor, "caller"],
+    "task_paused": [InteractionActor, AgentActor, "caller"],
+    "chat_reply": [InteractionActor, "caller"],
+    "clarification": [InteractionActor, "caller"],
+    "task_error": [InteractionActor, "caller"],
+    "agent_task": [AgentActor],
+    "resume_task": [AgentActor],
+    "analyze": [ExecutionActor],
+    "analysis_result": [AgentActor],
+    "execute": [ExecutionActor],
+    "resume_execution": [ExecutionActor],
+    "subtask_result": [AgentActor],
+    "configure": [RouterActor, AgentActor, ExecutionActor, InteractionActor],
+    "configured": ["caller"],
+    "route_request": [RouterActor],
+    "route_reply": [InteractionActor, "caller"],
+    "heartbeat": [AgentActor],
+    "heartbeat_ack": [RouterActor],
+    "status_request": [RouterActor, AgentActor],
+    "status_reply": ["caller"],
+}
+
+
+def handled_by(actor_class) -> set[str]:
+    if actor_class is InteractionActor:
+        return set(InteractionActor.HANDLES) | {"configure"}
+    actor = actor_class.__new__(actor_class)
+    return set(actor_class.handlers(actor)) | {"configure"}
+
+
+def test_every_message_type_is_listed_with_its_receivers():
+    assert set(RECEIVERS) == set(m.MESSAGE_TYPES)
+
+
+@pytest.mark.parametrize("kind", sorted(m.MESSAGE_TYPES))
+def test_message_type_has_keyword_only_constructor_and_validator(kind):
+    constructor = m.CONSTRUCTORS[kind]
+    params = inspect.signature(constructor).parameters.values()
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params)
+    cls = m.MESSAGE_TYPES[kind]
+    assert cls.__doc__, f"{kind} has no docstring saying who sends it to whom"
+    bare = {"message_type": kind}
+    if cls.__required_keys__ - {"message_type"}:
+        with pytest.raises(m.ProtocolError) as raised:
+            m.validate(bare)
+        assert raised.value.field in cls.__required_keys__
+    else:
+        assert m.validate(bare) is bare
+
+
+@pytest.mark.parametrize("kind", sorted(m.MESSAGE_TYPES))
+def test_message_type_has_a_handler_in_each_actor_that_receives_it(kind):
+    for receiver in RECEIVERS[kind]:
+        if receiver == "caller":
+            continue
+        assert kind in handled_by(receiver), f"{receiver.__name__} does not handle {kind}"
