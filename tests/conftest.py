@@ -37,3 +37,16 @@ def pytest_runtest_makereport(item, call):
             and item.get_closest_marker("real_model")):
         report.outcome = "failed"
         report.longrepr = f"real-model test skipped but FLORA_REQUIRE_REAL_MODEL=1: {report.longrepr}"
+
+
+@pytest.fixture(autouse=True)
+def _default_flora_logging():
+    """start_flora configures the ``flora`` logger of the process (its own handler, no
+    propagation); put it back to the default before each test, so caplog sees flora records."""
+    import logging
+
+    logger = logging.getLogger("flora")
+    logger.handlers.clear()
+    logger.propagate = True
+    logger.setLevel(logging.NOTSET)
+    yield

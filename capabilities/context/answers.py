@@ -81,8 +81,12 @@ def named_values(text: str, names: list[str]) -> dict:
     return found
 
 
-def answer_values(text: str, asked: list[str]) -> dict | None:
-    """Map an answer to the asked parameter names, or None when it cannot be mapped."""
+def answer_values(text: str, asked: list[str], schemas: dict[str, dict] | None = None) -> dict | None:
+    """Map an answer to the asked parameter names, or None when it cannot be mapped.
+
+    With the parameters' JSON schemas, a bare value that fits exactly one of several asked
+    parameters (a member of its enum, the one number for the one numeric parameter) goes there.
+    """
     named = named_values(text, asked)
     if named:
         return named
@@ -94,7 +98,29 @@ def answer_values(text: str, asked: list[str]) -> dict | None:
     parts = [p.strip() for p in re.split(r"\n|;|；|,|，", stripped) if p.strip()]
     if len(parts) == len(asked):
         return dict(zip(asked, parts))
+    if schemas:
+        placed = values_by_schema(stripped, {n: schemas.get(n, {}) for n in asked})
+        if placed:
+            return placed
     return None
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+def values_by_schema(text: str, schemas: dict[str, dict]) -> dict:
+    """Values the text states without naming them: enum members written as words, and the
+    number when exactly one number and exactly one numeric parameter are in play."""
+    found: dict = {}
+    for name, schema in schemas.items():
+        hits = [v for v in schema.get("enum", []) if isinstance(v, str) and mentions(text, v)]
+        if len(hits) == 1:
+            found[name] = hits[0]
+    numeric = [n for n, sc in schemas.items() if sc.get("type") in ("number", "integer") and n not in found]
+    numbers = _NUMBER.findall(text)
+    if len(numeric) == 1 and len(numbers) == 1:
+        found[numeric[0]] = numbers[0]
+    return found
 
 
 def mentions(text: str, phrase: str) -> bool:

@@ -101,7 +101,8 @@ class ConversationManager:
             if verdict is None:
                 return _error("invalid_parameter", "Please answer yes or no (or send approve=true/false).", task_id)
             return self._decide_approval(task, verdict)
-        values = parameters if parameters is not None else answers.answer_values(text, _names(task.missing))
+        values = parameters if parameters is not None else answers.answer_values(
+            text, _names(task.missing), _schemas(task.missing))
         if not values:
             return _error("invalid_parameter",
                           "Please give a value for: " + ", ".join(_names(task.missing)), task_id)
@@ -119,7 +120,7 @@ class ConversationManager:
             task = self._store.get_task(draft.tenant_id, choice["task_id"])
             if task is None or not task.paused:
                 return _error("conflict", "That task is no longer waiting for an answer.", choice.get("task_id"))
-            values = answers.answer_values(draft.pending_answer, _names(task.missing)) or {}
+            values = answers.answer_values(draft.pending_answer, _names(task.missing), _schemas(task.missing)) or {}
             return self.complete_task_parameters(draft.tenant_id, task.task_id, draft.user_id, values)
         return Decision("new_task", needs_backend=True, content=draft.content, capability=choice.get("capability"))
 
@@ -143,11 +144,12 @@ class ConversationManager:
                                                  answers.named_values(text, _names(task.missing)))
         if not named and answers.sounds_like_request(text) and self._router.confident(text) is not None:
             return None  # asks for a capability by name: a new request, not an answer
-        fitting = named or [t for t in waiting if answers.answer_values(text, _names(t.missing))]
+        fitting = named or [t for t in waiting if answers.answer_values(text, _names(t.missing), _schemas(t.missing))]
         if len(fitting) == 1 and len(paused) == 1:
             task = fitting[0]
             return self.complete_task_parameters(tenant, task.task_id, user,
-                                                 answers.answer_values(text, _names(task.missing)) or {})
+                                                 answers.answer_values(text, _names(task.missing),
+                                                                       _schemas(task.missing)) or {})
         if not fitting:
             return None
         options: list[Option] = [
@@ -239,6 +241,10 @@ def _choice_prompt(draft: Draft) -> str:
 
 def _names(missing: list) -> list[str]:
     return [m["name"] for m in missing]
+
+
+def _schemas(missing: list) -> dict[str, dict]:
+    return {m["name"]: m.get("schema", {}) for m in missing}
 
 
 def _pick(text: str, options: list[Option]) -> Option | None:

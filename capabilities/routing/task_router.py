@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from capabilities.base import CapabilitySpec
-from capabilities.context.answers import mentions, named_values, urls
+from capabilities.context.answers import mentions, named_values, urls, values_by_schema
 from capabilities.registry import CapabilityRegistry
 
 CONFIDENT_SCORE = 2.0
@@ -62,4 +62,8 @@ class TaskRouter:
             if name in ("url", "base_url", "endpoint") or schema.get("format") == "uri":
                 values[name] = found_urls[0]
                 break
-        return values
+        unclaimed = content
+        for value in values.values():  # a value already given by name is not given twice
+            unclaimed = unclaimed.replace(str(value), " ", 1)
+        rest = {n: sc for n, sc in spec.properties.items() if n not in values}
+        return {**values_by_schema(unclaimed, rest), **values}

@@ -67,3 +67,13 @@ def test_seed_scenario_and_chat_through_the_real_model(model_file, tmp_path):
         finally:
             flora.shutdown()
         assert not flora.model_host.running
+
+
+def test_readme_quickstart_example_runs_as_written(model_file):
+    done = subprocess.run([sys.executable, "examples/quickstart.py"], cwd=REPO, capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("task_paused | To run convert_temperature")
+    assert any(line == "task_completed | {'value': 70.7, 'unit': 'fahrenheit'}" for line in lines)
+    assert lines[-1].startswith("chat_reply | ")
