@@ -63,7 +63,12 @@ class ConversationManager:
         self._source = source
 
     # -- the front desk ------------------------------------------------------------------
-    def handle_user_input(self, msg: dict) -> Decision:
+    def handle_user_input(self, msg: dict | str, user_id: str | None = None, *,
+                          tenant_id: str = "default") -> Decision:
+        """Decide what a user message is. ``msg`` is a ``user_input`` dict, or (as in the
+        seed) the text with ``user_id`` beside it."""
+        if isinstance(msg, str):
+            msg = {"user_id": user_id, "content": msg, "tenant_id": tenant_id}
         tenant, user = msg.get("tenant_id", "default"), msg["user_id"]
         text = msg.get("content", "")
         if msg.get("task_id"):

@@ -158,3 +158,10 @@ def test_events_record_the_task_life_cycle(flora, user):
         store.close()
     assert [e.event_type for e in history] == ["TASK_CREATED", "TASK_PAUSED", "TASK_RESUMED", "TASK_COMPLETED"]
     assert {e.source for e in history} == {"AgentActor", "ExecutionActor"}
+
+
+def test_seed_example_sales_query_asks_for_what_the_query_needs(flora, user):
+    reply = ask(flora, user, "帮我查询一下上个月的销售数据")
+    assert reply["message_type"] == "task_paused"
+    assert reply["capability"] == "data_query"
+    assert [p["name"] for p in reply["missing_parameters"]] == ["sql"]
