@@ -22,7 +22,9 @@ from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_router import TaskRouter
 from common import messages as m
-from common.tasks.models import PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition
+from common.tasks.models import (
+    PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition, TaskRecord,
+)
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
 from events.event_types import EventType
@@ -77,8 +79,7 @@ class TaskExecutionService:
         task = self._store.get_task(tenant, task_id)
         if task is None:
             return _failed(tenant, task_id, msg["capability"], "not_found", f"There is no task {task_id}.")
-        parameters = {**task.parameters, **msg["parameters"]}
-        return self._run(tenant, task_id, msg["capability"], parameters, resumed=False)
+        return self._run(task, msg["capability"], {**task.parameters, **msg["parameters"]}, resumed=False)
 
     def resume(self, msg: m.ResumeExecution) -> dict:
         tenant, task_id = msg["tenant_id"], msg["task_id"]
@@ -88,26 +89,26 @@ class TaskExecutionService:
         if task.state not in PAUSED_STATES:
             return _failed(tenant, task_id, task.capability, "conflict",
                            f"Task {task_id} is {task.state}; only a paused task can be resumed.")
-        return self._run(tenant, task_id, task.capability, task.parameters, resumed=True)
+        return self._run(task, task.capability, task.parameters, resumed=True)
 
-    def _run(self, tenant: str, task_id: str, capability: str, parameters: dict, *, resumed: bool) -> dict:
+    def _run(self, task: TaskRecord, capability: str, parameters: dict, *, resumed: bool) -> dict:
+        tenant, task_id = task.tenant_id, task.task_id
         try:
             spec = self._registry.get_executable(capability)
         except UnknownCapability as exc:
             return _failed(tenant, task_id, capability, "unknown_capability", str(exc))
-        task = self._store.get_task(tenant, task_id)
         check = check_parameters(spec, parameters)
         if not check.complete:
             return self._pause(tenant, task_id, spec, check.to_ask, check.values)
         if spec.needs_approval and not task.approved and spec.name not in self._auto_approved():
             return self._pause(tenant, task_id, spec, [], check.values, kind=WAITING_APPROVAL)
         try:
-            task = self._store.transition(tenant, task_id, RUNNING, parameters=check.values, missing=[])
+            task = self._events.transition(
+                tenant, task_id, RUNNING, source=SOURCE, data={"capability": capability},
+                event_type=EventType.TASK_RESUMED if resumed else EventType.TASK_STARTED,
+                parameters=check.values, missing=[])
         except InvalidTransition as exc:
             return _failed(tenant, task_id, capability, "conflict", str(exc))
-        self._events.publish_task_event(
-            task_id=task_id, event_type=EventType.TASK_RESUMED if resumed else EventType.TASK_STARTED,
-            source=SOURCE, tenant_id=tenant, user_id=task.user_id, data={"capability": capability})
         context = ExecutionContext(task_id=task_id, user_id=task.user_id, tenant_id=tenant, config=self._config,
                                    settings=self._settings(capability), llm=self._llm, registry=self._registry,
                                    logger=logging.getLogger(f"flora.capability.{capability}"))

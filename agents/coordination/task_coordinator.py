@@ -20,7 +20,6 @@ from common import messages as m
 from common.tasks.models import COMPLETED, FAILED, PAUSED_STATES, InvalidTransition, TaskRecord
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
-from events.event_types import EventType
 
 log = logging.getLogger("flora.agent")
 
@@ -56,9 +55,8 @@ class TaskCoordinator:
                           content=request["content"], msg_id=request["msg_id"], intent=intent,
                           capability=msg["capability"],
                           parameters={**msg.get("parameters", {}), **request.get("parameters", {})})
-        self._store.create_task(task)
-        self._publish(task, EventType.TASK_CREATED, {"capability": task.capability, "intent": intent,
-                                                     "content": task.content})
+        self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
+                                 data={"capability": task.capability, "intent": intent, "content": task.content})
         return [("worker", m.execute(task_id=task.task_id, tenant_id=task.tenant_id, user_id=task.user_id,
                                      capability=task.capability, parameters=task.parameters))]
 
@@ -105,27 +103,23 @@ class TaskCoordinator:
     # -- endings --------------------------------------------------------------------------
     def _complete(self, task: TaskRecord, result: Any) -> dict:
         try:
-            task = self._store.transition(task.tenant_id, task.task_id, COMPLETED, result=result)
+            task = self._events.transition(task.tenant_id, task.task_id, COMPLETED, source=SOURCE,
+                                           agent_id=self._agent_id, data={"capability": task.capability},
+                                           result=result)
         except InvalidTransition as exc:
             return m.task_error(msg_id=task.msg_id, error_type="conflict", message=str(exc), task_id=task.task_id)
-        self._publish(task, EventType.TASK_COMPLETED, {"capability": task.capability})
         return m.task_completed(msg_id=task.msg_id, task_id=task.task_id, result=result, capability=task.capability,
                                 message=f"{task.capability} finished.\n{_preview(result)}")
 
     def _fail(self, task: TaskRecord, error_type: str, error: str, retryable: bool) -> dict:
         try:
-            task = self._store.transition(task.tenant_id, task.task_id, FAILED, error=error)
+            task = self._events.transition(task.tenant_id, task.task_id, FAILED, source=SOURCE,
+                                           agent_id=self._agent_id, data={"error_type": error_type, "error": error},
+                                           error=error)
         except InvalidTransition:
-            pass  # already final (cancelled, say): the error below still reaches the user
-        else:
-            self._publish(task, EventType.TASK_FAILED, {"error_type": error_type, "error": error})
+            log.info("task %s already ended; reporting the error only", task.task_id)
         return m.task_error(msg_id=task.msg_id, error_type=error_type, message=error or "The task failed.",
                             retryable=retryable, task_id=task.task_id)
-
-    def _publish(self, task: TaskRecord, event: EventType, data: dict) -> None:
-        self._events.publish_task_event(task_id=task.task_id, event_type=event, source=SOURCE,
-                                        tenant_id=task.tenant_id, user_id=task.user_id, agent_id=self._agent_id,
-                                        data=data)
 
 
 def _preview(result: Any, limit: int = 500) -> str:

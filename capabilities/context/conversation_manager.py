@@ -21,11 +21,10 @@ from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_router import TaskRouter
 from common.messages import MissingParameter, Option, new_id
 from common.tasks.models import (
-    PAUSED_STATES, WAITING_APPROVAL, WAITING_PARAMETERS, Draft, TaskRecord,
+    CANCELLED, PAUSED_STATES, WAITING_APPROVAL, WAITING_PARAMETERS, Draft, TaskRecord,
 )
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
-from events.event_types import EventType
 
 log = logging.getLogger("flora.conversation")
 
@@ -174,11 +173,9 @@ class ConversationManager:
     # -- pause / resume ----------------------------------------------------------------
     def pause_task_for_parameters(self, tenant_id: str, task_id: str, missing: list[MissingParameter],
                                   parameters: dict, *, kind: str = WAITING_PARAMETERS) -> TaskRecord:
-        task = self._store.transition(tenant_id, task_id, kind, missing=missing, parameters=parameters)
-        self._events.publish_task_event(
-            task_id=task_id, event_type=EventType.TASK_PAUSED, source=self._source, tenant_id=tenant_id,
-            user_id=task.user_id, data={"pause_kind": kind, "missing": [m["name"] for m in missing],
-                                        "capability": task.capability})
+        task = self._events.transition(tenant_id, task_id, kind, source=self._source,
+                                       data={"pause_kind": kind, "missing": [m["name"] for m in missing]},
+                                       missing=missing, parameters=parameters)
         log.info("task paused task_id=%s kind=%s missing=%s", task_id, kind, [m["name"] for m in missing])
         return task
 
@@ -217,10 +214,8 @@ class ConversationManager:
             self._store.update_task(task.tenant_id, task.task_id, approved=True)
             return Decision("parameter_completion", task_id=task.task_id, needs_backend=True,
                             capability=task.capability)
-        self._store.transition(task.tenant_id, task.task_id, "cancelled", error="rejected by the user")
-        self._events.publish_task_event(task_id=task.task_id, event_type=EventType.TASK_CANCELLED,
-                                        source=self._source, tenant_id=task.tenant_id, user_id=task.user_id,
-                                        data={"reason": "approval rejected"})
+        self._events.transition(task.tenant_id, task.task_id, CANCELLED, source=self._source,
+                                data={"reason": "approval rejected"}, error="rejected by the user")
         return Decision("rejected", task_id=task.task_id, message=f"Cancelled: {task.capability} was not approved.")
 
 

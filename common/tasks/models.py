@@ -97,6 +97,16 @@ class Draft:
     created_at: float = field(default_factory=time.time)
 
 
+@dataclass(frozen=True)
+class PendingEvent:
+    """A lifecycle event to record in the same transaction as a task change, so the
+    history and the task's state can never disagree."""
+
+    event_type: str
+    source: str
+    data: dict = field(default_factory=dict)
+
+
 @dataclass
 class Event:
     """A lifecycle event as kept in the history."""

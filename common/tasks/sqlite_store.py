@@ -12,11 +12,13 @@ import logging
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
 from common.tasks.models import (
-    Draft, Event, InvalidTransition, TaskNotFound, TaskRecord, can_move,
+    Draft, Event, InvalidTransition, PendingEvent, TaskNotFound, TaskRecord, can_move,
 )
 from common.tasks.store import TaskStore
 
@@ -91,13 +93,14 @@ class SQLiteTaskStore(TaskStore):
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     # -- tasks ---------------------------------------------------------------------
-    def create_task(self, task: TaskRecord) -> TaskRecord:
+    def create_recorded(self, task: TaskRecord, event: PendingEvent | None) -> tuple[TaskRecord, Event | None]:
         row = _encode(task.to_dict())
         cols = ", ".join(_TASK_COLUMNS)
         marks = ", ".join("?" for _ in _TASK_COLUMNS)
-        with self._lock:
+        with self._lock, self._transaction():
             self._db.execute(f"INSERT INTO tasks ({cols}) VALUES ({marks})", [row[c] for c in _TASK_COLUMNS])
-        return task
+            written = self._insert_event(task, event) if event else None
+        return task, written
 
     def get_task(self, tenant_id: str, task_id: str) -> TaskRecord | None:
         with self._lock:
@@ -105,43 +108,61 @@ class SQLiteTaskStore(TaskStore):
                                    (tenant_id, task_id)).fetchone()
         return _task(row) if row else None
 
-    def transition(self, tenant_id: str, task_id: str, state: str, *,
-                   expect: Iterable[str] | None = None, **changes: Any) -> TaskRecord:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                row = self._db.execute("SELECT * FROM tasks WHERE tenant_id=? AND task_id=?",
-                                       (tenant_id, task_id)).fetchone()
-                if row is None:
-                    raise TaskNotFound(task_id)
-                current = row["state"]
-                allowed = set(expect) if expect is not None else None
-                if (allowed is not None and current not in allowed) or not can_move(current, state):
-                    raise InvalidTransition(task_id, current, state)
-                self._write(tenant_id, task_id, {**changes, "state": state})
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        return self.get_task(tenant_id, task_id)  # type: ignore[return-value]
+    def transition_recorded(self, tenant_id: str, task_id: str, state: str, event: PendingEvent | None, *,
+                            expect: Iterable[str] | None = None, **changes: Any) -> tuple[TaskRecord, Event | None]:
+        with self._lock, self._transaction():
+            row = self._db.execute("SELECT * FROM tasks WHERE tenant_id=? AND task_id=?",
+                                   (tenant_id, task_id)).fetchone()
+            if row is None:
+                raise TaskNotFound(task_id)
+            current = row["state"]
+            allowed = set(expect) if expect is not None else None
+            if (allowed is not None and current not in allowed) or not can_move(current, state):
+                raise InvalidTransition(task_id, current, state)
+            stamped = self._write(tenant_id, task_id, {**changes, "state": state})
+            task = replace(_task(row), **stamped)
+            written = self._insert_event(task, event) if event else None
+        return task, written
+
+    @contextmanager
+    def _transaction(self):
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _insert_event(self, task: TaskRecord, event: PendingEvent) -> Event:
+        now = time.time()
+        cur = self._db.execute(
+            "INSERT INTO events (event_type, task_id, tenant_id, user_id, source, data, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (event.event_type, task.task_id, task.tenant_id, task.user_id, event.source,
+             json.dumps(event.data, default=str), now))
+        return Event(cur.lastrowid, event.event_type, task.task_id, task.tenant_id, task.user_id, event.source,
+                     dict(event.data), now)
 
     def update_task(self, tenant_id: str, task_id: str, **changes: Any) -> TaskRecord:
         if "state" in changes:
             raise ValueError("use transition() to change a task's state")
         with self._lock:
-            if self._write(tenant_id, task_id, changes) == 0:
+            if self._write(tenant_id, task_id, changes) is None:
                 raise TaskNotFound(task_id)
         return self.get_task(tenant_id, task_id)  # type: ignore[return-value]
 
-    def _write(self, tenant_id: str, task_id: str, changes: dict) -> int:
+    def _write(self, tenant_id: str, task_id: str, changes: dict) -> dict | None:
+        """Apply ``changes``; returns them as written (with ``updated_at``), None if no such task."""
         unknown = set(changes) - _MUTABLE - {"state"}
         if unknown:
             raise ValueError(f"unknown task fields: {sorted(unknown)}")
-        changes = _encode({**changes, "updated_at": time.time()})
-        assignments = ", ".join(f"{k}=?" for k in changes)
+        stamped = {**changes, "updated_at": time.time()}
+        encoded = _encode(stamped)
+        assignments = ", ".join(f"{k}=?" for k in encoded)
         cur = self._db.execute(f"UPDATE tasks SET {assignments} WHERE tenant_id=? AND task_id=?",
-                               [*changes.values(), tenant_id, task_id])
-        return cur.rowcount
+                               [*encoded.values(), tenant_id, task_id])
+        return stamped if cur.rowcount else None
 
     def list_tasks(self, tenant_id: str, *, user_id: str | None = None,
                    states: Iterable[str] | None = None, limit: int = 100) -> list[TaskRecord]:

@@ -10,18 +10,21 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Iterable
 
-from common.tasks.models import Draft, Event, TaskRecord
+from common.tasks.models import Draft, Event, PendingEvent, TaskRecord
 
 
 class TaskStore(ABC):
     # -- tasks ---------------------------------------------------------------------
+    def create_task(self, task: TaskRecord) -> TaskRecord:
+        return self.create_recorded(task, None)[0]
+
     @abstractmethod
-    def create_task(self, task: TaskRecord) -> TaskRecord: ...
+    def create_recorded(self, task: TaskRecord, event: PendingEvent | None) -> tuple[TaskRecord, Event | None]:
+        """Insert a task and, in the same transaction, its event."""
 
     @abstractmethod
     def get_task(self, tenant_id: str, task_id: str) -> TaskRecord | None: ...
 
-    @abstractmethod
     def transition(self, tenant_id: str, task_id: str, state: str, *,
                    expect: Iterable[str] | None = None, **changes) -> TaskRecord:
         """Move a task to ``state`` and apply ``changes`` atomically.
@@ -29,6 +32,12 @@ class TaskStore(ABC):
         Raises TaskNotFound, or InvalidTransition when the life cycle forbids the move or
         the task is not in one of the ``expect``-ed states (two nodes resuming the same
         task: one wins, the other is told)."""
+        return self.transition_recorded(tenant_id, task_id, state, None, expect=expect, **changes)[0]
+
+    @abstractmethod
+    def transition_recorded(self, tenant_id: str, task_id: str, state: str, event: PendingEvent | None, *,
+                            expect: Iterable[str] | None = None, **changes) -> tuple[TaskRecord, Event | None]:
+        """``transition`` plus the event, written in the same transaction."""
 
     @abstractmethod
     def update_task(self, tenant_id: str, task_id: str, **changes) -> TaskRecord:
