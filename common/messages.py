@@ -400,94 +400,82 @@ def user_input(*, user_id: str, content: str, msg_id: str | None = None, tenant_
 
 def task_completed(*, msg_id: str, task_id: str, message: str, result: Any,
                    capability: str | None = None) -> TaskCompleted:
-    return _build(TaskCompleted, msg_id=msg_id, task_id=task_id, message=message, result=result,
-                  capability=capability)  # type: ignore[return-value]
+    return _build(TaskCompleted, **locals())  # type: ignore[return-value]
 
 
 def task_paused(*, msg_id: str, task_id: str, message: str, missing_parameters: list[MissingParameter],
                 pause_kind: str = "waiting_parameters", capability: str | None = None) -> TaskPaused:
-    return _build(TaskPaused, msg_id=msg_id, task_id=task_id, message=message,
-                  missing_parameters=missing_parameters, pause_kind=pause_kind,
-                  capability=capability)  # type: ignore[return-value]
+    return _build(TaskPaused, **locals())  # type: ignore[return-value]
 
 
 def chat_reply(*, msg_id: str, message: str) -> ChatReply:
-    return _build(ChatReply, msg_id=msg_id, message=message)  # type: ignore[return-value]
+    return _build(ChatReply, **locals())  # type: ignore[return-value]
 
 
 def clarification(*, msg_id: str, message: str, options: list[Option]) -> Clarification:
-    return _build(Clarification, msg_id=msg_id, message=message, options=options)  # type: ignore[return-value]
+    return _build(Clarification, **locals())  # type: ignore[return-value]
 
 
 def task_error(*, msg_id: str, error_type: str, message: str, retryable: bool = False,
                task_id: str | None = None, field: str | None = None) -> TaskError:
-    return _build(TaskError, msg_id=msg_id, error_type=error_type, message=message, retryable=retryable,
-                  task_id=task_id, field=field)  # type: ignore[return-value]
+    return _build(TaskError, **locals())  # type: ignore[return-value]
 
 
 def agent_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, content: str,
                intent: str | None = None, capability: str | None = None, parameters: dict | None = None,
                reply_to: Any = None) -> AgentTask:
-    return _build(AgentTask, task_id=task_id, msg_id=msg_id, tenant_id=tenant_id, user_id=user_id,
-                  content=content, intent=intent, capability=capability, parameters=parameters,
-                  reply_to=reply_to)  # type: ignore[return-value]
+    return _build(AgentTask, **locals())  # type: ignore[return-value]
 
 
 def resume_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, reply_to: Any = None) -> ResumeTask:
-    return _build(ResumeTask, task_id=task_id, msg_id=msg_id, tenant_id=tenant_id, user_id=user_id,
-                  reply_to=reply_to)  # type: ignore[return-value]
+    return _build(ResumeTask, **locals())  # type: ignore[return-value]
 
 
 def analyze(*, task_id: str, tenant_id: str, user_id: str, content: str, intent: str | None = None,
             capability: str | None = None) -> Analyze:
-    return _build(Analyze, task_id=task_id, tenant_id=tenant_id, user_id=user_id, content=content,
-                  intent=intent, capability=capability)  # type: ignore[return-value]
+    return _build(Analyze, **locals())  # type: ignore[return-value]
 
 
 def analysis_result(*, task_id: str, intent: str, capability: str | None = None, parameters: dict | None = None,
                     options: list[Option] | None = None, message: str | None = None) -> AnalysisResult:
-    return _build(AnalysisResult, task_id=task_id, intent=intent, capability=capability, parameters=parameters,
-                  options=options, message=message)  # type: ignore[return-value]
+    return _build(AnalysisResult, **locals())  # type: ignore[return-value]
 
 
 def execute(*, task_id: str, tenant_id: str, user_id: str, capability: str, parameters: dict) -> Execute:
-    return _build(Execute, task_id=task_id, tenant_id=tenant_id, user_id=user_id, capability=capability,
-                  parameters=parameters)  # type: ignore[return-value]
+    return _build(Execute, **locals())  # type: ignore[return-value]
 
 
 def resume_execution(*, task_id: str, tenant_id: str, user_id: str) -> ResumeExecution:
-    return _build(ResumeExecution, task_id=task_id, tenant_id=tenant_id,
-                  user_id=user_id)  # type: ignore[return-value]
+    return _build(ResumeExecution, **locals())  # type: ignore[return-value]
 
 
 def subtask_result(*, task_id: str, tenant_id: str, capability: str, ok: bool, result: Any = None, error_type: str | None = None,
                    error: str | None = None, retryable: bool | None = None) -> SubtaskResult:
-    return _build(SubtaskResult, task_id=task_id, tenant_id=tenant_id, capability=capability, ok=ok, result=result,
-                  error_type=error_type, error=error, retryable=retryable)  # type: ignore[return-value]
+    return _build(SubtaskResult, **locals())  # type: ignore[return-value]
 
 
 def configure(*, config: dict, router: Any = None, agent: Any = None, role: str | None = None) -> Configure:
-    return _build(Configure, config=config, router=router, agent=agent, role=role)  # type: ignore[return-value]
+    return _build(Configure, **locals())  # type: ignore[return-value]
 
 
 def configured(*, role: str) -> Configured:
-    return _build(Configured, role=role)  # type: ignore[return-value]
+    return _build(Configured, **locals())  # type: ignore[return-value]
 
 
 def route_request(*, tenant_id: str, node: str | None = None) -> RouteRequest:
-    return _build(RouteRequest, tenant_id=tenant_id, node=node)  # type: ignore[return-value]
+    return _build(RouteRequest, **locals())  # type: ignore[return-value]
 
 
 def route_reply(*, tenant_id: str, node: str, agent: Any) -> RouteReply:
-    return _build(RouteReply, tenant_id=tenant_id, node=node, agent=agent)  # type: ignore[return-value]
+    return _build(RouteReply, **locals())  # type: ignore[return-value]
 
 
 def heartbeat(*, seq: int) -> Heartbeat:
-    return _build(Heartbeat, seq=seq)  # type: ignore[return-value]
+    return _build(Heartbeat, **locals())  # type: ignore[return-value]
 
 
 def heartbeat_ack(*, seq: int, role: str) -> HeartbeatAck:
-    return _build(HeartbeatAck, seq=seq, role=role)  # type: ignore[return-value]
+    return _build(HeartbeatAck, **locals())  # type: ignore[return-value]
 
 
 def status_request() -> StatusRequest:
@@ -495,7 +483,7 @@ def status_request() -> StatusRequest:
 
 
 def status_reply(*, status: dict) -> StatusReply:
-    return _build(StatusReply, status=status)  # type: ignore[return-value]
+    return _build(StatusReply, **locals())  # type: ignore[return-value]
 
 
 CONSTRUCTORS = {
