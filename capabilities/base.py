@@ -77,6 +77,7 @@ class CapabilitySpec:
     keywords: tuple[str, ...] = ()
     needs_approval: bool = False
     routable: bool = True  # False: run only when Flora itself asks (chat replies, help)
+    examples: tuple[str, ...] = ()  # sample requests; they teach the model router this capability
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace(".", "").isalnum():
@@ -128,6 +129,7 @@ def capability(
     keywords: tuple[str, ...] | list[str] = (),
     needs_approval: bool = False,
     routable: bool = True,
+    examples: tuple[str, ...] | list[str] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as an executable capability.
 
@@ -145,6 +147,7 @@ def capability(
             keywords=tuple(keywords),
             needs_approval=needs_approval,
             routable=routable,
+            examples=tuple(examples),
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

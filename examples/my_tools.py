@@ -17,6 +17,7 @@ from capabilities.base import capability
         "additionalProperties": False,
     },
     keywords=("temperature", "温度"),
+    examples=("how warm is 20 C in F?", "100华氏度是多少摄氏度"),
 )
 def convert_temperature(value: float, to: str) -> dict:
     converted = value * 9 / 5 + 32 if to == "fahrenheit" else (value - 32) * 5 / 9

@@ -28,7 +28,7 @@ class ChatResponder:
         from capabilities.llm.base import LLMError
 
         try:
-            answer = self._llm.complete([{"role": "system", "content": SYSTEM_PROMPT},
+            answer = self._llm.complete([{"role": "system", "content": SYSTEM_PROMPT + "\n" + self.help_text()},
                                          {"role": "user", "content": content}], max_tokens=MAX_CHAT_TOKENS)
         except LLMError as exc:
             log.warning("chat model call failed: %s", exc)

@@ -25,6 +25,7 @@ log = logging.getLogger("flora.intent")
 
 _QUERY = re.compile(r"(\?|？|\b(what|which|who|how many|how much|show|list|find|search|query|look up|get)\b|"
                     r"查询|查一下|多少|哪些|什么|是否|吗)", re.I)
+_ABOUT_ASSISTANT = re.compile(r"\b(you|your|yourself|flora|assistant|capabilit\w*|features?)\b|你|您|功能|能力", re.I)
 MAX_OPTIONS = 5
 
 
@@ -50,7 +51,7 @@ class IntentRouter:
             return Intent("system")
         best = self._router.confident(text)
         if best is not None:
-            return Intent(self._task_kind(text), best.spec.name,
+            return Intent(_task_kind(text), best.spec.name,
                           self._router.extract_parameters(best.spec, text))
         if self._llm is not None:
             intent = self._ask_model(text)
@@ -80,6 +81,8 @@ class IntentRouter:
             return None
         capability = answer.get("capability")
         kind = answer.get("intent", "chat")
+        if kind == "system" and not _ABOUT_ASSISTANT.search(text):
+            kind = "chat"  # small models call many plain questions "system"; those are chat
         if kind in ("chat", "system"):
             return Intent(kind, source="llm")
         if capability not in names:
@@ -100,9 +103,6 @@ class IntentRouter:
             return Intent("clarify", options=_options(self._router.routable()))
         return Intent("chat")
 
-    @staticmethod
-    def _task_kind(text: str) -> str:
-        return "query" if _QUERY.search(text) and not sounds_like_request(text) else "task"
 
 
 def _options(specs) -> list[Option]:
@@ -110,22 +110,35 @@ def _options(specs) -> list[Option]:
             for i, s in enumerate(specs[:MAX_OPTIONS], start=1)]
 
 
-_EXAMPLES = [
-    ("hi there", "chat", "none"),
-    ("你好", "chat", "none"),
-    ("what can you do?", "system", "none"),
-    ("tell me a joke", "chat", "none"),
+_CONVERSATION_EXAMPLES = [
+    ("hi there", "chat"),
+    ("who wrote Hamlet?", "chat"),
+    ("你好，今天怎么样", "chat"),
+    ("what can you do?", "system"),
 ]
+EXAMPLES_PER_CAPABILITY = 2
 
 
 def _prompt(specs, text: str) -> list[dict]:
+    """A stable prefix (capabilities, then worked examples as earlier turns) and the request
+    last, so the model host can reuse the cached prefix from one call to the next."""
     lines = [f"- {s.name}: {s.description}" for s in specs]
-    examples = "\n".join(f'Request: {q}\nJSON: {{"intent": "{i}", "capability": "{c}", "parameters": {{}}}}'
-                         for q, i, c in _EXAMPLES)
     system = (
         "You route requests for an assistant. Capabilities:\n" + "\n".join(lines) +
         "\n\nAnswer with JSON: intent is task (do something), query (look something up), chat (conversation) "
         "or system (about the assistant itself); capability is the capability that does it, or none; "
-        "parameters holds only values written in the request.\n\n" + examples
+        "parameters holds only values written in the request."
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": f"Request: {text}\nJSON:"}]
+    shots = [(example, _task_kind(example), s.name) for s in specs for example in s.examples[:EXAMPLES_PER_CAPABILITY]]
+    shots += [(example, kind, "none") for example, kind in _CONVERSATION_EXAMPLES]
+    messages = [{"role": "system", "content": system}]
+    for example, kind, capability in shots:
+        messages.append({"role": "user", "content": f"Request: {example}"})
+        messages.append({"role": "assistant",
+                         "content": f'{{"intent": "{kind}", "capability": "{capability}", "parameters": {{}}}}'})
+    messages.append({"role": "user", "content": f"Request: {text}"})
+    return messages
+
+
+def _task_kind(text: str) -> str:
+    return "query" if _QUERY.search(text) and not sounds_like_request(text) else "task"

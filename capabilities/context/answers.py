@@ -15,7 +15,7 @@ import re
 _URL = re.compile(r"https?://[^\s\"'<>，。]+")
 _CONTINUE = re.compile(r"^\s*(continue|go on|resume|carry on|keep going|继续|接着|继续吧|接着来)\s*[.!。！]*\s*$", re.I)
 _GREETING = re.compile(
-    r"^\s*(hi|hello|hey|yo|hiya|good (morning|afternoon|evening)|thanks|thank you|thx|how are you|"
+    r"^\s*(hi|hello|hey|yo|hiya|good (morning|afternoon|evening)|thanks|thank you|thx|how are you( today| doing)?|"
     r"你好|您好|嗨|哈喽|早上好|晚上好|谢谢|多谢|你好吗)[\s!,.?！，。？~]*$", re.I)
 _HELP = re.compile(
     r"^\s*(help|/help|what can you do|which capabilities|list capabilities|status|"

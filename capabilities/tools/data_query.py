@@ -57,6 +57,7 @@ PARAMETERS = {
     parameters=PARAMETERS,
     keywords=("sql", "query", "database", "select", "table", "rows", "data",
               "查询", "数据库", "数据", "表", "报表", "统计"),
+    examples=("how much revenue did we make in March?", "上个月有多少新用户注册"),
 )
 def data_query(sql: str, context: ExecutionContext, params: list | dict | None = None,
                database: str | None = None, max_rows: int = DEFAULT_MAX_ROWS) -> dict:

@@ -59,6 +59,7 @@ PARAMETERS = {
     description="Run a Dify workflow with the given inputs and return its outputs.",
     parameters=PARAMETERS,
     keywords=("dify", "workflow", "run workflow", "工作流", "运行工作流", "执行工作流"),
+    examples=("kick off the onboarding automation", "跑一下我们的审批流程"),
 )
 def dify_workflow(api_key: str, context: ExecutionContext, inputs: dict | None = None,
                   base_url: str | None = None) -> dict:

@@ -84,6 +84,7 @@ _NO_BODY = object()  # "json" may legitimately be null, so absence needs its own
     parameters=PARAMETERS,
     keywords=("http", "api", "url", "request", "fetch", "web", "endpoint",
               "接口", "请求", "网址", "调用接口", "网页"),
+    examples=("download the status page of our server", "把这条消息发到我们的 webhook"),
 )
 def http_request(url: str, context: ExecutionContext, method: str = "GET", headers: dict | None = None,
                  params: dict | None = None, json: Any = _NO_BODY, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
