@@ -44,3 +44,27 @@ def delete_file(path: str, context) -> dict:
 )
 def always_fails() -> None:
     raise CapabilityError("the backend said no", retryable=True)
+
+
+@capability(
+    name="slow_job",
+    description="Write this worker's process id to a file, then wait (for worker-failure tests).",
+    parameters={
+        "type": "object",
+        "properties": {
+            "seconds": {"type": "number", "description": "how long to wait"},
+            "pid_file": {"type": "string", "description": "where to write the process id"},
+        },
+        "required": ["seconds", "pid_file"],
+    },
+    keywords=("slow job",),
+)
+def slow_job(seconds: float, pid_file: str) -> dict:
+    import os
+    import time
+
+    with open(pid_file + ".tmp", "w") as out:
+        out.write(str(os.getpid()))
+    os.replace(pid_file + ".tmp", pid_file)
+    time.sleep(seconds)
+    return {"slept": seconds}
