@@ -14,18 +14,6 @@ TENANT = "acme"
 
 
 @pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / "flora.db"
-
-
-@pytest.fixture
-def store(db_path):
-    s = SQLiteTaskStore(db_path)
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def bus(store):
     return EventBus(store)
 

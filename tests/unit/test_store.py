@@ -18,18 +18,6 @@ from common.tasks.sqlite_store import SQLiteTaskStore
 TENANT, OTHER_TENANT = "acme", "globex"
 
 
-@pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / "flora.db"
-
-
-@pytest.fixture
-def store(db_path):
-    s = SQLiteTaskStore(db_path)
-    yield s
-    s.close()
-
-
 def add(store, task_id: str, *, tenant: str = TENANT, user: str = "alice", state: str = CREATED, **fields) -> TaskRecord:
     return store.create_task(TaskRecord(task_id=task_id, tenant_id=tenant, user_id=user,
                                         content=f"content of {task_id}", state=state, **fields))
