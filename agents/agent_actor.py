@@ -11,6 +11,8 @@ from thespian.actors import ChildActorExited, PoisonMessage
 
 from agents.base import FloraActor
 from agents.coordination.task_coordinator import TaskCoordinator
+from capabilities.cognition.intent_router import IntentRouter
+from capabilities.routing.task_router import TaskRouter
 from common import messages as m
 
 
@@ -41,7 +43,9 @@ class AgentActor(FloraActor):
 
     def configured(self, message, sender):
         self.agent_id = message.get("role", "agent")
-        self.coordinator = TaskCoordinator(self.runtime.store, self.runtime.events, agent_id=self.agent_id)
+        rules = IntentRouter(TaskRouter(self.runtime.registry))  # no model here: the AgentActor never blocks
+        self.coordinator = TaskCoordinator(self.runtime.store, self.runtime.events, rules=rules,
+                                           agent_id=self.agent_id)
         self.config_message = message["config"]
         for _ in range(self.runtime.config.actors.execution_pool_size):
             self._add_worker()

@@ -1,7 +1,7 @@
 """user_input → task_completed round trips through Flora, beside raw Thespian hops.
 
 For each actor system base, in the same run: Flora (fake LLM, a no-op capability, the
-SQLite store) and a raw three-actor chain with the same eight hops (bench/raw_chain.py).
+SQLite store) and a raw three-actor chain with the same six hops (bench/raw_chain.py).
 Prints latency p50/p99 of sequential round trips, throughput (with several in flight on
 multiprocTCPBase; sequential on simpleSystemBase, which runs inside the caller's ask), and
 the ratio Flora/raw.
@@ -90,7 +90,7 @@ def bench_raw(base: str, trips: int, in_flight: int) -> dict:
         front = system.createActor(RawFront)
 
         def check(reply):
-            if not isinstance(reply, dict) or reply.get("stage") != 4:
+            if not isinstance(reply, dict) or reply.get("stage") != 2:
                 raise RuntimeError(f"unexpected reply: {reply!r}")
 
         return measure(system, front, lambda i: {"id": i, "content": "noop"}, trips, in_flight, check)

@@ -1,8 +1,8 @@
 """The baseline: raw Thespian actors passing a dict along the same path a Flora task takes.
 
-asker → front → agent → worker → agent → worker → agent → front → asker: eight message
-hops over three actors, like InteractionActor → AgentActor → ExecutionActor (analyze) →
-AgentActor → ExecutionActor (execute) → AgentActor → InteractionActor.
+asker → front → agent → worker → agent → front → asker: six message hops over three
+actors, like a keyword-routed request in Flora: InteractionActor → AgentActor (routes by
+rules) → ExecutionActor (execute) → AgentActor → InteractionActor.
 """
 
 from thespian.actors import Actor
@@ -25,11 +25,9 @@ class RawAgent(Actor):
             return
         if self.worker is None:
             self.worker = self.createActor(RawWorker)
-        if message["stage"] == 0:  # from the front: analyze
+        if message["stage"] == 0:  # from the front: execute
             self.front[message["id"]] = sender
             self.send(self.worker, {**message, "stage": 1})
-        elif message["stage"] == 2:  # analysis back: execute
-            self.send(self.worker, {**message, "stage": 3})
         else:  # result back: reply to the front
             self.send(self.front.pop(message["id"]), message)
 

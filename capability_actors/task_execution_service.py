@@ -43,21 +43,19 @@ class TaskExecutionService:
         self._config = config
         self._llm = llm
         self._conversation = ConversationManager(store, events, registry, source=SOURCE)
-        router = TaskRouter(registry)
-        self._intents = IntentRouter(router, llm)
+        self._intents = IntentRouter(TaskRouter(registry), llm)
         self._chat = ChatResponder(registry, llm)
-        self._router = router
 
     # -- understanding -------------------------------------------------------------------
     def analyze(self, msg: m.Analyze) -> m.AnalysisResult:
         task_id, content = msg["task_id"], msg["content"]
         if msg.get("capability"):
-            try:
-                spec = self._registry.get_executable(msg["capability"])
-            except UnknownCapability as exc:
-                return m.analysis_result(task_id=task_id, intent="chat", message=str(exc))
-            return m.analysis_result(task_id=task_id, intent="task", capability=spec.name,
-                                     parameters=self._router.extract_parameters(spec, content))
+            chosen = self._intents.decide_by_rules(content, msg["capability"])
+            if chosen is None:
+                return m.analysis_result(task_id=task_id, intent="chat",
+                                         message=f"There is no capability named {msg['capability']!r}.")
+            return m.analysis_result(task_id=task_id, intent=chosen.kind, capability=chosen.capability,
+                                     parameters=chosen.parameters)
         hint = msg.get("intent")
         intent = self._intents.classify(content) if hint not in ("chat", "system") else None
         kind = hint if intent is None else intent.kind

@@ -1,8 +1,9 @@
 """TaskCoordinator: what an AgentActor decides, as a plain class.
 
-A new task goes to a worker to be understood (``analyze``); the analysis either answers
-the user directly (chat, help, a clarification) or becomes a task record and an
-``execute``. A worker's ``task_paused`` is passed to the front desk; its ``subtask_result``
+A new task whose capability the rules are sure of becomes a task record and an
+``execute`` at once; any other goes to a worker to be understood (``analyze``: a model
+call), whose analysis either answers the user directly (chat, help, a clarification) or
+becomes the task record and ``execute``. A worker's ``task_paused`` is passed to the front desk; its ``subtask_result``
 completes or fails the task. ``resume_task`` sends a paused task back to a worker.
 
 Every method returns a list of ``(destination, message)`` where destination is
@@ -16,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from capabilities.cognition.intent_router import IntentRouter
 from common import messages as m
 from common.tasks.models import COMPLETED, FAILED, PAUSED_STATES, InvalidTransition, TaskRecord
 from common.tasks.store import TaskStore
@@ -28,13 +30,22 @@ Out = tuple[str, dict]
 
 
 class TaskCoordinator:
-    def __init__(self, store: TaskStore, events: EventBus, *, agent_id: str = "agent"):
+    def __init__(self, store: TaskStore, events: EventBus, *, rules: IntentRouter | None = None,
+                 agent_id: str = "agent"):
         self._store = store
         self._events = events
+        self._rules = rules
         self._agent_id = agent_id
         self._pending: dict[str, m.AgentTask] = {}  # analysis in progress, by task_id
 
     def on_agent_task(self, msg: m.AgentTask) -> list[Out]:
+        """Route by rules here when they are sure (cheap, never blocks); a worker is asked
+        only when the model must decide or write a chat reply."""
+        ruled = None
+        if self._rules is not None and msg.get("intent") not in ("chat", "system"):
+            ruled = self._rules.decide_by_rules(msg["content"], msg.get("capability"))
+        if ruled is not None:
+            return self._start(msg, ruled.kind, ruled.capability, ruled.parameters)
         self._pending[msg["task_id"]] = msg
         return [("worker", m.analyze(task_id=msg["task_id"], tenant_id=msg["tenant_id"], user_id=msg["user_id"],
                                      content=msg["content"], intent=msg.get("intent"),
@@ -51,10 +62,13 @@ class TaskCoordinator:
         if intent == "clarify":
             return [("reply", m.clarification(msg_id=request["msg_id"], message=msg.get("message", ""),
                                               options=msg.get("options", [])))]
+        return self._start(request, intent, msg["capability"], msg.get("parameters", {}))
+
+    def _start(self, request: m.AgentTask, intent: str, capability: str, parameters: dict) -> list[Out]:
+        """Record the task and send it to a worker to run."""
         task = TaskRecord(task_id=request["task_id"], tenant_id=request["tenant_id"], user_id=request["user_id"],
                           content=request["content"], msg_id=request["msg_id"], intent=intent,
-                          capability=msg["capability"],
-                          parameters={**msg.get("parameters", {}), **request.get("parameters", {})})
+                          capability=capability, parameters={**parameters, **request.get("parameters", {})})
         self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
                                  data={"capability": task.capability, "intent": intent, "content": task.content})
         return [("worker", m.execute(task_id=task.task_id, tenant_id=task.tenant_id, user_id=task.user_id,

@@ -43,16 +43,29 @@ class IntentRouter:
         self._router = router
         self._llm = llm
 
+    def decide_by_rules(self, content: str, capability: str | None = None) -> Intent | None:
+        """The task the rules are sure of (a capability the user chose, or one named by its
+        keywords), without a model and without blocking; None when the rules are not sure."""
+        text = content.strip()
+        if capability:
+            spec = next((s for s in self._router.routable() if s.name == capability), None)
+            return Intent("task", spec.name, self._router.extract_parameters(spec, text)) if spec else None
+        if is_greeting(text) or is_help(text):
+            return None
+        best = self._router.confident(text)
+        if best is None:
+            return None
+        return Intent(_task_kind(text), best.spec.name, self._router.extract_parameters(best.spec, text))
+
     def classify(self, content: str) -> Intent:
         text = content.strip()
         if is_greeting(text):
             return Intent("chat")
         if is_help(text):
             return Intent("system")
-        best = self._router.confident(text)
-        if best is not None:
-            return Intent(_task_kind(text), best.spec.name,
-                          self._router.extract_parameters(best.spec, text))
+        ruled = self.decide_by_rules(text)
+        if ruled is not None:
+            return ruled
         if self._llm is not None:
             intent = self._ask_model(text)
             if intent is not None:
