@@ -4,14 +4,10 @@ skipping them, so a run without it cannot pass."""
 
 from __future__ import annotations
 
-import os
 import threading
-import time
-import uuid
 from datetime import datetime, timezone
 
 import pytest
-import redis
 
 from capabilities.loop.schedule import Schedule, run_key
 from common.loops.models import (
@@ -20,50 +16,8 @@ from common.loops.models import (
 from common.loops.registry import open_loop_registry
 from common.loops.sqlite_registry import SQLiteLoopRegistry
 
-REDIS_URL = os.environ.get("FLORA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 EVERY_HOUR = Schedule.on_cron("0 * * * *", timezone="Asia/Shanghai").to_dict()
 T0 = 1_750_000_000.0
-
-
-def _redis_client() -> redis.Redis:
-    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-    try:
-        client.ping()
-    except redis.ConnectionError as exc:
-        pytest.fail(f"Redis at {REDIS_URL} is unreachable ({exc}); the redis backend of the loop "
-                    "registry is tested against a real Redis", pytrace=False)
-    return client
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def make(request, tmp_path):
-    """A factory of registry objects over one backing store: a second object is a second
-    process, or the same one after a restart. Redis keys get a prefix of their own."""
-    made = []
-    if request.param == "sqlite":
-        location = {"sqlite_path": tmp_path / "flora.db"}
-    else:
-        client = _redis_client()
-        location = {"redis_url": REDIS_URL, "prefix": f"flora-test-{uuid.uuid4().hex[:12]}"}
-
-    def factory():
-        made.append(open_loop_registry(request.param, **location))
-        return made[-1]
-
-    factory.client, factory.prefix = (client, location["prefix"]) if request.param == "redis" else (None, None)
-    yield factory
-    for registry in made:
-        registry.close()
-    if factory.client is not None:
-        leftover = list(client.scan_iter(f"{factory.prefix}:*"))
-        if leftover:
-            client.delete(*leftover)
-        client.close()
-
-
-@pytest.fixture
-def reg(make):
-    return make()
 
 
 def task(loop_task_id="lt1", *, tenant="acme", user="u1", **fields) -> LoopTask:
