@@ -1,0 +1,107 @@
+"""LoopScheduler: what the LoopSchedulerActor decides, as a plain class with time injected.
+
+``register`` stores a loop task with its first fire time. ``tick(now)`` returns the runs
+to start: for each loop task that is due, the scheduled times its missed-run policy owes
+(``catch_up`` all of them, ``skip`` only an on-time one, ``latest`` the most recent), minus
+those its overlap policy holds back (``skip``: not while a run is still going), each
+claimed in the registry under its run key first, so a run another node or an earlier tick
+already claimed never starts twice. ``trigger`` does the same for a run asked for from
+outside (a user's "run it now", a RabbitMQ trigger carrying its own run key).
+
+Exceptions: the registry's (``LoopTaskNotFound``, ``Forbidden``) and ``ScheduleError``
+for a schedule that would never fire.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from capabilities.loop.schedule import Schedule, ScheduleError, due_runs, next_fire, run_key
+from common.loops.models import ACTIVE, OVERLAP_SKIP, Forbidden, LoopTask, LoopTaskNotFound, RunRecord
+from common.loops.registry import LoopTaskRegistry
+
+log = logging.getLogger("flora.loops")
+
+DEFAULT_BATCH = 100
+
+
+@dataclass(frozen=True)
+class Fire:
+    """One run to start: the loop task, its run key and the time it was due."""
+
+    task: LoopTask
+    run_key: str
+    scheduled_at: datetime
+
+
+@dataclass
+class Tick:
+    fires: list[Fire] = field(default_factory=list)
+    held_back: list[Fire] = field(default_factory=list)  # overlap policy "skip": the last run still goes
+
+
+class LoopScheduler:
+    def __init__(self, registry: LoopTaskRegistry, *, batch: int = DEFAULT_BATCH):
+        self._registry = registry
+        self._batch = batch
+
+    def register(self, task: LoopTask, now: datetime) -> LoopTask:
+        """Store a new loop task with its first fire time; a schedule with none is refused."""
+        first = next_fire(Schedule.from_dict(task.schedule), now)
+        if first is None:
+            raise ScheduleError("at", "that time has already passed")
+        task.next_fire_at = first.timestamp()
+        return self._registry.add(task)
+
+    def tick(self, now: datetime) -> Tick:
+        tick = Tick()
+        for task in self._registry.due(now.timestamp(), self._batch):
+            self._tick_one(task, now, tick)
+        return tick
+
+    def _tick_one(self, task: LoopTask, now: datetime, tick: Tick) -> None:
+        schedule = Schedule.from_dict(task.schedule)
+        last = _at(task.last_fire_at if task.last_fire_at is not None else task.created_at)
+        owed = due_runs(schedule, last, now, task.missed, self._batch)
+        busy = task.overlap == OVERLAP_SKIP and bool(self._registry.running(task.tenant_id, task.loop_task_id))
+        for at in owed:
+            fire = Fire(task, run_key(task.loop_task_id, at), at)
+            if busy:
+                tick.held_back.append(fire)
+                log.info("loop run held back (previous run still going) loop_task_id=%s run_key=%s",
+                         task.loop_task_id, fire.run_key)
+            elif self._registry.claim_run(task.tenant_id, task.loop_task_id, fire.run_key, at.timestamp()):
+                tick.fires.append(fire)
+                busy = task.overlap == OVERLAP_SKIP
+        more_owed = task.missed == "catch_up" and len(owed) == self._batch
+        upcoming = now if more_owed else next_fire(schedule, now)
+        self._registry.update(
+            task.tenant_id, task.loop_task_id, user_id=task.user_id,
+            last_fire_at=owed[-1].timestamp() if owed else task.last_fire_at,
+            next_fire_at=upcoming.timestamp() if upcoming else None)
+
+    def trigger(self, tenant_id: str, loop_task_id: str, now: datetime, *, user_id: str | None = None,
+                key: str | None = None) -> Fire | None:
+        """A run asked for from outside; None when that run key already ran (a duplicate).
+        ``user_id``, when given, must own the loop task."""
+        task = self._registry.get(tenant_id, loop_task_id)
+        if task is None:
+            raise LoopTaskNotFound(loop_task_id)
+        if user_id is not None and task.user_id != user_id:
+            raise Forbidden(loop_task_id, user_id)
+        if task.state != ACTIVE and user_id is None:
+            log.info("trigger for %s loop task %s ignored", task.state, loop_task_id)
+            return None
+        key = key or run_key(loop_task_id, now)
+        if not self._registry.claim_run(tenant_id, loop_task_id, key, now.timestamp()):
+            return None
+        return Fire(task, key, now)
+
+    def finish(self, tenant_id: str, key: str, *, ok: bool, task_id: str = "") -> RunRecord:
+        return self._registry.finish_run(tenant_id, key, "completed" if ok else "failed", task_id)
+
+
+def _at(timestamp: float) -> datetime:
+    return datetime.fromtimestamp(timestamp, UTC)
