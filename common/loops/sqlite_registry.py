@@ -14,7 +14,6 @@ import logging
 import sqlite3
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -23,6 +22,7 @@ from common.loops.models import (
     check_changes, check_finish_state,
 )
 from common.loops.registry import LoopTaskRegistry
+from common.sqlite import immediate, open_sqlite
 
 log = logging.getLogger("flora.loops")
 
@@ -71,14 +71,8 @@ _RUN_COLUMNS = ("run_key", "loop_task_id", "tenant_id", "scheduled_at", "state",
 class SQLiteLoopRegistry(LoopTaskRegistry):
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=10.0, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=10000")
+        self._db = open_sqlite(path)
         with self._lock:
             self._db.executescript(SCHEMA)
 
@@ -117,7 +111,7 @@ class SQLiteLoopRegistry(LoopTaskRegistry):
         check_changes(changes)
         encoded = _encode({**changes, "updated_at": time.time()})
         assignments = ", ".join(f"{k}=?" for k in encoded)
-        with self._lock, self._transaction():
+        with self._lock, immediate(self._db):
             self._owned(tenant_id, loop_task_id, user_id)
             self._db.execute(f"UPDATE loop_tasks SET {assignments} WHERE tenant_id=? AND loop_task_id=?",
                              [*encoded.values(), tenant_id, loop_task_id])
@@ -142,7 +136,7 @@ class SQLiteLoopRegistry(LoopTaskRegistry):
 
     # -- runs ----------------------------------------------------------------------
     def claim_run(self, tenant_id: str, loop_task_id: str, run_key: str, scheduled_at: float) -> bool:
-        with self._lock, self._transaction():
+        with self._lock, immediate(self._db):
             exists = self._db.execute("SELECT 1 FROM loop_tasks WHERE tenant_id=? AND loop_task_id=?",
                                       (tenant_id, loop_task_id)).fetchone()
             if exists is None:
@@ -157,7 +151,7 @@ class SQLiteLoopRegistry(LoopTaskRegistry):
 
     def finish_run(self, tenant_id: str, run_key: str, state: str, task_id: str = "") -> RunRecord:
         check_finish_state(state)
-        with self._lock, self._transaction():
+        with self._lock, immediate(self._db):
             self._db.execute("UPDATE loop_runs SET state=?, task_id=?, finished_at=?"
                              " WHERE tenant_id=? AND run_key=? AND state=?",
                              (state, task_id, time.time(), tenant_id, run_key, RUN_RUNNING))
@@ -181,15 +175,6 @@ class SQLiteLoopRegistry(LoopTaskRegistry):
                                     (tenant_id, loop_task_id, RUN_RUNNING)).fetchall()
         return [_run(r) for r in rows]
 
-    @contextmanager
-    def _transaction(self):
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:

@@ -12,11 +12,11 @@ import logging
 import sqlite3
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
     Draft, Event, InvalidTransition, PendingEvent, TaskNotFound, TaskRecord, can_move,
 )
@@ -80,14 +80,8 @@ _MUTABLE = frozenset(_TASK_COLUMNS) - {"task_id", "tenant_id", "user_id", "creat
 class SQLiteTaskStore(TaskStore):
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=10.0, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=10000")
+        self._db = open_sqlite(path)
         with self._lock:
             self._db.executescript(SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
@@ -97,7 +91,7 @@ class SQLiteTaskStore(TaskStore):
         row = _encode(task.to_dict())
         cols = ", ".join(_TASK_COLUMNS)
         marks = ", ".join("?" for _ in _TASK_COLUMNS)
-        with self._lock, self._transaction():
+        with self._lock, immediate(self._db):
             self._db.execute(f"INSERT INTO tasks ({cols}) VALUES ({marks})", [row[c] for c in _TASK_COLUMNS])
             written = self._insert_event(task, event) if event else None
         return task, written
@@ -110,7 +104,7 @@ class SQLiteTaskStore(TaskStore):
 
     def transition_recorded(self, tenant_id: str, task_id: str, state: str, event: PendingEvent | None, *,
                             expect: Iterable[str] | None = None, **changes: Any) -> tuple[TaskRecord, Event | None]:
-        with self._lock, self._transaction():
+        with self._lock, immediate(self._db):
             row = self._db.execute("SELECT * FROM tasks WHERE tenant_id=? AND task_id=?",
                                    (tenant_id, task_id)).fetchone()
             if row is None:
@@ -124,15 +118,6 @@ class SQLiteTaskStore(TaskStore):
             written = self._insert_event(task, event) if event else None
         return task, written
 
-    @contextmanager
-    def _transaction(self):
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     def _insert_event(self, task: TaskRecord, event: PendingEvent) -> Event:
         now = time.time()
