@@ -175,7 +175,6 @@ class SQLiteLoopRegistry(LoopTaskRegistry):
                                     (tenant_id, loop_task_id, RUN_RUNNING)).fetchall()
         return [_run(r) for r in rows]
 
-
     def close(self) -> None:
         with self._lock:
             self._db.close()

@@ -118,7 +118,6 @@ class SQLiteTaskStore(TaskStore):
             written = self._insert_event(task, event) if event else None
         return task, written
 
-
     def _insert_event(self, task: TaskRecord, event: PendingEvent) -> Event:
         now = time.time()
         cur = self._db.execute(
