@@ -16,9 +16,10 @@ import json
 import os
 from pathlib import Path
 from typing import Any, Literal, Mapping
+from zoneinfo import ZoneInfo
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 ENV_PREFIX = "FLORA_"
 CONFIG_FILE_ENV = "FLORA_CONFIG"
@@ -89,6 +90,47 @@ class RedisConfig(_Section):
     url: str = "redis://127.0.0.1:6379/0"
 
 
+class LoopsConfig(_Section):
+    """Loop tasks: where they are kept, how their triggers travel, how often the scheduler looks."""
+
+    registry: Literal["sqlite", "redis"] = "sqlite"  # sqlite: the store's file; redis: redis.url
+    queue: Literal["memory", "rabbitmq"] = "memory"  # memory: inside the scheduler; rabbitmq: rabbitmq.url
+    tick_s: float = Field(1.0, gt=0, le=60)
+    timezone: str = ""  # IANA name for "at 9:00"; empty: this machine's zone
+    missed: Literal["catch_up", "skip", "latest"] = "latest"
+    overlap: Literal["skip", "queue"] = "skip"
+    redis_prefix: str = Field("flora", min_length=1)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        if value:
+            try:
+                ZoneInfo(value)
+            except (KeyError, ValueError, OSError):
+                raise ValueError(f"unknown timezone {value!r} (use an IANA name such as 'Asia/Shanghai')") from None
+        return value
+
+    def zone_name(self) -> str:
+        """The timezone loop schedules are read in."""
+        return self.timezone or local_zone_name()
+
+
+def local_zone_name() -> str:
+    """This machine's IANA zone: $TZ, then /etc/localtime's link, else UTC."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    if not name:
+        try:
+            name = str(Path("/etc/localtime").resolve()).split("zoneinfo/", 1)[1]
+        except (OSError, IndexError):
+            name = "UTC"
+    try:
+        ZoneInfo(name)
+    except (KeyError, ValueError, OSError):
+        return "UTC"
+    return name
+
+
 class HTTPConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
@@ -106,6 +148,7 @@ class FloraConfig(_Section):
     rabbitmq: RabbitMQConfig = Field(default_factory=RabbitMQConfig)
     redis: RedisConfig = Field(default_factory=RedisConfig)
     http: HTTPConfig = Field(default_factory=HTTPConfig)
+    loops: LoopsConfig = Field(default_factory=LoopsConfig)
 
     @property
     def sqlite_path(self) -> Path:

@@ -7,8 +7,9 @@ packages advertising the ``flora.capabilities`` entry-point group. Every process
 capabilities calls this once, so a plugin module is imported in each of them.
 
 Registered services: ``llm``, ``routing``, ``intent_router``, ``conversation_manager``,
-``data_access``. Later parts of the seed (planning, loop_queue, memory, result_aggregation,
-parallel_optimization...) register here as they are built.
+``loop_tasks`` (LoopService), ``loop_queue`` (QueueFactory's trigger queue), ``data_access``.
+Later parts of the seed (planning, memory, result_aggregation, parallel_optimization...)
+register here as they are built.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import importlib
 import logging
 
+from capabilities.loop.queues import QueueFactory
 from capabilities.registry import CapabilityRegistry, RegistryError
 from config import ConfigError, FloraConfig
 
@@ -25,6 +27,7 @@ BUILTIN_MODULES = (
     "capabilities.tools.dify",
     "capabilities.tools.http_request",
     "capabilities.tools.data_query",
+    "capabilities.loop.reminders",
 )
 
 
@@ -45,6 +48,9 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
                       factory=True)
     if store is not None and events is not None:
         registry.register("conversation_manager", lambda r: ConversationManager(store, events, r), factory=True)
+    if store is not None and events is not None:
+        registry.register("loop_tasks", lambda _: build_loop_service(config, store, events), factory=True)
+        registry.register("loop_queue", lambda _: QueueFactory.create(config), factory=True)
     registry.register("data_access",
                       lambda _: DataAccessor.from_settings(config.capabilities.settings.get("data_access", {})),
                       factory=True)
@@ -64,6 +70,18 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
     if config.capabilities.entry_points:
         registry.load_entry_points()
     return registry
+
+
+def build_loop_service(config: FloraConfig, store, events):
+    """Loop tasks over the configured registry (``loops.registry``: the store's SQLite file or Redis)."""
+    from capabilities.loop.service import LoopService
+    from common.loops.registry import open_loop_registry
+
+    loops = config.loops
+    registry = open_loop_registry(loops.registry, sqlite_path=config.sqlite_path, redis_url=config.redis.url,
+                                  prefix=loops.redis_prefix)
+    return LoopService(registry, store, events, timezone=loops.zone_name(), missed=loops.missed,
+                       overlap=loops.overlap)
 
 
 def build_configured_llm(config: FloraConfig):

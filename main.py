@@ -10,7 +10,8 @@ From Python::
     flora.shutdown()
 
 Start-up follows the seed's order: capabilities, the actor system, RouterActor, AgentActor
-(with its ExecutionActors), InteractionActor, then the wiring between them.
+(with its ExecutionActors), InteractionActor, LoopSchedulerActor, then the wiring between
+them; with ``loops.queue: rabbitmq`` also the RabbitBridge that feeds triggers in.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import atexit
 import logging
 import socket
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,7 @@ log = logging.getLogger("flora.main")
 
 STARTUP_TIMEOUT_S = 60.0
 ROUTER_NAME = "flora-router"
+SCHEDULER_NAME = "flora-loop-scheduler"
 
 
 class StartupError(RuntimeError):
@@ -48,6 +51,8 @@ class Flora:
     agent: Any
     config: FloraConfig
     model_host: Any = None
+    scheduler: Any = None
+    bridge: Any = None
     _closed: bool = field(default=False, repr=False)
 
     def ask(self, content: str, *, user_id: str = "user_001", timeout: float | None = None, **fields: Any) -> dict:
@@ -58,11 +63,22 @@ class Flora:
             raise TimeoutError(f"no reply to {msg['msg_id']} within the timeout")
         return reply
 
+    def notifications(self, user_id: str = "user_001", *, tenant_id: str | None = None, all: bool = False,
+                      mark_read: bool = True, timeout: float = 10.0) -> list[dict]:
+        """The user's notifications (loop runs' results) not fetched yet, oldest first."""
+        reply = self.system.ask(self.interaction, m.notifications_request(
+            user_id=user_id, tenant_id=tenant_id, all=all, mark_read=mark_read), timeout)
+        if not isinstance(reply, dict) or reply.get("message_type") != "notifications_reply":
+            raise TimeoutError(f"no notifications reply for {user_id}: {reply!r}")
+        return reply["notifications"]
+
     def shutdown(self) -> None:
         if self._closed:
             return
         self._closed = True
         try:
+            if self.bridge is not None:
+                self.bridge.stop()
             self.system.shutdown()
         finally:
             if self.model_host is not None:
@@ -76,6 +92,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     from agents.interaction_actor import InteractionActor
     from agents.router_actor import RouterActor
     from capabilities.llm import build_model_host
+    from capability_actors.loop_scheduler_actor import LoopSchedulerActor
     from init_plugins import build_registry
 
     config = load_config(config)
@@ -102,21 +119,79 @@ def start_flora(config: ConfigSource = None) -> Flora:
     atexit.register(flora.shutdown)
     try:
         wire = config.to_dict()
+        # created first, configured last: the others need its address, it needs theirs
+        flora.scheduler = system.createActor(LoopSchedulerActor, globalName=SCHEDULER_NAME)
         flora.router = system.createActor(RouterActor, globalName=ROUTER_NAME)  # 3. RouterActor
-        _expect(system.ask(flora.router, m.configure(config=wire, role="router"), STARTUP_TIMEOUT_S), "configured",
-                "RouterActor")
+        _expect(system.ask(flora.router, m.configure(config=wire, role="router", scheduler=flora.scheduler),
+                           STARTUP_TIMEOUT_S), "configured", "RouterActor")
         route = _expect(system.ask(flora.router, m.route_request(tenant_id=config.default_tenant),  # 4. AgentActor
                                    STARTUP_TIMEOUT_S), "route_reply", "RouterActor")
         flora.agent = route["agent"]
         flora.interaction = system.createActor(InteractionActor)  # 5. InteractionActor
         _expect(system.ask(flora.interaction, m.configure(config=wire, router=flora.router, agent=flora.agent,  # 6.
-                                                          role="interaction"), STARTUP_TIMEOUT_S),
-                "configured", "InteractionActor")
+                                                          scheduler=flora.scheduler, role="interaction"),
+                           STARTUP_TIMEOUT_S), "configured", "InteractionActor")
+        _expect(system.ask(flora.scheduler, m.configure(config=wire, router=flora.router,  # 7. LoopSchedulerActor
+                                                        interaction=flora.interaction, role="loop_scheduler"),
+                           STARTUP_TIMEOUT_S), "configured", "LoopSchedulerActor")
+        if config.loops.queue == "rabbitmq":
+            flora.bridge = start_trigger_bridge(system, flora.scheduler, config)
     except BaseException:
         flora.shutdown()
         raise
     log.info("Flora started base=%s llm=%s", base, config.llm.backend)
     return flora
+
+
+def start_trigger_bridge(system: Any, scheduler: Any, config: FloraConfig):
+    """Consume the RabbitMQ trigger queue in this process: each trigger is recorded here
+    (run key claimed, run task created) and only then handed to the LoopSchedulerActor and
+    acknowledged. Blocks until the bridge consumes, so a broker that is down fails start-up."""
+    from capabilities.loop.intake import TriggerIntake
+    from capabilities.loop.rabbit_bridge import RabbitBridge
+    from common.runtime import Runtime
+
+    if config.actors.system_base == "simpleSystemBase":
+        raise StartupError("loops.queue 'rabbitmq' needs a multiprocess actor system (actors.system_base "
+                           "multiprocTCPBase): simpleSystemBase runs actors in the caller's thread")
+    runtime = Runtime.from_config(config)
+    contexts = threading.local()
+    closers: list = [runtime.close]
+
+    def hand_on(start) -> None:
+        # the bridge's worker thread: its own endpoint into the actor system (ActorSystem.private),
+        # never the one the main thread asks through
+        context = getattr(contexts, "context", None)
+        if context is None:
+            opener = system.private()
+            context = contexts.context = opener.__enter__()
+            closers.append(lambda: opener.__exit__(None, None, None))
+        context.tell(scheduler, m.loop_fire(tenant_id=start.tenant_id, user_id=start.user_id,
+                                            loop_task_id=start.loop_task_id, run_key=start.run_key,
+                                            task_id=start.task_id))
+
+    intake = TriggerIntake(runtime.loops, default_tenant=config.default_tenant, hand_on=hand_on)
+    bridge = TriggerBridge(RabbitBridge(config.rabbitmq.url, config.rabbitmq.loop_trigger_queue, intake.handle),
+                           closers)
+    bridge.bridge.start()
+    if not bridge.bridge.wait_consuming(STARTUP_TIMEOUT_S / 4):
+        bridge.stop()
+        raise StartupError(f"RabbitMQ trigger bridge: cannot consume {config.rabbitmq.loop_trigger_queue} "
+                           "(is RabbitMQ running at rabbitmq.url?)")
+    return bridge
+
+
+@dataclass
+class TriggerBridge:
+    """The running RabbitBridge and what to close after it stops."""
+
+    bridge: Any
+    closers: list
+
+    def stop(self) -> None:
+        self.bridge.stop()
+        for close in self.closers:
+            close()
 
 
 def _expect(reply: Any, kind: str, who: str) -> dict:
@@ -159,6 +234,11 @@ def render(reply: dict) -> str:
 def converse(flora: Flora, user_id: str, stream=sys.stdin) -> None:
     print("Flora is ready. Type a request; 'exit' to leave.")
     while True:
+        try:
+            for note in flora.notifications(user_id):  # loop runs that finished since the last line
+                print("flora (notification)> " + note["message"].replace("\n", "\nflora> "))
+        except TimeoutError:
+            pass
         try:
             print("you> ", end="", flush=True)
             line = stream.readline()

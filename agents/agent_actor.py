@@ -34,9 +34,11 @@ class AgentActor(FloraActor):
         self.workers: list[Worker] = []
         self.reply_to: dict[str, Any] = {}  # msg_id -> who waits for the reply
         self.frontend: Any = None
+        self.scheduler: Any = None  # the LoopSchedulerActor
 
     def handlers(self):
-        return {"agent_task": self.on_request, "resume_task": self.on_request,
+        return {"agent_task": self.on_request, "resume_task": self.on_request, "run_task": self.on_request,
+                "task_completed": self.on_loop_reply, "task_error": self.on_loop_reply,
                 "analysis_result": self.on_worker_reply, "task_paused": self.on_worker_reply,
                 "subtask_result": self.on_worker_reply, "heartbeat": self.on_heartbeat,
                 "status_request": self.on_status_request}
@@ -44,8 +46,10 @@ class AgentActor(FloraActor):
     def configured(self, message, sender):
         self.agent_id = message.get("role", "agent")
         rules = IntentRouter(TaskRouter(self.runtime.registry))  # no model here: the AgentActor never blocks
+        self.scheduler = message.get("scheduler")
         self.coordinator = TaskCoordinator(self.runtime.store, self.runtime.events, rules=rules,
-                                           agent_id=self.agent_id)
+                                           agent_id=self.agent_id,
+                                           loops=self.runtime.loops if self.scheduler is not None else None)
         self.config_message = message["config"]
         for _ in range(self.runtime.config.actors.execution_pool_size):
             self._add_worker()
@@ -63,11 +67,22 @@ class AgentActor(FloraActor):
         except m.ProtocolError as exc:
             self.reply_error(sender, message, exc.error_type, str(exc))
             return
-        self.frontend = sender
+        kind = message["message_type"]
+        if kind != "run_task":
+            self.frontend = sender
         self.reply_to[message["msg_id"]] = message.get("reply_to") or sender
-        outs = (self.coordinator.on_agent_task(message) if message["message_type"] == "agent_task"
-                else self.coordinator.on_resume_task(message))
+        if kind == "agent_task":
+            outs = self.coordinator.on_agent_task(message)
+        elif kind == "resume_task":
+            outs = self.coordinator.on_resume_task(message)
+        else:
+            outs = self.coordinator.on_run_task(message)
         self._send_all(outs)
+
+    def on_loop_reply(self, message, sender):
+        """The LoopSchedulerActor's answer to a user's loop operation."""
+        if sender == self.scheduler:
+            self._send_all([("reply", message)])
 
     def on_worker_reply(self, message, sender):
         self._worker(sender).in_flight.pop(message.get("task_id"), None)
@@ -93,6 +108,8 @@ class AgentActor(FloraActor):
                 worker = min(self.workers, key=lambda w: len(w.in_flight))
                 worker.in_flight[msg["task_id"]] = msg
                 self.send(worker.address, msg)
+            elif destination == "loops":
+                self.send(self.scheduler, msg)
             else:
                 # one reply per user message; after a restart the front end is the fallback
                 to = self.reply_to.pop(msg["msg_id"], None) or self.frontend

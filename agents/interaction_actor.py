@@ -1,7 +1,9 @@
 """InteractionActor: the one entry point for users (``system.ask``, the CLI, the HTTP API).
 
 Every message that is not from an AgentActor is treated as user input and answered: a
-malformed one with a ``task_error`` that says what is wrong. Its InteractionCoordinator
+malformed one with a ``task_error`` that says what is wrong. Clients may also ``subscribe``
+to a user's notifications (loop runs' results, pushed to them as they come) or fetch them
+(``notifications_request``); the LoopSchedulerActor sends them here as ``notification``. Its InteractionCoordinator
 decides; this actor only moves messages: to the tenant's AgentActor (found through the
 RouterActor and cached) and back to whoever asked.
 """
@@ -22,7 +24,8 @@ SWEEP_INTERVAL_S = 1.0
 class InteractionActor(FloraActor):
     role = "interaction"
     # what arrives here: users' messages, the back end's replies, the router's answer
-    HANDLES = frozenset({"user_input", "route_reply", *m.REPLY_TYPES})
+    HANDLES = frozenset({"user_input", "route_reply", "notification", "subscribe", "notifications_request",
+                         *m.REPLY_TYPES})
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -31,6 +34,8 @@ class InteractionActor(FloraActor):
         self.agents: dict[str, Any] = {}  # tenant -> AgentActor address
         self.queued: dict[str, list[dict]] = {}  # tenant -> messages waiting for a route
         self.askers: dict[str, Any] = {}  # msg_id -> who asked
+        self.subscribers: dict[tuple[str, str], list[Any]] = {}  # (tenant, user) -> addresses to push to
+        self.scheduler: Any = None
 
     def configured(self, message, sender):
         rt = self.runtime
@@ -40,6 +45,7 @@ class InteractionActor(FloraActor):
         self.sweep_s = min(SWEEP_INTERVAL_S, rt.config.actors.ask_timeout_s / 2)
         self.wakeupAfter(self.sweep_s)
         self.router = message.get("router")
+        self.scheduler = message.get("scheduler")
         if message.get("agent") is not None:
             self.agents[rt.config.default_tenant] = message["agent"]
 
@@ -53,6 +59,10 @@ class InteractionActor(FloraActor):
             self.on_route_reply(message)
         elif kind in m.REPLY_TYPES and sender in self.agents.values():
             self._dispatch(self.coordinator.on_backend_reply(message), None)
+        elif kind == "notification" and sender == self.scheduler:
+            self.push(message)
+        elif kind in ("subscribe", "notifications_request"):
+            self.on_notifications(message, sender)
         else:  # anything else is a user's message, well-formed or not
             self._dispatch(self.coordinator.on_user_input(message), sender)
 
@@ -71,6 +81,36 @@ class InteractionActor(FloraActor):
                 self.queued.setdefault(msg["tenant_id"], []).append(msg)
                 if len(self.queued[msg["tenant_id"]]) == 1:
                     self.send(self.router, m.route_request(tenant_id=msg["tenant_id"]))
+
+    def on_notifications(self, message, sender) -> None:
+        try:
+            m.validate(message)
+        except m.ProtocolError as exc:
+            self.send(sender, m.task_error(msg_id=m.new_id("msg"), error_type=exc.error_type, message=str(exc),
+                                           field=exc.field))
+            return
+        tenant = message.get("tenant_id") or self.runtime.config.default_tenant
+        user = message["user_id"]
+        if message["message_type"] == "subscribe":
+            listeners = self.subscribers.setdefault((tenant, user), [])
+            if sender not in listeners:
+                listeners.append(sender)
+            mark = True
+        else:
+            mark = message.get("mark_read", True)
+        store = self.runtime.store
+        notes = store.notifications(tenant, user, unread_only=not message.get("all", False))
+        if mark:
+            store.mark_notifications_read(tenant, user, [n.notification_id for n in notes])
+        self.send(sender, m.notifications_reply(user_id=user, notifications=[n.to_dict() for n in notes]))
+
+    def push(self, note: dict) -> None:
+        """Send a notification to the user's subscribers; with none it waits in the store."""
+        listeners = self.subscribers.get((note["tenant_id"], note["user_id"]), [])
+        for address in listeners:
+            self.send(address, note)
+        if listeners:
+            self.runtime.store.mark_notifications_read(note["tenant_id"], note["user_id"], [note["notification_id"]])
 
     def on_route_reply(self, message) -> None:
         self.agents[message["tenant_id"]] = message["agent"]

@@ -78,6 +78,7 @@ class RouterActor(FloraActor):
         actors = self.runtime.config.actors
         self.directory = AgentDirectory(actors.heartbeat_interval_s)
         self.config_message = message["config"]
+        self.scheduler = message.get("scheduler")
         self.wakeupAfter(actors.heartbeat_interval_s)
 
     def on_route_request(self, message, sender):
@@ -90,7 +91,8 @@ class RouterActor(FloraActor):
         from agents.agent_actor import AgentActor
 
         address = self.createActor(AgentActor)
-        self.send(address, m.configure(config=self.config_message, router=self.myAddress, role=f"{tenant_id}@{node}"))
+        self.send(address, m.configure(config=self.config_message, router=self.myAddress, scheduler=self.scheduler,
+                                       role=f"{tenant_id}@{node}"))
         self.log.info("AgentActor created tenant=%s node=%s", tenant_id, node)
         return self.directory.add(tenant_id, node, address)
 

@@ -58,6 +58,7 @@ class ExecutionContext:
     settings: dict = field(default_factory=dict)
     llm: Any = None
     registry: Any = None
+    meta: dict = field(default_factory=dict)  # about the task: {"loop_task_id": ...} for a loop run
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("flora.capability"))
 
 

@@ -1,12 +1,13 @@
 """LoopScheduler: what the LoopSchedulerActor decides, as a plain class with time injected.
 
 ``register`` stores a loop task with its first fire time. ``tick(now)`` returns the runs
-to start: for each loop task that is due, the scheduled times its missed-run policy owes
+due: for each loop task that is due, the scheduled times its missed-run policy owes
 (``catch_up`` all of them, ``skip`` only an on-time one, ``latest`` the most recent), minus
-those its overlap policy holds back (``skip``: not while a run is still going), each
-claimed in the registry under its run key first, so a run another node or an earlier tick
-already claimed never starts twice. ``trigger`` does the same for a run asked for from
-outside (a user's "run it now", a RabbitMQ trigger carrying its own run key).
+those its overlap policy holds back (``skip``: not while a run is still going), and moves
+the task's next fire time on. A tick only *proposes* runs: each becomes a trigger with a
+run key, and a run starts when its trigger is accepted (``claim``), once per key ever. So
+two schedulers ticking at once, a tick repeated after a crash, or a trigger delivered twice
+all end in one run. ``trigger`` claims a run asked for from outside (a user's "run it now").
 
 Exceptions: the registry's (``LoopTaskNotFound``, ``Forbidden``) and ``ScheduleError``
 for a schedule that would never fire.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Callable
 from datetime import UTC, datetime
 
 from capabilities.loop.schedule import Schedule, ScheduleError, due_runs, next_fire, run_key
@@ -40,6 +42,7 @@ class Fire:
 class Tick:
     fires: list[Fire] = field(default_factory=list)
     held_back: list[Fire] = field(default_factory=list)  # overlap policy "skip": the last run still goes
+    failed: list[Fire] = field(default_factory=list)  # not published; the task stays due
 
 
 class LoopScheduler:
@@ -55,13 +58,16 @@ class LoopScheduler:
         task.next_fire_at = first.timestamp()
         return self._registry.add(task)
 
-    def tick(self, now: datetime) -> Tick:
+    def tick(self, now: datetime, publish: Callable[[Fire], None] | None = None) -> Tick:
+        """The runs due at ``now``. With ``publish``, each is handed to it before the task's
+        next fire time moves on; a publish that raises leaves that task due, so the next tick
+        publishes its runs again (under the same run keys, so they cannot run twice)."""
         tick = Tick()
         for task in self._registry.due(now.timestamp(), self._batch):
-            self._tick_one(task, now, tick)
+            self._tick_one(task, now, tick, publish)
         return tick
 
-    def _tick_one(self, task: LoopTask, now: datetime, tick: Tick) -> None:
+    def _tick_one(self, task: LoopTask, now: datetime, tick: Tick, publish: Callable[[Fire], None] | None) -> None:
         schedule = Schedule.from_dict(task.schedule)
         last = _at(task.last_fire_at if task.last_fire_at is not None else task.created_at)
         owed = due_runs(schedule, last, now, task.missed, self._batch)
@@ -72,7 +78,15 @@ class LoopScheduler:
                 tick.held_back.append(fire)
                 log.info("loop run held back (previous run still going) loop_task_id=%s run_key=%s",
                          task.loop_task_id, fire.run_key)
-            elif self._registry.claim_run(task.tenant_id, task.loop_task_id, fire.run_key, at.timestamp()):
+            else:
+                if publish is not None:
+                    try:
+                        publish(fire)
+                    except Exception as exc:  # the broker is away: keep the task due, try next tick
+                        log.warning("cannot publish run %s of loop task %s (%s); retrying next tick",
+                                    fire.run_key, task.loop_task_id, exc)
+                        tick.failed.append(fire)
+                        return
                 tick.fires.append(fire)
                 busy = task.overlap == OVERLAP_SKIP
         more_owed = task.missed == "catch_up" and len(owed) == self._batch
@@ -95,9 +109,13 @@ class LoopScheduler:
             log.info("trigger for %s loop task %s ignored", task.state, loop_task_id)
             return None
         key = key or run_key(loop_task_id, now)
-        if not self._registry.claim_run(tenant_id, loop_task_id, key, now.timestamp()):
+        if not self.claim(tenant_id, loop_task_id, key, now):
             return None
         return Fire(task, key, now)
+
+    def claim(self, tenant_id: str, loop_task_id: str, key: str, scheduled_at: datetime) -> bool:
+        """Record the run under ``key``; False when that key ran (or is running) already."""
+        return self._registry.claim_run(tenant_id, loop_task_id, key, scheduled_at.timestamp())
 
     def finish(self, tenant_id: str, key: str, *, ok: bool, task_id: str = "") -> RunRecord:
         return self._registry.finish_run(tenant_id, key, "completed" if ok else "failed", task_id)

@@ -5,6 +5,11 @@
 against its JSON schema, pause the task for whatever is missing or refused, ask for
 approval where the capability needs it, otherwise run it and report the result.
 
+A task carrying ``meta["loop"]`` is a request to run the capability on a schedule: it is
+paused for its parameters (and for its time, when none was said) like any task, and once
+complete it is registered as a loop task instead of run. A loop *run* (``meta["run"]``)
+starts only from ``created``, so a run handed on twice runs once.
+
 Each method returns the one message to send back to the AgentActor. Capability failures
 are data in that message; a bug in Flora itself raises.
 """
@@ -22,8 +27,9 @@ from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_router import TaskRouter
 from common import messages as m
+from capabilities.loop.schedule import ScheduleError
 from common.tasks.models import (
-    PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition, TaskRecord,
+    CREATED, PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition, TaskRecord,
 )
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
@@ -32,6 +38,8 @@ from events.event_types import EventType
 log = logging.getLogger("flora.execution")
 
 SOURCE = "ExecutionActor"
+TIME_PARAMETER = "time"
+TIME_DESCRIPTION = "when to run it: 15:30, tomorrow at 9:00, every day at 9:00, every Monday at 10:00, in 20 minutes"
 
 
 class TaskExecutionService:
@@ -77,6 +85,8 @@ class TaskExecutionService:
         task = self._store.get_task(tenant, task_id)
         if task is None:
             return _failed(tenant, task_id, msg["capability"], "not_found", f"There is no task {task_id}.")
+        if task.meta.get("run") and task.state != CREATED:
+            return _failed(tenant, task_id, task.capability, "conflict", f"Run task {task_id} is {task.state} already.")
         return self._run(task, msg["capability"], {**task.parameters, **msg["parameters"]}, resumed=False)
 
     def resume(self, msg: m.ResumeExecution) -> dict:
@@ -96,19 +106,29 @@ class TaskExecutionService:
         except UnknownCapability as exc:
             return _failed(tenant, task_id, capability, "unknown_capability", str(exc))
         check = check_parameters(spec, parameters)
-        if not check.complete:
-            return self._pause(tenant, task_id, spec, check.to_ask, check.values)
+        missing = list(check.to_ask)
+        loop = task.meta.get("loop")
+        if loop is not None and loop.get("schedule") is None:
+            loop, asked = self._loop_time(task, parameters.get(TIME_PARAMETER))
+            missing += asked
+        if missing:
+            return self._pause(tenant, task_id, spec, missing, check.values)
         if spec.needs_approval and not task.approved and spec.name not in self._auto_approved():
             return self._pause(tenant, task_id, spec, [], check.values, kind=WAITING_APPROVAL)
         try:
             task = self._events.transition(
                 tenant, task_id, RUNNING, source=SOURCE, data={"capability": capability},
                 event_type=EventType.TASK_RESUMED if resumed else EventType.TASK_STARTED,
+                expect=None if resumed or not task.meta.get("run") else (CREATED,),
                 parameters=check.values, missing=[])
         except InvalidTransition as exc:
             return _failed(tenant, task_id, capability, "conflict", str(exc))
+        if loop is not None:
+            return self._register_loop(task, spec, check.values, loop)
+        run = task.meta.get("run") or {}
         context = ExecutionContext(task_id=task_id, user_id=task.user_id, tenant_id=tenant, config=self._config,
                                    settings=self._settings(capability), llm=self._llm, registry=self._registry,
+                                   meta={k: run[k] for k in ("loop_task_id", "run_key") if k in run},
                                    logger=logging.getLogger(f"flora.capability.{capability}"))
         started = time.perf_counter()
         try:
@@ -126,7 +146,50 @@ class TaskExecutionService:
             return _failed(tenant, task_id, capability, "capability_failed", f"{capability} crashed: {exc!r}")
         log.info("capability done task_id=%s capability=%s elapsed_ms=%.1f", task_id, capability,
                  (time.perf_counter() - started) * 1000)
-        return m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability, ok=True, result=result)
+        said = result.get("message") if isinstance(result, dict) and isinstance(result.get("message"), str) else None
+        return m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability, ok=True, result=result,
+                                message=said)
+
+    # -- loop tasks ------------------------------------------------------------------------
+    def _loop_time(self, task: TaskRecord, said: object) -> tuple[dict, list]:
+        """Read the time the user gave for a loop request; the question to ask if there is none
+        (or it cannot be read)."""
+        loop = dict(task.meta["loop"])
+        reason = ""
+        if isinstance(said, str) and said.strip():
+            try:
+                parsed = self._loops().parse_time(said)
+            except ScheduleError as exc:
+                reason = str(exc)
+            else:
+                loop.update(schedule=parsed.schedule.to_dict(), description=parsed.description)
+                self._store.update_task(task.tenant_id, task.task_id, meta={**task.meta, "loop": loop})
+                return loop, []
+        ask = {"name": TIME_PARAMETER, "description": TIME_DESCRIPTION, "schema": {"type": "string", "minLength": 1}}
+        return loop, [{**ask, "reason": reason} if reason else ask]
+
+    def _register_loop(self, task: TaskRecord, spec: CapabilitySpec, values: dict, loop: dict) -> dict:
+        loops = self._loops()
+        try:
+            registered = loops.register(tenant_id=task.tenant_id, user_id=task.user_id, content=loop["content"],
+                                        schedule=loop["schedule"], capability=spec.name, parameters=values,
+                                        channel=loop.get("channel", ""), task_id=task.task_id)
+        except ScheduleError as exc:  # a one-shot whose time passed while the task waited
+            self._store.update_task(task.tenant_id, task.task_id, meta={**task.meta, "loop": {**loop, "schedule": None}})
+            ask = {"name": TIME_PARAMETER, "description": TIME_DESCRIPTION, "schema": {"type": "string"},
+                   "reason": str(exc)}
+            return self._pause(task.tenant_id, task.task_id, spec, [ask], values)
+        text = (f"Registered loop task {registered.loop_task_id}: {loops.describe(registered)}.\n"
+                f"Say \"list my loop tasks\", or pause / resume / delete / \"run {registered.loop_task_id} now\".")
+        return m.subtask_result(task_id=task.task_id, tenant_id=task.tenant_id, capability=spec.name, ok=True,
+                                result={"loop_task_id": registered.loop_task_id, "schedule": registered.schedule,
+                                        "next_fire_at": registered.next_fire_at, "capability": spec.name,
+                                        "parameters": registered.parameters,
+                                        "description": loops.describe(registered)},
+                                message=text)
+
+    def _loops(self):
+        return self._registry.get_capability("loop_tasks")
 
     def _pause(self, tenant: str, task_id: str, spec: CapabilitySpec, missing: list, values: dict,
                kind: str = WAITING_PARAMETERS) -> dict:

@@ -151,6 +151,7 @@ class AgentTask(TypedDict):
     intent: NotRequired[str]
     capability: NotRequired[str]
     parameters: NotRequired[dict]
+    channel: NotRequired[str]
     reply_to: NotRequired[Any]
 
 
@@ -224,6 +225,96 @@ class SubtaskResult(TypedDict):
     error_type: NotRequired[ErrorType]
     error: NotRequired[str]
     retryable: NotRequired[bool]
+    message: NotRequired[str]
+
+
+# --------------------------------------------------------------------------- loop tasks
+LoopOp = Literal["list", "trigger", "pause", "resume", "delete", "modify"]
+
+
+class LoopCommand(TypedDict):
+    """AgentActor → LoopSchedulerActor: a user's operation on their loop tasks, read from
+    plain words. ``reference`` is the user's text (a loop id or words of the task's content);
+    ``schedule_text``/``parameters`` are what ``modify`` changes. Answered like any
+    ``user_input``: ``task_completed`` or ``task_error``."""
+
+    message_type: Literal["loop_command"]
+    msg_id: str
+    tenant_id: str
+    user_id: str
+    op: LoopOp
+    reference: NotRequired[str]
+    loop_task_id: NotRequired[str]
+    schedule_text: NotRequired[str]
+    parameters: NotRequired[dict]
+    reply_to: NotRequired[Any]
+
+
+class LoopFire(TypedDict):
+    """Trigger intake (the RabbitMQ bridge) → LoopSchedulerActor: a run is recorded (its
+    task exists, state created); hand it to the tenant's AgentActor."""
+
+    message_type: Literal["loop_fire"]
+    tenant_id: str
+    user_id: str
+    loop_task_id: str
+    run_key: str
+    task_id: str
+
+
+class RunTask(TypedDict):
+    """LoopSchedulerActor → AgentActor: run this recorded task (a loop run) now. The reply
+    (``task_completed``/``task_paused``/``task_error``, by ``msg_id``) goes to the sender."""
+
+    message_type: Literal["run_task"]
+    task_id: str
+    msg_id: str
+    tenant_id: str
+    user_id: str
+
+
+class Notification(TypedDict):
+    """LoopSchedulerActor → InteractionActor → subscribed clients: something Flora tells a
+    user unasked (a loop run's result). Also kept in the store until fetched."""
+
+    message_type: Literal["notification"]
+    notification_id: str
+    tenant_id: str
+    user_id: str
+    message: str
+    kind: str
+    task_id: NotRequired[str]
+    loop_task_id: NotRequired[str]
+    channel: NotRequired[str]
+    data: NotRequired[dict]
+
+
+class Subscribe(TypedDict):
+    """Client → InteractionActor: push this user's notifications to the sender from now on
+    (answered with ``notifications_reply`` holding those not read yet)."""
+
+    message_type: Literal["subscribe"]
+    user_id: str
+    tenant_id: NotRequired[str]
+
+
+class NotificationsRequest(TypedDict):
+    """Client → InteractionActor: this user's notifications (unread only unless ``all``);
+    ``mark_read`` (default true) marks the returned ones read."""
+
+    message_type: Literal["notifications_request"]
+    user_id: str
+    tenant_id: NotRequired[str]
+    all: NotRequired[bool]
+    mark_read: NotRequired[bool]
+
+
+class NotificationsReply(TypedDict):
+    """InteractionActor → client: notifications, oldest first."""
+
+    message_type: Literal["notifications_reply"]
+    user_id: str
+    notifications: list[dict]
 
 
 # --------------------------------------------------------------------------- wiring
@@ -234,6 +325,8 @@ class Configure(TypedDict):
     config: dict
     router: NotRequired[Any]
     agent: NotRequired[Any]
+    scheduler: NotRequired[Any]
+    interaction: NotRequired[Any]
     role: NotRequired[str]
 
 
@@ -293,8 +386,9 @@ MESSAGE_TYPES: dict[str, type] = {
     get_args(_hints(cls)["message_type"])[0]: cls
     for cls in (UserInput, TaskCompleted, TaskPaused, ChatReply, Clarification, TaskError,
                 AgentTask, ResumeTask, Analyze, AnalysisResult, Execute, ResumeExecution,
-                SubtaskResult, Configure, Configured, RouteRequest, RouteReply, Heartbeat,
-                HeartbeatAck, StatusRequest, StatusReply)
+                SubtaskResult, LoopCommand, LoopFire, RunTask, Notification, Subscribe,
+                NotificationsRequest, NotificationsReply, Configure, Configured, RouteRequest,
+                RouteReply, Heartbeat, HeartbeatAck, StatusRequest, StatusReply)
 }
 REPLY_TYPES = frozenset({"task_completed", "task_paused", "chat_reply", "clarification", "task_error"})
 
@@ -423,7 +517,7 @@ def task_error(*, msg_id: str, error_type: str, message: str, retryable: bool = 
 
 def agent_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, content: str,
                intent: str | None = None, capability: str | None = None, parameters: dict | None = None,
-               reply_to: Any = None) -> AgentTask:
+               channel: str | None = None, reply_to: Any = None) -> AgentTask:
     return _build(AgentTask, **locals())  # type: ignore[return-value]
 
 
@@ -450,11 +544,45 @@ def resume_execution(*, task_id: str, tenant_id: str, user_id: str) -> ResumeExe
 
 
 def subtask_result(*, task_id: str, tenant_id: str, capability: str, ok: bool, result: Any = None, error_type: str | None = None,
-                   error: str | None = None, retryable: bool | None = None) -> SubtaskResult:
+                   error: str | None = None, retryable: bool | None = None, message: str | None = None) -> SubtaskResult:
     return _build(SubtaskResult, **locals())  # type: ignore[return-value]
 
 
-def configure(*, config: dict, router: Any = None, agent: Any = None, role: str | None = None) -> Configure:
+def loop_command(*, msg_id: str, tenant_id: str, user_id: str, op: str, reference: str | None = None,
+                 loop_task_id: str | None = None, schedule_text: str | None = None, parameters: dict | None = None,
+                 reply_to: Any = None) -> LoopCommand:
+    return _build(LoopCommand, **locals())  # type: ignore[return-value]
+
+
+def loop_fire(*, tenant_id: str, user_id: str, loop_task_id: str, run_key: str, task_id: str) -> LoopFire:
+    return _build(LoopFire, **locals())  # type: ignore[return-value]
+
+
+def run_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str) -> RunTask:
+    return _build(RunTask, **locals())  # type: ignore[return-value]
+
+
+def notification(*, notification_id: str, tenant_id: str, user_id: str, message: str, kind: str,
+                 task_id: str | None = None, loop_task_id: str | None = None, channel: str | None = None,
+                 data: dict | None = None) -> Notification:
+    return _build(Notification, **locals())  # type: ignore[return-value]
+
+
+def subscribe(*, user_id: str, tenant_id: str | None = None) -> Subscribe:
+    return _build(Subscribe, **locals())  # type: ignore[return-value]
+
+
+def notifications_request(*, user_id: str, tenant_id: str | None = None, all: bool | None = None,
+                          mark_read: bool | None = None) -> NotificationsRequest:
+    return _build(NotificationsRequest, **locals())  # type: ignore[return-value]
+
+
+def notifications_reply(*, user_id: str, notifications: list[dict]) -> NotificationsReply:
+    return _build(NotificationsReply, **locals())  # type: ignore[return-value]
+
+
+def configure(*, config: dict, router: Any = None, agent: Any = None, scheduler: Any = None,
+              interaction: Any = None, role: str | None = None) -> Configure:
     return _build(Configure, **locals())  # type: ignore[return-value]
 
 
@@ -491,7 +619,10 @@ CONSTRUCTORS = {
     "chat_reply": chat_reply, "clarification": clarification, "task_error": task_error,
     "agent_task": agent_task, "resume_task": resume_task, "analyze": analyze,
     "analysis_result": analysis_result, "execute": execute, "resume_execution": resume_execution,
-    "subtask_result": subtask_result, "configure": configure, "configured": configured,
+    "subtask_result": subtask_result, "loop_command": loop_command, "loop_fire": loop_fire,
+    "run_task": run_task, "notification": notification, "subscribe": subscribe,
+    "notifications_request": notifications_request, "notifications_reply": notifications_reply,
+    "configure": configure, "configured": configured,
     "route_request": route_request, "route_reply": route_reply, "heartbeat": heartbeat,
     "heartbeat_ack": heartbeat_ack, "status_request": status_request, "status_reply": status_reply,
 }

@@ -37,5 +37,10 @@ class Runtime:
     def llm(self):
         return self.registry.get_capability("llm")
 
+    @cached_property
+    def loops(self):
+        """The LoopService (loop tasks over ``loops.registry``), built on first use."""
+        return self.registry.get_capability("loop_tasks")
+
     def close(self) -> None:
         self.store.close()

@@ -80,7 +80,8 @@ class InteractionCoordinator:
         task_id = m.new_id("task")
         self.waiting[msg_id] = Waiting(tenant, user, d.content, task_id, self._deadline())
         return [("agent", m.agent_task(task_id=task_id, msg_id=msg_id, tenant_id=tenant, user_id=user,
-                                       content=d.content, intent=d.intent, capability=d.capability))]
+                                       content=d.content, intent=d.intent, capability=d.capability,
+                                       channel=msg.get("channel")))]
 
     def on_backend_reply(self, msg: dict) -> list[Out]:
         """A reply from the AgentActor for a waiting user message."""

@@ -79,6 +79,7 @@ class Outcome(enum.Enum):
     RECORDED = "recorded"    # the run is recorded now: ack
     DUPLICATE = "duplicate"  # the run key was recorded before: ack, nothing runs again
     RETRY = "retry"          # cannot record now (store busy...): requeue after a delay
+    REJECTED = "rejected"    # can never run (no such loop task): to the dead-letter queue
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -266,7 +267,8 @@ class _Job:
 class RabbitBridge:
     """Consumes triggers and settles each delivery by what ``handle`` returns.
 
-    RECORDED and DUPLICATE ack; RETRY, an exception or any other return nacks with requeue
+    RECORDED and DUPLICATE ack; REJECTED goes to the dead-letter queue; RETRY, an exception
+    or any other return nacks with requeue
     after ``retry_delay_s`` (so a failing store is not hammered); a malformed message is
     rejected to the dead-letter queue. ``handle`` runs on ``workers`` threads (one by
     default, so it is never called concurrently). ``stop()`` stops taking messages, gives
@@ -408,6 +410,10 @@ class RabbitBridge:
             self._unsettled.discard(job.delivery_tag)
             job.channel.basic_ack(job.delivery_tag)
             self.acked += 1
+        elif outcome is Outcome.REJECTED:
+            self._unsettled.discard(job.delivery_tag)
+            job.channel.basic_reject(job.delivery_tag, requeue=False)
+            self.rejected += 1
         elif outcome is None:
             self._unsettled.discard(job.delivery_tag)  # skipped while stopping; requeued on close
         else:

@@ -69,6 +69,7 @@ class TaskRecord:
     result: Any = None
     error: str = ""
     approved: bool = False
+    meta: dict = field(default_factory=dict)  # e.g. {"loop": ...} to register, {"run": ...} for a loop run
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
 
@@ -95,6 +96,27 @@ class Draft:
     pending_answer: str = ""
     open: bool = True
     created_at: float = field(default_factory=time.time)
+
+
+@dataclass
+class Notification:
+    """Something Flora tells a user without being asked (a loop run's result, a reminder),
+    kept until fetched. ``channel`` is where it came from, for pushing."""
+
+    notification_id: str
+    tenant_id: str
+    user_id: str
+    message: str
+    kind: str = "loop_run"
+    task_id: str = ""
+    loop_task_id: str = ""
+    channel: str = ""
+    data: dict = field(default_factory=dict)
+    read: bool = False
+    created_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,13 @@ from typing import Any, Iterable
 
 from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
-    Draft, Event, InvalidTransition, PendingEvent, TaskNotFound, TaskRecord, can_move,
+    Draft, Event, InvalidTransition, Notification, PendingEvent, TaskNotFound, TaskRecord, can_move,
 )
 from common.tasks.store import TaskStore
 
 log = logging.getLogger("flora.store")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
     tenant_id TEXT NOT NULL,
@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     result TEXT NOT NULL DEFAULT 'null',
     error TEXT NOT NULL DEFAULT '',
     approved INTEGER NOT NULL DEFAULT 0,
+    meta TEXT NOT NULL DEFAULT '{}',
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
     PRIMARY KEY (tenant_id, task_id)
@@ -69,11 +70,30 @@ CREATE TABLE IF NOT EXISTS events (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_task ON events (tenant_id, task_id, event_id);
+CREATE TABLE IF NOT EXISTS notifications (
+    tenant_id TEXT NOT NULL,
+    notification_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    message TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    task_id TEXT NOT NULL DEFAULT '',
+    loop_task_id TEXT NOT NULL DEFAULT '',
+    channel TEXT NOT NULL DEFAULT '',
+    data TEXT NOT NULL DEFAULT '{}',
+    read INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (tenant_id, notification_id)
+);
+CREATE INDEX IF NOT EXISTS notifications_by_user ON notifications (tenant_id, user_id, read, created_at);
 """
+# Columns added after a file was first created, applied to older files on open.
+MIGRATIONS = (("tasks", "meta", "TEXT NOT NULL DEFAULT '{}'"),)
 
-_JSON_FIELDS = ("parameters", "missing", "result")
+_JSON_FIELDS = ("parameters", "missing", "result", "meta")
 _TASK_COLUMNS = ("task_id", "tenant_id", "user_id", "state", "content", "msg_id", "intent", "capability",
-                 "parameters", "missing", "result", "error", "approved", "created_at", "updated_at")
+                 "parameters", "missing", "result", "error", "approved", "meta", "created_at", "updated_at")
+_NOTE_COLUMNS = ("notification_id", "tenant_id", "user_id", "message", "kind", "task_id", "loop_task_id",
+                 "channel", "data", "read", "created_at")
 _MUTABLE = frozenset(_TASK_COLUMNS) - {"task_id", "tenant_id", "user_id", "created_at", "state"}
 
 
@@ -84,6 +104,10 @@ class SQLiteTaskStore(TaskStore):
         self._db = open_sqlite(path)
         with self._lock:
             self._db.executescript(SCHEMA)
+            for table, column, declaration in MIGRATIONS:
+                have = {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     # -- tasks ---------------------------------------------------------------------
@@ -219,6 +243,34 @@ class SQLiteTaskStore(TaskStore):
             rows = self._db.execute(sql + " ORDER BY event_id LIMIT ?", [*args, limit]).fetchall()
         return [Event(r["event_id"], r["event_type"], r["task_id"], r["tenant_id"], r["user_id"],
                       r["source"], json.loads(r["data"]), r["created_at"]) for r in rows]
+
+    # -- notifications ----------------------------------------------------------
+    def add_notification(self, notification: Notification) -> Notification:
+        row = {**notification.to_dict(), "data": json.dumps(notification.data, default=str),
+               "read": int(notification.read)}
+        with self._lock, immediate(self._db):
+            self._db.execute(f"INSERT INTO notifications ({', '.join(_NOTE_COLUMNS)}) VALUES "
+                             f"({', '.join('?' for _ in _NOTE_COLUMNS)})", [row[c] for c in _NOTE_COLUMNS])
+        return notification
+
+    def notifications(self, tenant_id: str, user_id: str, *, unread_only: bool = True,
+                      limit: int = 100) -> list[Notification]:
+        sql = "SELECT * FROM notifications WHERE tenant_id=? AND user_id=?"
+        if unread_only:
+            sql += " AND read=0"
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY created_at, rowid LIMIT ?", (tenant_id, user_id, limit)).fetchall()
+        return [Notification(**{**{c: r[c] for c in _NOTE_COLUMNS}, "data": json.loads(r["data"]),
+                                "read": bool(r["read"])}) for r in rows]
+
+    def mark_notifications_read(self, tenant_id: str, user_id: str, notification_ids: list[str]) -> int:
+        if not notification_ids:
+            return 0
+        marks = ", ".join("?" for _ in notification_ids)
+        with self._lock, immediate(self._db):
+            cur = self._db.execute(f"UPDATE notifications SET read=1 WHERE tenant_id=? AND user_id=? AND read=0 "
+                                   f"AND notification_id IN ({marks})", [tenant_id, user_id, *notification_ids])
+        return cur.rowcount
 
     def close(self) -> None:
         with self._lock:

@@ -1,4 +1,4 @@
-"""TaskStore: where tasks, drafts and the event history live, so no task state lives only
+"""TaskStore: where tasks, drafts, the event history and users' notifications live, so no task state lives only
 in an actor's memory. Every read and write is scoped by tenant.
 
 Backends: :class:`~common.tasks.sqlite_store.SQLiteTaskStore` (embedded default, one file
@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Iterable
 
-from common.tasks.models import Draft, Event, PendingEvent, TaskRecord
+from common.tasks.models import Draft, Event, Notification, PendingEvent, TaskRecord
 
 
 class TaskStore(ABC):
@@ -75,6 +75,19 @@ class TaskStore(ABC):
     def events(self, tenant_id: str, *, task_id: str | None = None, user_id: str | None = None,
                event_type: str | None = None, since_id: int = 0, limit: int = 1000) -> list[Event]:
         """Oldest first, after ``since_id``."""
+
+    # -- notifications ----------------------------------------------------------
+    @abstractmethod
+    def add_notification(self, notification: Notification) -> Notification: ...
+
+    @abstractmethod
+    def notifications(self, tenant_id: str, user_id: str, *, unread_only: bool = True,
+                      limit: int = 100) -> list[Notification]:
+        """Oldest first."""
+
+    @abstractmethod
+    def mark_notifications_read(self, tenant_id: str, user_id: str, notification_ids: list[str]) -> int:
+        """Only the user's own are touched; returns how many changed."""
 
     def close(self) -> None:
         """Release connections."""

@@ -1,5 +1,5 @@
-"""LoopScheduler over both real registries, with time injected: runs start when due, once
-each, by the missed-run and overlap policies."""
+"""LoopScheduler over both real registries, with time injected: runs are proposed when due,
+by the missed-run and overlap policies, and each run key is claimed once."""
 
 from __future__ import annotations
 
@@ -38,18 +38,36 @@ def test_registered_task_fires_once_at_its_time(reg):
 def test_many_schedulers_ticking_at_once_start_the_run_once(make):
     LoopScheduler(make()).register(loop_task(), START)
     schedulers = [LoopScheduler(make()) for _ in range(8)]
-    fired, barrier = [], threading.Barrier(len(schedulers))
+    claimed, proposed, barrier = [], [], threading.Barrier(len(schedulers))
 
     def run(scheduler):
         barrier.wait()
-        fired.extend(scheduler.tick(NINE + timedelta(seconds=1)).fires)
+        for fire in scheduler.tick(NINE + timedelta(seconds=1)).fires:
+            proposed.append(fire.run_key)
+            if scheduler.claim("acme", "lt1", fire.run_key, fire.scheduled_at):
+                claimed.append(fire.run_key)
 
     threads = [threading.Thread(target=run, args=(s,)) for s in schedulers]
     for t in threads:
         t.start()
     for t in threads:
         t.join(10)
-    assert len(fired) == 1
+    assert set(proposed) == {"lt1:2026-03-02T01:00:00Z"}  # however many proposed it: one key
+    assert claimed == ["lt1:2026-03-02T01:00:00Z"]
+
+
+def test_a_publish_that_fails_keeps_the_task_due_for_the_next_tick(reg):
+    scheduler = LoopScheduler(reg)
+    scheduler.register(loop_task(), START)
+
+    def broker_down(fire):
+        raise ConnectionError("broker away")
+
+    failed = scheduler.tick(NINE + timedelta(seconds=1), publish=broker_down)
+    assert failed.fires == [] and [f.run_key for f in failed.failed] == ["lt1:2026-03-02T01:00:00Z"]
+    published = []
+    again = scheduler.tick(NINE + timedelta(seconds=2), publish=published.append)
+    assert [f.run_key for f in again.fires] == [f.run_key for f in published] == ["lt1:2026-03-02T01:00:00Z"]
 
 
 @pytest.mark.parametrize("policy, expected", [
@@ -69,6 +87,7 @@ def test_overlap_skip_holds_a_run_back_while_the_last_one_runs(reg):
     scheduler = LoopScheduler(reg)
     scheduler.register(loop_task(overlap="skip"), START)
     first = scheduler.tick(NINE).fires[0]
+    assert scheduler.claim("acme", "lt1", first.run_key, first.scheduled_at)
     second_day = scheduler.tick(NINE + timedelta(days=1))
     assert second_day.fires == [] and len(second_day.held_back) == 1
     scheduler.finish("acme", first.run_key, ok=True, task_id="task_1")

@@ -10,16 +10,17 @@ from agents.agent_actor import AgentActor
 from agents.interaction_actor import InteractionActor
 from agents.router_actor import RouterActor
 from capability_actors.execution_actor import ExecutionActor
+from capability_actors.loop_scheduler_actor import LoopSchedulerActor
 from common import messages as m
 
 # message type -> the actor classes that receive it ("caller" = whoever asked: main, a test, a user)
 RECEIVERS = {
     "user_input": [InteractionActor],
-    "task_completed": [InteractionActor, "caller"],
-    "task_paused": [InteractionActor, AgentActor, "caller"],
+    "task_completed": [InteractionActor, AgentActor, LoopSchedulerActor, "caller"],
+    "task_paused": [InteractionActor, AgentActor, LoopSchedulerActor, "caller"],
     "chat_reply": [InteractionActor, "caller"],
     "clarification": [InteractionActor, "caller"],
-    "task_error": [InteractionActor, "caller"],
+    "task_error": [InteractionActor, AgentActor, LoopSchedulerActor, "caller"],
     "agent_task": [AgentActor],
     "resume_task": [AgentActor],
     "analyze": [ExecutionActor],
@@ -27,13 +28,20 @@ RECEIVERS = {
     "execute": [ExecutionActor],
     "resume_execution": [ExecutionActor],
     "subtask_result": [AgentActor],
-    "configure": [RouterActor, AgentActor, ExecutionActor, InteractionActor],
+    "loop_command": [LoopSchedulerActor],
+    "loop_fire": [LoopSchedulerActor],
+    "run_task": [AgentActor],
+    "notification": [InteractionActor, "caller"],
+    "subscribe": [InteractionActor],
+    "notifications_request": [InteractionActor],
+    "notifications_reply": ["caller"],
+    "configure": [RouterActor, AgentActor, ExecutionActor, InteractionActor, LoopSchedulerActor],
     "configured": ["caller"],
     "route_request": [RouterActor],
-    "route_reply": [InteractionActor, "caller"],
+    "route_reply": [InteractionActor, LoopSchedulerActor, "caller"],
     "heartbeat": [AgentActor],
     "heartbeat_ack": [RouterActor],
-    "status_request": [RouterActor, AgentActor],
+    "status_request": [RouterActor, AgentActor, LoopSchedulerActor],
     "status_reply": ["caller"],
 }
 

@@ -1,0 +1,108 @@
+"""Reading loop-task requests in plain words, Chinese or English, before any model is asked.
+
+``read_loop_request`` sorts a message into one of:
+
+- ``LoopOperation``: the user acts on loop tasks they have ("list my reminders", "pause
+  loop_3f2a…", "把GRPO提醒删掉", "run the sales report task now", "change loop_… to every day
+  at 10:00");
+- ``NewLoop``: the user asks for something to happen at a time or on a schedule ("每天早上9点
+  提醒我复习GRPO", "every Monday at 10:00 fetch the sales report", "remind me to call Li"
+  with no time yet: the time is then asked for);
+- ``None``: an ordinary request.
+
+An operation needs both an operation word and a reference to loop tasks (a ``loop_…`` id, or
+"loop task", "reminder", "schedule", "提醒", "定时任务"...), and the operation word must not
+come after "remind me": "remind me to cancel the subscription" asks for a reminder.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from capabilities.context.answers import named_values
+from capabilities.loop.parse import ParsedSchedule
+from capabilities.loop.vocabulary import _REMIND
+
+_F = re.IGNORECASE
+_REFERENCE = re.compile(r"\bloop_[0-9a-f]{6,32}\b|\bloop\s*tasks?\b|\breminders?\b|\bremind\w*|\bscheduled\s+(?:tasks?|jobs?|runs?)\b"
+                        r"|\bschedules\b|\brecurring\b|循环任务|定时任务|定时|提醒|计划任务", _F)
+_OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes
+    ("list", re.compile(r"^\s*(?:please\s+)?(?:list|show|display|what\s+are|which\s+are|view)\b"
+                        r"|列出|查看|看看|显示|有哪些|列表", _F)),
+    ("modify", re.compile(r"\b(?:change|modify|reschedule|move|update|edit)\b|修改|改成|改为|改到|调整|更改", _F)),
+    ("pause", re.compile(r"\b(?:pause|suspend|hold)\b|暂停", _F)),
+    ("resume", re.compile(r"\b(?:resume|unpause|reactivate|re-enable|enable)\b|恢复|重新开始|继续执行", _F)),
+    ("delete", re.compile(r"\b(?:delete|remove|cancel|stop|drop|disable)\b|删除|删掉|取消|停止|不要再", _F)),
+    ("trigger", re.compile(r"\b(?:run|trigger|fire|execute|start)\b.*\bnow\b|\bnow\b.*\b(?:run|trigger|fire)\b"
+                           r"|立即|立刻|马上|现在(?:就)?(?:运行|执行|触发)|手动(?:运行|执行|触发)", _F)),
+)
+_AUTO_CONTINUE = re.compile(r"\bauto[\s_-]?continue\b|\bfollow[\s-]?up\b|\bkeep\s+reminding\b|\bdecide\s+(?:the\s+)?next\b"
+                            r"|智能提醒|自动续|决定下次|跟进|督促", _F)
+_REMIND_LEAD = re.compile(r"^\s*(?:请|帮我|麻烦)?\s*(?:提醒我|叫我|通知我|记得|提醒)\s*(?:一下|去|要)?\s*"
+                          r"|^\s*(?:please\s+)?(?:remind|alert|notify|ping)\s+me\s*(?:to|that|about|of)?\s*", _F)
+_TRIM = " \t,，。.!！;；:：、"
+
+
+@dataclass(frozen=True)
+class LoopOperation:
+    op: str  # list | trigger | pause | resume | delete | modify
+    reference: str  # the text, to find the loop task by id or words
+    schedule_text: str = ""  # modify: the text after the loop task's name, to read a new schedule from
+    parameters: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NewLoop:
+    parsed: ParsedSchedule | None  # None: the time is still to be asked for
+    task_text: str  # what to do each time, without the schedule words
+    reminder: bool  # a reminder ("remind me to..."): the run tells the user ``task_text``
+    auto_continue: bool = False
+
+
+def read_loop_request(text: str, parse) -> LoopOperation | NewLoop | None:
+    """``parse(text)`` reads a schedule (``LoopService.parse``: time and zone injected)."""
+    operation = _operation(text)
+    if operation is not None:
+        return operation
+    parsed = parse(text)
+    remind = _REMIND.search(text)
+    if parsed is None and not remind:
+        return None
+    rest = parsed.remainder if parsed is not None else text
+    reminder = bool(_REMIND.search(rest)) or remind is not None
+    task_text = reminder_text(rest) if reminder else rest.strip(_TRIM)
+    if not task_text:
+        return None
+    return NewLoop(parsed, task_text, reminder, bool(_AUTO_CONTINUE.search(text)))
+
+
+def reminder_text(text: str) -> str:
+    """"提醒我复习GRPO" → "复习GRPO"; "remind me to call Li" → "call Li"."""
+    stripped = _REMIND_LEAD.sub("", text.strip(_TRIM), count=1)
+    stripped = _AUTO_CONTINUE.sub("", stripped)
+    return re.sub(r"\s{2,}", " ", stripped).strip(_TRIM)
+
+
+def _operation(text: str) -> LoopOperation | None:
+    reference = _REFERENCE.search(text)
+    if reference is None:
+        return None
+    remind = _REMIND.search(text)
+    for op, pattern in _OPS:
+        found = pattern.search(text)
+        if found is None:
+            continue
+        if remind is not None and found.start() > remind.start() and op != "list" \
+                and re.match(r"(?:remind|alert|notify|ping)\s+me\b|提醒我|叫我|通知我", text[remind.start():], _F):
+            return None  # "remind me to cancel...": a new reminder, not an operation
+        if op == "modify":
+            after = text[found.end():]
+            parameters = named_values(after, _parameter_names(after)) if "=" in after else {}
+            return LoopOperation(op, text, schedule_text=after, parameters=parameters)
+        return LoopOperation(op, text)
+    return None
+
+
+def _parameter_names(text: str) -> list[str]:
+    return re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*=", text)

@@ -1,0 +1,180 @@
+"""LoopCoordinator: what the LoopSchedulerActor decides, as a plain class.
+
+- ``tick``: the scheduler's due runs are published as triggers to the trigger queue (the
+  in-process one is drained and accepted here at once; RabbitMQ's comes back through the
+  bridge as ``loop_fire``), and each accepted run is handed to the tenant's AgentActor.
+- ``on_command``: a user's operation on their loop tasks (list, trigger, pause, resume,
+  delete, modify), answered like any user message.
+- ``on_result``: a run finished (or paused, or failed): the run is finished in the registry,
+  and the result becomes a notification for its user (kept in the store, pushed by the
+  InteractionActor where the user's channel can take pushes). A run the user asked for
+  ("run it now") is answered to them directly instead.
+
+Methods return ``(destination, message)`` pairs: ``"agent"`` (the tenant's AgentActor),
+``"reply"`` (whoever sent ``msg_id``) and ``"notify"`` (the InteractionActor).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+
+from capabilities.loop.intake import TriggerIntake
+from capabilities.loop.queues import TriggerQueue
+from capabilities.loop.rabbit_bridge import Trigger
+from capabilities.loop.schedule import ScheduleError
+from capabilities.loop.service import LoopRequestError, LoopService, RunStart
+from capability_actors.loop_scheduler import Fire
+from common import messages as m
+from common.loops.models import Forbidden, LoopStoreError, LoopTask, LoopTaskNotFound
+from common.tasks.models import Notification
+from common.tasks.store import TaskStore
+
+log = logging.getLogger("flora.loops")
+
+Out = tuple[str, dict]
+
+
+@dataclass
+class Running:
+    start: RunStart
+    answer_to: str | None = None  # msg_id of a user's "run it now", answered with the result
+
+
+class LoopCoordinator:
+    def __init__(self, service: LoopService, store: TaskStore, queue: TriggerQueue, *, default_tenant: str):
+        self.service = service
+        self._store = store
+        self._queue = queue
+        self.intake = TriggerIntake(service, default_tenant=default_tenant)
+        self.running: dict[str, Running] = {}  # by the run_task's msg_id
+
+    # -- time ----------------------------------------------------------------------------
+    def tick(self) -> list[Out]:
+        tick = self.service.scheduler.tick(self.service.now(), publish=self._publish)
+        if tick.fires:
+            log.info("tick: %d run(s) due, %d held back", len(tick.fires), len(tick.held_back))
+        return self.drain()
+
+    def _publish(self, fire: Fire) -> None:
+        at = fire.scheduled_at.isoformat().replace("+00:00", "Z")
+        self._queue.publish(Trigger(loop_task_id=fire.task.loop_task_id, run_key=fire.run_key, scheduled_at=at,
+                                    tenant_id=fire.task.tenant_id, source="scheduler"))
+
+    def drain(self) -> list[Out]:
+        """Accept the triggers of the in-process queue; one the store cannot take now goes
+        back on the queue for the next tick."""
+        outs: list[Out] = []
+        for trigger in self._queue.drain():
+            try:
+                accepted = self.intake.accept(trigger)
+            except Exception:
+                log.exception("trigger %s could not be recorded; retrying next tick", trigger.run_key)
+                self._queue.publish(trigger)
+                continue
+            if accepted.start is not None:
+                outs += self.start(accepted.start)
+        return outs
+
+    def start(self, start: RunStart, answer_to: str | None = None) -> list[Out]:
+        """Hand a recorded run to the tenant's AgentActor."""
+        msg_id = m.new_id("msg")
+        self.running[msg_id] = Running(start, answer_to)
+        return [("agent", m.run_task(task_id=start.task_id, msg_id=msg_id, tenant_id=start.tenant_id,
+                                     user_id=start.user_id))]
+
+    def on_fire(self, msg: m.LoopFire) -> list[Out]:
+        return self.start(RunStart(msg["tenant_id"], msg["user_id"], msg["loop_task_id"], msg["run_key"],
+                                   msg["task_id"]))
+
+    # -- results -----------------------------------------------------------------------
+    def on_result(self, msg: dict) -> list[Out]:
+        running = self.running.pop(msg.get("msg_id", ""), None)
+        if running is None:
+            log.info("result for msg_id=%s matches no run here", msg.get("msg_id"))
+            return []
+        start, kind = running.start, msg["message_type"]
+        if kind == "task_error" and msg.get("error_type") == "conflict":
+            log.info("run %s was already taken by another hand-on; nothing to do", start.run_key)
+            return []
+        ok = kind == "task_completed"
+        try:
+            self.service.finish(start.tenant_id, start.run_key, ok=ok, task_id=start.task_id)
+        except LoopStoreError as exc:
+            log.warning("finishing run %s: %s", start.run_key, exc)
+        if running.answer_to is not None:
+            return [("reply", {**msg, "msg_id": running.answer_to})]
+        return self._notify(start, kind, msg)
+
+    def _notify(self, start: RunStart, kind: str, msg: dict) -> list[Out]:
+        loop = self.service.registry.get(start.tenant_id, start.loop_task_id)
+        what = loop.content if loop is not None else start.loop_task_id
+        text = msg.get("message", "")
+        if kind == "task_error":
+            text = f"Loop task {start.loop_task_id} ({what}) failed: {text}"
+        elif kind == "task_paused":
+            text = f"Loop task {start.loop_task_id} ({what}) is waiting for you:\n{text}"
+        note = self._store.add_notification(Notification(
+            notification_id=m.new_id("note"), tenant_id=start.tenant_id, user_id=start.user_id, message=text,
+            kind=f"loop_run_{'completed' if kind == 'task_completed' else 'paused' if kind == 'task_paused' else 'failed'}",
+            task_id=start.task_id, loop_task_id=start.loop_task_id,
+            channel=loop.channel if loop is not None else "",
+            data={"run_key": start.run_key, "result": msg.get("result"), "error_type": msg.get("error_type")}))
+        return [("notify", m.notification(notification_id=note.notification_id, tenant_id=note.tenant_id,
+                                          user_id=note.user_id, message=note.message, kind=note.kind,
+                                          task_id=note.task_id, loop_task_id=note.loop_task_id,
+                                          channel=note.channel or None, data=note.data))]
+
+    # -- a user's operations -------------------------------------------------------------
+    def on_command(self, msg: m.LoopCommand) -> list[Out]:
+        msg_id, tenant, user = msg["msg_id"], msg["tenant_id"], msg["user_id"]
+        service = self.service
+        try:
+            if msg["op"] == "list":
+                return [("reply", self._listing(msg))]
+            task = (service.owned(tenant, user, msg["loop_task_id"]) if msg.get("loop_task_id")
+                    else service.find(tenant, user, msg.get("reference", "")))
+            op = msg["op"]
+            if op == "trigger":
+                key = f"{task.loop_task_id}:manual:{uuid.uuid4().hex[:12]}"
+                accepted = service.accept(tenant_id=tenant, loop_task_id=task.loop_task_id, run_key=key,
+                                          user_id=user, source="user")
+                if accepted.start is None:
+                    raise LoopRequestError("conflict", f"{task.loop_task_id} cannot run now: {accepted.reason}")
+                return self.start(accepted.start, answer_to=msg_id)
+            if op == "pause":
+                done, verb = service.pause(tenant, user, task.loop_task_id), "Paused"
+            elif op == "resume":
+                done, verb = service.resume(tenant, user, task.loop_task_id), "Resumed"
+            elif op == "delete":
+                done, verb = service.delete(tenant, user, task.loop_task_id), "Deleted"
+            else:
+                parsed = service.parse(msg.get("schedule_text", "")) if msg.get("schedule_text") else None
+                done = service.modify(tenant, user, task.loop_task_id, schedule=parsed.schedule if parsed else None,
+                                      parameters=msg.get("parameters"))
+                verb = "Changed"
+        except LoopRequestError as exc:
+            return [("reply", m.task_error(msg_id=msg_id, error_type=exc.error_type, message=str(exc)))]
+        except Forbidden as exc:
+            return [("reply", m.task_error(msg_id=msg_id, error_type="forbidden", task_id=exc.loop_task_id,
+                                           message=f"Loop task {exc.loop_task_id} belongs to another user."))]
+        except LoopTaskNotFound as exc:
+            return [("reply", m.task_error(msg_id=msg_id, error_type="not_found", task_id=exc.loop_task_id,
+                                           message=f"You have no loop task {exc.loop_task_id}."))]
+        except ScheduleError as exc:
+            return [("reply", m.task_error(msg_id=msg_id, error_type="invalid_parameter", field="time",
+                                           message=f"That schedule cannot work: {exc}"))]
+        return [("reply", m.task_completed(msg_id=msg_id, task_id=done.loop_task_id, capability="loop_tasks",
+                                           result=self._view(done),
+                                           message=f"{verb} {done.loop_task_id}: {service.describe(done)}"))]
+
+    def _listing(self, msg: m.LoopCommand) -> dict:
+        tasks = self.service.list(msg["tenant_id"], msg["user_id"])
+        text = ("Your loop tasks:\n" + "\n".join(f"- {t.loop_task_id}: {self.service.describe(t)}" for t in tasks)
+                if tasks else "You have no loop tasks.")
+        return m.task_completed(msg_id=msg["msg_id"], task_id="loop_tasks", capability="loop_tasks",
+                                result=[self._view(t) for t in tasks], message=text)
+
+    def _view(self, task: LoopTask) -> dict:
+        return {**task.to_dict(), "description": self.service.describe(task)}

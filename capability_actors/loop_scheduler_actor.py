@@ -1,0 +1,91 @@
+"""LoopSchedulerActor: keeps time for loop tasks and hands their runs to the AgentActors.
+
+It keeps time with Thespian's ``wakeupAfter`` (``loops.tick_s``): no sleeping, no threads.
+Its LoopCoordinator decides; this actor moves messages: runs to the tenant's AgentActor
+(found through the RouterActor and cached), their results back in, notifications to the
+InteractionActor, answers to a user's loop operations back to the AgentActor that asked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from thespian.actors import WakeupMessage
+
+from agents.base import FloraActor
+from capabilities.loop.queues import QueueFactory
+from capability_actors.loop_coordinator import LoopCoordinator
+from common import messages as m
+
+
+class LoopSchedulerActor(FloraActor):
+    role = "loop_scheduler"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.coordinator: LoopCoordinator | None = None
+        self.router: Any = None
+        self.interaction: Any = None
+        self.agents: dict[str, Any] = {}  # tenant -> AgentActor
+        self.queued: dict[str, list[dict]] = {}  # tenant -> run_tasks waiting for a route
+        self.askers: dict[str, Any] = {}  # msg_id of a loop_command -> the AgentActor that asked
+
+    def handlers(self):
+        return {"loop_command": self.on_command, "loop_fire": self.on_fire, "route_reply": self.on_route_reply,
+                "task_completed": self.on_result, "task_error": self.on_result, "task_paused": self.on_result,
+                "status_request": self.on_status_request}
+
+    def configured(self, message, sender):
+        rt = self.runtime
+        self.router = message.get("router")
+        self.interaction = message.get("interaction")
+        self.coordinator = LoopCoordinator(rt.loops, rt.store, QueueFactory.create(rt.config),
+                                           default_tenant=rt.config.default_tenant)
+        self.tick_s = rt.config.loops.tick_s
+        self.wakeupAfter(self.tick_s)
+
+    def on_command(self, message, sender):
+        m.validate(message)
+        self.askers[message["msg_id"]] = message.get("reply_to") or sender
+        self._dispatch(self.coordinator.on_command(message))
+
+    def on_fire(self, message, sender):
+        self._dispatch(self.coordinator.on_fire(m.validate(message)))
+
+    def on_result(self, message, sender):
+        self._dispatch(self.coordinator.on_result(message))
+
+    def on_route_reply(self, message, sender):
+        self.agents[message["tenant_id"]] = message["agent"]
+        for msg in self.queued.pop(message["tenant_id"], []):
+            self.send(message["agent"], msg)
+
+    def on_status_request(self, message, sender):
+        self.send(sender, m.status_reply(status={"runs_in_flight": len(self.coordinator.running)}))
+
+    def on_system_message(self, message, sender):
+        if isinstance(message, WakeupMessage) and self.coordinator is not None:
+            try:
+                self._dispatch(self.coordinator.tick())
+            except Exception:  # a store or broker hiccup must not stop the clock
+                self.log.exception("loop tick failed; trying again next tick")
+            self.wakeupAfter(self.tick_s)
+
+    def _dispatch(self, outs) -> None:
+        for destination, msg in outs:
+            if destination == "reply":
+                to = self.askers.pop(msg["msg_id"], None)
+                if to is not None:
+                    self.send(to, msg)
+            elif destination == "notify":
+                if self.interaction is not None:
+                    self.send(self.interaction, msg)
+            else:
+                tenant = msg["tenant_id"]
+                agent = self.agents.get(tenant)
+                if agent is not None:
+                    self.send(agent, msg)
+                else:
+                    self.queued.setdefault(tenant, []).append(msg)
+                    if len(self.queued[tenant]) == 1:
+                        self.send(self.router, m.route_request(tenant_id=tenant))
