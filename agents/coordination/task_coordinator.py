@@ -80,7 +80,8 @@ class TaskCoordinator:
         of its parameters; the ExecutionActor registers it then."""
         meta = {"loop": {"schedule": request.parsed.schedule.to_dict() if request.parsed else None,
                          "description": request.parsed.description if request.parsed else "",
-                         "content": msg["content"], "channel": msg.get("channel", "")}}
+                         "content": request.task_text, "request": msg["content"],
+                         "channel": msg.get("channel", "")}}
         if request.reminder:
             return self._start(msg, "task", "remind", _reminder(request), meta)
         ruled = self._rules.decide_by_rules(request.task_text, None) if self._rules is not None else None

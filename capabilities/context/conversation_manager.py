@@ -15,7 +15,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+import jsonschema
+
 from capabilities.context import answers
+from capabilities.loop.requests import looks_like_loop_request
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_router import TaskRouter
@@ -148,8 +151,15 @@ class ConversationManager:
                                                  answers.named_values(text, _names(task.missing)))
         if not named and answers.sounds_like_request(text) and self._router.confident(text) is not None:
             return None  # asks for a capability by name: a new request, not an answer
+        if not named and looks_like_loop_request(text):
+            return None  # "remind me at 15:30...", "list my reminders": a new request, not an answer
         fitting = named or [t for t in waiting if answers.answer_values(text, _names(t.missing), _schemas(t.missing))]
-        if len(fitting) == 1 and len(paused) == 1:
+        sure = len(paused) == 1
+        if len(fitting) > 1:  # several could take it: keep those whose schema accepts the value as written
+            accepting = [t for t in fitting if _fits(answers.answer_values(text, _names(t.missing), _schemas(t.missing)),
+                                                     _schemas(t.missing))]
+            fitting, sure = (accepting, len(accepting) == 1) if accepting else (fitting, False)
+        if len(fitting) == 1 and sure:
             task = fitting[0]
             return self.complete_task_parameters(tenant, task.task_id, user,
                                                  answers.answer_values(text, _names(task.missing),
@@ -245,6 +255,16 @@ def _names(missing: list) -> list[str]:
 
 def _schemas(missing: list) -> dict[str, dict]:
     return {m["name"]: m.get("schema", {}) for m in missing}
+
+
+def _fits(values: dict | None, schemas: dict[str, dict]) -> bool:
+    """Whether text values satisfy their string schemas (pattern, enum, length) as written."""
+    for name, value in (values or {}).items():
+        schema = schemas.get(name) or {}
+        if isinstance(value, str) and schema.get("type", "string") == "string":
+            if not jsonschema.Draft202012Validator(schema).is_valid(value):
+                return False
+    return True
 
 
 def _pick(text: str, options: list[Option]) -> Option | None:

@@ -77,6 +77,20 @@ def read_loop_request(text: str, parse) -> LoopOperation | NewLoop | None:
     return NewLoop(parsed, task_text, reminder, bool(_AUTO_CONTINUE.search(text)))
 
 
+def looks_like_loop_request(text: str) -> bool:
+    """A cheap check for the front desk: does ``text`` ask for or about a loop task? (Then it
+    is a new request, not an answer to a paused task's question.)"""
+    from datetime import UTC, datetime
+
+    from capabilities.loop.parse import parse_schedule
+    from capabilities.loop.schedule import ScheduleError
+
+    try:
+        return read_loop_request(text, lambda t: parse_schedule(t, now=datetime.now(UTC), timezone="UTC")) is not None
+    except ScheduleError:
+        return True
+
+
 def reminder_text(text: str) -> str:
     """"提醒我复习GRPO" → "复习GRPO"; "remind me to call Li" → "call Li"."""
     stripped = _REMIND_LEAD.sub("", text.strip(_TRIM), count=1)

@@ -124,7 +124,7 @@ class LoopService:
                         overlap=self._overlap, missed=self._missed, channel=channel)
         task = self.scheduler.register(task, self.now())
         self._events.publish_task_event(
-            EventType.LOOP_TASK_REGISTERED, task_id=task_id or task.loop_task_id, tenant_id=tenant_id,
+            event_type=EventType.LOOP_TASK_REGISTERED, task_id=task_id or task.loop_task_id, tenant_id=tenant_id,
             user_id=user_id, source=SOURCE,
             data={"loop_task_id": task.loop_task_id, "capability": capability, "schedule": schedule,
                   "next_fire_at": task.next_fire_at})
@@ -234,7 +234,7 @@ class LoopService:
             log.exception("run %s claimed but its task could not be recorded", run_key)
             raise
         self._events.publish_task_event(
-            EventType.TASK_TRIGGERED, task_id=start.task_id, tenant_id=tenant_id, user_id=task.user_id,
+            event_type=EventType.TASK_TRIGGERED, task_id=start.task_id, tenant_id=tenant_id, user_id=task.user_id,
             source=SOURCE, data={"loop_task_id": loop_task_id, "run_key": run_key, "source": source,
                                  "scheduled_at": at.timestamp()})
         return Accepted("started", start)
