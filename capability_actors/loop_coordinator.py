@@ -85,8 +85,14 @@ class LoopCoordinator:
                                      user_id=start.user_id))]
 
     def on_fire(self, msg: m.LoopFire) -> list[Out]:
-        return self.start(RunStart(msg["tenant_id"], msg["user_id"], msg["loop_task_id"], msg["run_key"],
-                                   msg["task_id"]))
+        """A run the bridge recorded; one that is not a recorded run of that loop task is dropped."""
+        task = self._store.get_task(msg["tenant_id"], msg["task_id"])
+        run = task.meta.get("run", {}) if task is not None else {}
+        if task is None or run.get("run_key") != msg["run_key"] or run.get("loop_task_id") != msg["loop_task_id"] \
+                or task.user_id != msg["user_id"]:
+            log.warning("loop_fire for %s does not match a recorded run; dropped", msg["task_id"])
+            return []
+        return self.start(RunStart(msg["tenant_id"], task.user_id, msg["loop_task_id"], msg["run_key"], task.task_id))
 
     # -- results -----------------------------------------------------------------------
     def on_result(self, msg: dict) -> list[Out]:

@@ -119,10 +119,11 @@ class LoopService:
         """Store a new loop task and publish LOOP_TASK_REGISTERED (on ``task_id``, the task that
         asked for it, when there is one). ScheduleError when it would never fire."""
         schedule = schedule if isinstance(schedule, dict) else schedule.to_dict()
+        now = self.now()
         task = LoopTask(loop_task_id=new_id("loop"), tenant_id=tenant_id, user_id=user_id, content=content,
                         schedule=schedule, capability=capability, parameters=dict(parameters or {}),
-                        overlap=self._overlap, missed=self._missed, channel=channel)
-        task = self.scheduler.register(task, self.now())
+                        overlap=self._overlap, missed=self._missed, channel=channel, created_at=now.timestamp())
+        task = self.scheduler.register(task, now)
         self._events.publish_task_event(
             event_type=EventType.LOOP_TASK_REGISTERED, task_id=task_id or task.loop_task_id, tenant_id=tenant_id,
             user_id=user_id, source=SOURCE,

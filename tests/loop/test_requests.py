@@ -1,0 +1,64 @@
+"""Reading loop requests in plain words: operations on loop tasks, new loop tasks, and the
+ordinary requests that must stay ordinary."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from capabilities.loop.parse import parse_schedule
+from capabilities.loop.requests import LoopOperation, NewLoop, looks_like_loop_request, read_loop_request
+
+NOW = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
+
+
+def read(text: str):
+    return read_loop_request(text, lambda t: parse_schedule(t, now=NOW, timezone="Asia/Shanghai"))
+
+
+@pytest.mark.parametrize("text, op", [
+    ("list my loop tasks", "list"), ("show my reminders", "list"), ("我有哪些定时任务", "list"),
+    ("列出我的提醒", "list"), ("pause the GRPO reminder", "pause"), ("暂停GRPO提醒", "pause"),
+    ("resume loop_0123456789ab", "resume"), ("恢复GRPO提醒", "resume"), ("delete the plants reminder", "delete"),
+    ("把GRPO提醒删掉", "delete"), ("stop reminding me about GRPO", "delete"), ("cancel my 9am reminder", "delete"),
+    ("run the GRPO reminder now", "trigger"), ("立即执行GRPO提醒", "trigger"),
+    ("change loop_0123456789ab to every day at 10:00", "modify"), ("把GRPO提醒改成每天10点", "modify"),
+])
+def test_operations(text, op):
+    found = read(text)
+    assert isinstance(found, LoopOperation) and found.op == op
+
+
+def test_modify_keeps_the_new_schedule_text_and_parameters():
+    found = read("change loop_0123456789ab to every day at 10:00")
+    assert found.schedule_text.strip().endswith("to every day at 10:00")
+    assert read("update loop_0123456789ab limit=5").parameters == {"limit": "5"}
+
+
+@pytest.mark.parametrize("text, task, reminder, kind", [
+    ("每天早上9点提醒我复习GRPO", "复习GRPO", True, "cron"),
+    ("every Monday at 10:00 fetch the sales report", "fetch the sales report", False, "cron"),
+    ("remind me at 15:30 to call Li", "call Li", True, "once"),
+    ("in 20 minutes check the build", "check the build", False, "once"),
+    ("remind me to cancel the subscription tomorrow", "cancel the subscription", True, "once"),
+])
+def test_new_loop_tasks(text, task, reminder, kind):
+    found = read(text)
+    assert isinstance(found, NewLoop) and found.task_text == task and found.reminder is reminder
+    assert found.parsed.schedule.kind == kind
+
+
+def test_a_reminder_without_a_time_is_still_a_loop_request_and_auto_continue_is_read():
+    found = read("remind me to call Li")
+    assert isinstance(found, NewLoop) and found.parsed is None and found.task_text == "call Li"
+    assert read("every day at 9 remind me to study, and follow up").auto_continue
+
+
+@pytest.mark.parametrize("text", [
+    "add numbers a=2 b=3", "what's the weather tomorrow", "每天喝多少水合适？", "执行Dify工作流",
+    "15:30", "show the train schedule", "hi",
+])
+def test_ordinary_requests_and_bare_times_are_not_loop_requests(text):
+    assert read(text) is None
+    assert not looks_like_loop_request(text)
