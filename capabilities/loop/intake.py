@@ -3,8 +3,10 @@
 ``accept`` records the run (``LoopService.accept``); ``handle`` is the RabbitBridge's
 callback: it records the run, hands it on (``hand_on``: a message to the LoopSchedulerActor)
 and answers how the delivery is settled: RECORDED (ack), DUPLICATE (ack, nothing more runs),
-REJECTED (no such loop task: dead-letter queue). A store that fails raises, and the bridge
-requeues the trigger to try again.
+REJECTED (no such loop task: dead-letter queue), RETRY (the loop task's previous run still
+goes and its overlap policy is ``skip``: the trigger comes back after the bridge's retry
+delay, so a trigger a program published is never dropped). A store that fails raises, and
+the bridge requeues the trigger to try again.
 """
 
 from __future__ import annotations
@@ -46,4 +48,6 @@ class TriggerIntake:
             if self._hand_on is not None:
                 self._hand_on(accepted.start)
             return Outcome.RECORDED
+        if accepted.outcome == "held":
+            return Outcome.RETRY
         return Outcome.REJECTED if accepted.outcome == "unknown" else Outcome.DUPLICATE

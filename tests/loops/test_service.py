@@ -155,7 +155,10 @@ def test_intake_settles_deliveries_by_what_accept_did(service):
     service._store.transition("acme", handed[0].task_id, "running")
     assert intake.handle(trigger) is Outcome.DUPLICATE
     assert intake.handle(Trigger(loop_task_id="loop_gone", run_key="x")) is Outcome.REJECTED
-    assert len(handed) == 2
+    assert intake.handle(Trigger(loop_task_id=task.loop_task_id, run_key="ext-2")) is Outcome.RETRY  # ext-1 runs
+    service.finish("acme", "ext-1", ok=True)
+    assert intake.handle(Trigger(loop_task_id=task.loop_task_id, run_key="ext-2")) is Outcome.RECORDED
+    assert len(handed) == 3
 
 
 def test_describe_schedule_reads_like_english():
