@@ -48,7 +48,7 @@ class LoopCoordinator:
         self._store = store
         self._queue = queue
         self.intake = TriggerIntake(service, default_tenant=default_tenant)
-        self.running: dict[str, Running] = {}  # by the run_task's msg_id
+        self.running: dict[str, Running] = {}  # by the run's task_id (a run may be handed on twice)
 
     # -- time ----------------------------------------------------------------------------
     def tick(self) -> list[Out]:
@@ -79,9 +79,9 @@ class LoopCoordinator:
 
     def start(self, start: RunStart, answer_to: str | None = None) -> list[Out]:
         """Hand a recorded run to the tenant's AgentActor."""
-        msg_id = m.new_id("msg")
-        self.running[msg_id] = Running(start, answer_to)
-        return [("agent", m.run_task(task_id=start.task_id, msg_id=msg_id, tenant_id=start.tenant_id,
+        if start.task_id not in self.running or answer_to is not None:
+            self.running[start.task_id] = Running(start, answer_to)
+        return [("agent", m.run_task(task_id=start.task_id, msg_id=m.new_id("msg"), tenant_id=start.tenant_id,
                                      user_id=start.user_id))]
 
     def on_fire(self, msg: m.LoopFire) -> list[Out]:
@@ -96,14 +96,17 @@ class LoopCoordinator:
 
     # -- results -----------------------------------------------------------------------
     def on_result(self, msg: dict) -> list[Out]:
-        running = self.running.pop(msg.get("msg_id", ""), None)
+        """A run's reply, matched by task_id: a run handed on twice gets a ``conflict`` for the
+        hand-on that lost (ignored) and one real result."""
+        task_id = msg.get("task_id", "")
+        if msg["message_type"] == "task_error" and msg.get("error_type") == "conflict":
+            log.info("run task %s was already taken by another hand-on; waiting for its result", task_id)
+            return []
+        running = self.running.pop(task_id, None)
         if running is None:
-            log.info("result for msg_id=%s matches no run here", msg.get("msg_id"))
+            log.info("result for task_id=%s matches no run here", task_id)
             return []
         start, kind = running.start, msg["message_type"]
-        if kind == "task_error" and msg.get("error_type") == "conflict":
-            log.info("run %s was already taken by another hand-on; nothing to do", start.run_key)
-            return []
         ok = kind == "task_completed"
         try:
             self.service.finish(start.tenant_id, start.run_key, ok=ok, task_id=start.task_id)

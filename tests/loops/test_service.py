@@ -208,15 +208,19 @@ def test_a_failed_run_is_told_and_a_conflict_is_left_to_the_run_that_holds_the_t
     desk = coordinator(service, store)
     clock.now = NINE
     run = desk.tick()[0][1]
-    failed = m.task_error(msg_id=run["msg_id"], error_type="capability_failed", message="the service is down")
+    failed = m.task_error(msg_id=run["msg_id"], error_type="capability_failed", message="the service is down",
+                          task_id=run["task_id"])
     [(where, note)] = desk.on_result(failed)
     assert where == "notify" and "failed: the service is down" in note["message"] and note["kind"] == "loop_run_failed"
     assert service.registry.runs("acme", task.loop_task_id)[0].state == "failed"
 
     clock.now = NINE + timedelta(days=1)
     run = desk.tick()[0][1]
-    assert desk.on_result(m.task_error(msg_id=run["msg_id"], error_type="conflict", message="taken")) == []
+    assert desk.on_result(m.task_error(msg_id=run["msg_id"], error_type="conflict", message="taken",
+                                       task_id=run["task_id"])) == []
     assert service.registry.running("acme", task.loop_task_id)  # still the other hand-on's to finish
+    done = m.task_completed(msg_id="msg_other_hand_on", task_id=run["task_id"], message="ok", result=None)
+    assert desk.on_result(done)[0][0] == "notify"  # the hand-on that won reports
 
 
 def test_commands_answer_like_a_user_message(service, store):
