@@ -68,9 +68,9 @@ class AgentActor(FloraActor):
             self.reply_error(sender, message, exc.error_type, str(exc))
             return
         kind = message["message_type"]
-        if kind != "run_task":
+        if kind != "run_task":  # a run's replies go to the LoopSchedulerActor by task_id
             self.frontend = sender
-        self.reply_to[message["msg_id"]] = message.get("reply_to") or sender
+            self.reply_to[message["msg_id"]] = message.get("reply_to") or sender
         if kind == "agent_task":
             outs = self.coordinator.on_agent_task(message)
         elif kind == "resume_task":

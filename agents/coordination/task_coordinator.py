@@ -48,6 +48,7 @@ class TaskCoordinator:
         self._loops = loops  # LoopService: reads schedules in Flora's timezone
         self._pending: dict[str, m.AgentTask] = {}  # analysis in progress, by task_id
         self._pending_loops: dict[str, tuple[dict, str]] = {}  # task_id -> (meta, what to run)
+        self._runs: set[str] = set()  # loop runs being executed, answered to the scheduler
 
     def on_agent_task(self, msg: m.AgentTask) -> list[Out]:
         """Route by rules here when they are sure (cheap, never blocks); a worker is asked
@@ -142,17 +143,17 @@ class TaskCoordinator:
         """Run a recorded loop run. Only from ``created``: a run handed on twice runs once."""
         task = self._store.get_task(msg["tenant_id"], msg["task_id"])
         if task is None:
-            return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="not_found", task_id=msg["task_id"],
+            return [("loops", m.task_error(msg_id=msg["msg_id"], error_type="not_found", task_id=msg["task_id"],
                                            message=f"There is no task {msg['task_id']}."))]
         if task.state != CREATED:
-            return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="conflict", task_id=task.task_id,
+            return [("loops", m.task_error(msg_id=msg["msg_id"], error_type="conflict", task_id=task.task_id,
                                            message=f"Run task {task.task_id} is {task.state} already."))]
-        self._store.update_task(task.tenant_id, task.task_id, msg_id=msg["msg_id"])
+        self._runs.add(task.task_id)
         return [("worker", m.execute(task_id=task.task_id, tenant_id=task.tenant_id, user_id=task.user_id,
                                      capability=task.capability, parameters=task.parameters))]
 
     def on_task_paused(self, msg: m.TaskPaused) -> list[Out]:
-        return [("reply", msg)]
+        return [(self._answer_to(msg["task_id"]), msg)]
 
     def on_subtask_result(self, msg: m.SubtaskResult) -> list[Out]:
         task = self._store.get_task(msg["tenant_id"], msg["task_id"])
@@ -160,12 +161,15 @@ class TaskCoordinator:
             log.warning("result for unknown task task_id=%s", msg["task_id"])
             return []
         if msg["ok"]:
-            return [("reply", self._complete(task, msg.get("result"), msg.get("message")))]
+            done = self._complete(task, msg.get("result"), msg.get("message"))
+            return [(self._answer_to(task.task_id, final=True), done)]
         if msg.get("error_type") == "conflict":  # the task is someone else's now (a run handed on twice)
-            return [("reply", m.task_error(msg_id=task.msg_id, error_type="conflict", task_id=task.task_id,
-                                           message=msg.get("error", "") or "The task is already being handled."))]
-        return [("reply", self._fail(task, msg.get("error_type", "capability_failed"), msg.get("error", ""),
-                                     bool(msg.get("retryable", False))))]
+            taken = m.task_error(msg_id=task.msg_id, error_type="conflict", task_id=task.task_id,
+                                 message=msg.get("error", "") or "The task is already being handled.")
+            return [(self._answer_to(task.task_id), taken)]
+        failed = self._fail(task, msg.get("error_type", "capability_failed"), msg.get("error", ""),
+                            bool(msg.get("retryable", False)))
+        return [(self._answer_to(task.task_id, final=True), failed)]
 
     def on_worker_lost(self, poisoned: Any, reason: str) -> list[Out]:
         """A message to a worker came back undelivered or crashed it: tell the user."""
@@ -174,11 +178,21 @@ class TaskCoordinator:
         request = self._pending.pop(poisoned["task_id"], None)
         task = self._store.get_task(poisoned.get("tenant_id", "default"), poisoned["task_id"])
         if task is not None and task.state not in (COMPLETED, FAILED):
-            return [("reply", self._fail(task, "internal", f"The worker failed: {reason}", True))]
+            failed = self._fail(task, "internal", f"The worker failed: {reason}", True)
+            return [(self._answer_to(task.task_id, final=True), failed)]
         if request is not None:
             return [("reply", m.task_error(msg_id=request["msg_id"], error_type="internal", retryable=True,
                                            task_id=request["task_id"], message=f"The worker failed: {reason}"))]
         return []
+
+    def _answer_to(self, task_id: str, *, final: bool = False) -> str:
+        """Where a task's reply goes: a loop run's to the LoopSchedulerActor (matched there by
+        task_id, however often the run was handed on), any other to whoever asked (by msg_id)."""
+        if task_id in self._runs:
+            if final:
+                self._runs.discard(task_id)
+            return "loops"
+        return "reply"
 
     # -- endings --------------------------------------------------------------------------
     def _complete(self, task: TaskRecord, result: Any, message: str | None = None) -> dict:
