@@ -1,6 +1,6 @@
 """Trigger a run of a loop task from any program, through RabbitMQ.
 
-    python examples/publish_trigger.py LOOP_TASK_ID [--run-key KEY] [--param name=value ...]
+    python examples/publish_trigger.py LOOP_TASK_ID [--run-key KEY] [--scheduled-at ISO] [--param name=value ...]
 
 Flora must run with ``loops.queue: rabbitmq`` (its RabbitBridge consumes the queue). The same
 run key published twice runs once; without one, each publish is a new run. Only pika is
@@ -37,13 +37,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-key", help="what makes this run unique (default: a new one)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="override a parameter of the loop task for this run")
+    parser.add_argument("--scheduled-at", help="the time this run is for, ISO-8601 (e.g. 2024-05-01T08:00:00Z)")
+    parser.add_argument("--source", default="examples/publish_trigger.py", help="who sent it, for the logs")
     parser.add_argument("--tenant", help="tenant of the loop task (default: Flora's default tenant)")
     parser.add_argument("--url", default="amqp://guest:guest@127.0.0.1:5672/%2F")
     parser.add_argument("--queue", default="loop.trigger.queue")
     args = parser.parse_args(argv)
     run_key = args.run_key or f"{args.loop_task_id}:external:{uuid.uuid4().hex[:12]}"
-    trigger = {"loop_task_id": args.loop_task_id, "run_key": run_key, "source": "examples/publish_trigger.py",
+    trigger = {"loop_task_id": args.loop_task_id, "run_key": run_key, "source": args.source,
                "parameters": dict(p.split("=", 1) for p in args.param)}
+    if args.scheduled_at:
+        trigger["scheduled_at"] = args.scheduled_at
     if args.tenant:
         trigger["tenant_id"] = args.tenant
     publish(args.url, args.queue, trigger, run_key)

@@ -4,7 +4,6 @@ Flora's notifications."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -107,12 +106,10 @@ def take_all(queue: str) -> list[tuple[bytes, Any]]:
     return _channel_call(take)
 
 
-def publish_from_another_program(queue: str, trigger: dict, message_id: str | None = None) -> None:
-    """Publish a JSON trigger the way an outside program would: its own process, pika,
-    the queue declared with Flora's arguments, persistent, publisher confirms."""
-    args = [sys.executable, "-m", "tests.loop_e2e.publish_trigger", URL, queue, json.dumps(trigger)]
-    if message_id:
-        args.append(message_id)
+def publish_from_another_program(queue: str, loop_task_id: str, *options: str) -> None:
+    """Publish a trigger the way an outside program would: ``examples/publish_trigger.py`` in
+    its own process (pika only: persistent, publisher confirms, Flora's queue arguments)."""
+    args = [sys.executable, "examples/publish_trigger.py", loop_task_id, "--url", URL, "--queue", queue, *options]
     done = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, f"the publishing program failed:\n{done.stdout}\n{done.stderr}"
 

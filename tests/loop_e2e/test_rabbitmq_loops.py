@@ -171,9 +171,9 @@ def test_trigger_published_by_an_outside_program_runs_the_loop_task_once(e2e):
     user, tag = "u_external", _tag()
     loop = e2e.register(user, f"{tag}-registered")
     run_key = f"{loop.loop_task_id}:billing:{uuid.uuid4().hex[:8]}"
-    publish_from_another_program(e2e.queue, {
-        "loop_task_id": loop.loop_task_id, "run_key": run_key, "scheduled_at": "2024-05-01T08:00:00Z",
-        "parameters": {"tag": tag}, "source": "cron@billing"})
+    publish_from_another_program(e2e.queue, loop.loop_task_id, "--run-key", run_key,
+                                 "--scheduled-at", "2024-05-01T08:00:00Z", "--param", f"tag={tag}",
+                                 "--source", "cron@billing")
 
     notes = Inbox(e2e.flora, user).wait_for(lambda n: n["loop_task_id"] == loop.loop_task_id,
                                              timeout=RUN_TIMEOUT_S)
