@@ -34,6 +34,7 @@ from common.tasks.store import TaskStore
 log = logging.getLogger("flora.loops")
 
 Out = tuple[str, dict]
+_NOTE_KINDS = {"task_completed": "loop_run_completed", "task_paused": "loop_run_paused", "task_error": "loop_run_failed"}
 
 
 @dataclass
@@ -126,7 +127,7 @@ class LoopCoordinator:
             text = f"Loop task {start.loop_task_id} ({what}) is waiting for you:\n{text}"
         note = self._store.add_notification(Notification(
             notification_id=m.new_id("note"), tenant_id=start.tenant_id, user_id=start.user_id, message=text,
-            kind=f"loop_run_{'completed' if kind == 'task_completed' else 'paused' if kind == 'task_paused' else 'failed'}",
+            kind=_NOTE_KINDS[kind],
             task_id=start.task_id, loop_task_id=start.loop_task_id,
             channel=loop.channel if loop is not None else "",
             data={"run_key": start.run_key, "result": msg.get("result"), "error_type": msg.get("error_type")}))

@@ -7,21 +7,21 @@ those its overlap policy holds back (``skip``: not while a run is still going), 
 the task's next fire time on. A tick only *proposes* runs: each becomes a trigger with a
 run key, and a run starts when its trigger is accepted (``claim``), once per key ever. So
 two schedulers ticking at once, a tick repeated after a crash, or a trigger delivered twice
-all end in one run. ``trigger`` claims a run asked for from outside (a user's "run it now").
+all end in one run (``LoopService.accept`` claims, for scheduled and outside triggers alike).
 
-Exceptions: the registry's (``LoopTaskNotFound``, ``Forbidden``) and ``ScheduleError``
-for a schedule that would never fire.
+Exceptions: the registry's (``LoopTaskNotFound``, ``RunNotFound``) and ``ScheduleError`` for a
+schedule that would never fire.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable
 from datetime import UTC, datetime
+from typing import Callable
 
 from capabilities.loop.schedule import Schedule, ScheduleError, due_runs, next_fire, run_key
-from common.loops.models import ACTIVE, OVERLAP_SKIP, Forbidden, LoopTask, LoopTaskNotFound, RunRecord
+from common.loops.models import OVERLAP_SKIP, RUN_COMPLETED, RUN_FAILED, LoopTask, RunRecord
 from common.loops.registry import LoopTaskRegistry
 
 log = logging.getLogger("flora.loops")
@@ -96,29 +96,12 @@ class LoopScheduler:
             last_fire_at=owed[-1].timestamp() if owed else task.last_fire_at,
             next_fire_at=upcoming.timestamp() if upcoming else None)
 
-    def trigger(self, tenant_id: str, loop_task_id: str, now: datetime, *, user_id: str | None = None,
-                key: str | None = None) -> Fire | None:
-        """A run asked for from outside; None when that run key already ran (a duplicate).
-        ``user_id``, when given, must own the loop task."""
-        task = self._registry.get(tenant_id, loop_task_id)
-        if task is None:
-            raise LoopTaskNotFound(loop_task_id)
-        if user_id is not None and task.user_id != user_id:
-            raise Forbidden(loop_task_id, user_id)
-        if task.state != ACTIVE and user_id is None:
-            log.info("trigger for %s loop task %s ignored", task.state, loop_task_id)
-            return None
-        key = key or run_key(loop_task_id, now)
-        if not self.claim(tenant_id, loop_task_id, key, now):
-            return None
-        return Fire(task, key, now)
-
     def claim(self, tenant_id: str, loop_task_id: str, key: str, scheduled_at: datetime) -> bool:
         """Record the run under ``key``; False when that key ran (or is running) already."""
         return self._registry.claim_run(tenant_id, loop_task_id, key, scheduled_at.timestamp())
 
     def finish(self, tenant_id: str, key: str, *, ok: bool, task_id: str = "") -> RunRecord:
-        return self._registry.finish_run(tenant_id, key, "completed" if ok else "failed", task_id)
+        return self._registry.finish_run(tenant_id, key, RUN_COMPLETED if ok else RUN_FAILED, task_id)
 
 
 def _at(timestamp: float) -> datetime:

@@ -153,17 +153,15 @@ class ConversationManager:
             return None  # asks for a capability by name: a new request, not an answer
         if not named and looks_like_loop_request(text):
             return None  # "remind me at 15:30...", "list my reminders": a new request, not an answer
-        fitting = named or [t for t in waiting if answers.answer_values(text, _names(t.missing), _schemas(t.missing))]
+        values = {t.task_id: answers.answer_values(text, _names(t.missing), _schemas(t.missing)) for t in waiting}
+        fitting = named or [t for t in waiting if values[t.task_id]]
         sure = len(paused) == 1
         if len(fitting) > 1:  # several could take it: keep those whose schema accepts the value as written
-            accepting = [t for t in fitting if _fits(answers.answer_values(text, _names(t.missing), _schemas(t.missing)),
-                                                     _schemas(t.missing))]
+            accepting = [t for t in fitting if _fits(values[t.task_id], _schemas(t.missing))]
             fitting, sure = (accepting, len(accepting) == 1) if accepting else (fitting, False)
         if len(fitting) == 1 and sure:
             task = fitting[0]
-            return self.complete_task_parameters(tenant, task.task_id, user,
-                                                 answers.answer_values(text, _names(task.missing),
-                                                                       _schemas(task.missing)) or {})
+            return self.complete_task_parameters(tenant, task.task_id, user, values[task.task_id] or {})
         if not fitting:
             return None
         options: list[Option] = [

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from capabilities.context.answers import named_values
-from capabilities.loop.parse import ParsedSchedule
+from capabilities.loop.parse import ParsedSchedule, parse_schedule
+from capabilities.loop.schedule import ScheduleError
 from capabilities.loop.vocabulary import _REMIND
 
 _F = re.IGNORECASE
@@ -80,11 +82,6 @@ def read_loop_request(text: str, parse) -> LoopOperation | NewLoop | None:
 def looks_like_loop_request(text: str) -> bool:
     """A cheap check for the front desk: does ``text`` ask for or about a loop task? (Then it
     is a new request, not an answer to a paused task's question.)"""
-    from datetime import UTC, datetime
-
-    from capabilities.loop.parse import parse_schedule
-    from capabilities.loop.schedule import ScheduleError
-
     try:
         return read_loop_request(text, lambda t: parse_schedule(t, now=datetime.now(UTC), timezone="UTC")) is not None
     except ScheduleError:

@@ -30,7 +30,7 @@ from capabilities.loop.parse import ParsedSchedule, parse_schedule
 from capabilities.loop.schedule import Schedule, ScheduleError, next_fire
 from capability_actors.loop_scheduler import LoopScheduler
 from common.loops.models import (
-    ACTIVE, DELETED, PAUSED, Forbidden, LoopTask, LoopTaskNotFound, RUN_COMPLETED, RUN_FAILED,
+    ACTIVE, DELETED, PAUSED, Forbidden, LoopTask, LoopTaskNotFound,
 )
 from common.loops.registry import LoopTaskRegistry
 from common.messages import new_id
@@ -227,13 +227,7 @@ class LoopService:
                             parameters={**task.parameters, **(parameters or {})}, approved=True,
                             meta={"run": {"loop_task_id": loop_task_id, "run_key": run_key,
                                           "scheduled_at": at.timestamp(), "channel": task.channel}})
-        try:
-            self._events.create_task(record, source=SOURCE, data={"loop_task_id": loop_task_id, "run_key": run_key})
-        except Exception:
-            # the claim stands, so a retry of this trigger must find the task: undo nothing,
-            # but say so; the caller retries and gets "again" once the store is back
-            log.exception("run %s claimed but its task could not be recorded", run_key)
-            raise
+        self._events.create_task(record, source=SOURCE, data={"loop_task_id": loop_task_id, "run_key": run_key})
         self._events.publish_task_event(
             event_type=EventType.TASK_TRIGGERED, task_id=start.task_id, tenant_id=tenant_id, user_id=task.user_id,
             source=SOURCE, data={"loop_task_id": loop_task_id, "run_key": run_key, "source": source,
@@ -241,7 +235,7 @@ class LoopService:
         return Accepted("started", start)
 
     def finish(self, tenant_id: str, run_key: str, *, ok: bool, task_id: str = "") -> None:
-        self.registry.finish_run(tenant_id, run_key, RUN_COMPLETED if ok else RUN_FAILED, task_id)
+        self.scheduler.finish(tenant_id, run_key, ok=ok, task_id=task_id)
 
     # -- words -----------------------------------------------------------------------------
     def describe(self, task: LoopTask) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 from capabilities.loop.schedule import Schedule, ScheduleError
 from capability_actors.loop_scheduler import LoopScheduler
-from common.loops.models import Forbidden, LoopTask
+from common.loops.models import LoopTask
 
 TZ = "Asia/Shanghai"
 DAILY_9 = Schedule.on_cron("0 9 * * *", timezone=TZ).to_dict()
@@ -111,15 +111,3 @@ def test_one_shot_fires_once_and_a_past_one_is_refused(reg):
     with pytest.raises(ScheduleError):
         scheduler.register(loop_task("late", schedule=Schedule.once(at, timezone=TZ).to_dict()),
                            at + timedelta(hours=1))
-
-
-def test_trigger_with_a_run_key_runs_once_and_only_for_the_owner(reg):
-    scheduler = LoopScheduler(reg)
-    scheduler.register(loop_task(), START)
-    fire = scheduler.trigger("acme", "lt1", START, key="ext-msg-1")
-    assert fire is not None and fire.run_key == "ext-msg-1"
-    assert scheduler.trigger("acme", "lt1", START, key="ext-msg-1") is None
-    with pytest.raises(Forbidden):
-        scheduler.trigger("acme", "lt1", START, user_id="someone_else")
-    record = scheduler.finish("acme", "ext-msg-1", ok=False)
-    assert record.state == "failed"

@@ -140,8 +140,12 @@ def test_accept_holds_an_overlapping_run_and_refuses_unknown_or_paused_tasks(ser
     service.finish("acme", "k2", ok=True)
     service.pause("acme", "u1", task.loop_task_id)
     assert service.accept(tenant_id="acme", loop_task_id=task.loop_task_id, run_key="k4").outcome == "unknown"
-    # the owner's "run it now" works on a paused task too
+    # the owner's "run it now" works on a paused task too; nobody else's does
+    with pytest.raises(Forbidden):
+        service.accept(tenant_id="acme", loop_task_id=task.loop_task_id, run_key="k5", user_id="someone_else")
     assert service.accept(tenant_id="acme", loop_task_id=task.loop_task_id, run_key="k5", user_id="u1").outcome == "started"
+    service.finish("acme", "k5", ok=False)
+    assert service.registry.runs("acme", task.loop_task_id)[0].state == "failed"
 
 
 def test_intake_settles_deliveries_by_what_accept_did(service):
