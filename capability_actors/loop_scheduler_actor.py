@@ -13,6 +13,7 @@ from typing import Any
 from thespian.actors import WakeupMessage
 
 from agents.base import FloraActor
+from agents.coordination.agent_routes import AgentRoutes
 from capabilities.loop.queues import QueueFactory
 from capability_actors.loop_coordinator import LoopCoordinator
 from common import messages as m
@@ -24,10 +25,8 @@ class LoopSchedulerActor(FloraActor):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.coordinator: LoopCoordinator | None = None
-        self.router: Any = None
+        self.routes: AgentRoutes | None = None
         self.interaction: Any = None
-        self.agents: dict[str, Any] = {}  # tenant -> AgentActor
-        self.queued: dict[str, list[dict]] = {}  # tenant -> run_tasks waiting for a route
         self.askers: dict[str, Any] = {}  # msg_id of a loop_command -> the AgentActor that asked
 
     def handlers(self):
@@ -37,7 +36,7 @@ class LoopSchedulerActor(FloraActor):
 
     def configured(self, message, sender):
         rt = self.runtime
-        self.router = message.get("router")
+        self.routes = AgentRoutes(message.get("router"))
         self.interaction = message.get("interaction")
         self.coordinator = LoopCoordinator(rt.loops, rt.store, QueueFactory.create(rt.config),
                                            default_tenant=rt.config.default_tenant)
@@ -56,9 +55,8 @@ class LoopSchedulerActor(FloraActor):
         self._dispatch(self.coordinator.on_result(message))
 
     def on_route_reply(self, message, sender):
-        self.agents[message["tenant_id"]] = message["agent"]
-        for msg in self.queued.pop(message["tenant_id"], []):
-            self.send(message["agent"], msg)
+        for address, msg in self.routes.learned(message):
+            self.send(address, msg)
 
     def on_status_request(self, message, sender):
         self.send(sender, m.status_reply(status={"runs_in_flight": len(self.coordinator.running)}))
@@ -81,11 +79,5 @@ class LoopSchedulerActor(FloraActor):
                 if self.interaction is not None:
                     self.send(self.interaction, msg)
             else:
-                tenant = msg["tenant_id"]
-                agent = self.agents.get(tenant)
-                if agent is not None:
-                    self.send(agent, msg)
-                else:
-                    self.queued.setdefault(tenant, []).append(msg)
-                    if len(self.queued[tenant]) == 1:
-                        self.send(self.router, m.route_request(tenant_id=tenant))
+                for address, routed in self.routes.send(msg["tenant_id"], msg):
+                    self.send(address, routed)

@@ -1,0 +1,48 @@
+"""NotificationDesk: what the InteractionActor decides about notifications, as a plain class.
+
+Notifications (loop runs' results) are kept in the TaskStore until fetched. A client either
+asks for them (``notifications_request``) or ``subscribe``s: then it gets the unread ones at
+once and each new one pushed as it comes; a pushed notification counts as read. Subscribers
+are addresses, kept in a list per (tenant, user) because Thespian addresses are not hashable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common import messages as m
+from common.tasks.store import TaskStore
+
+
+class NotificationDesk:
+    def __init__(self, store: TaskStore, *, default_tenant: str = "default"):
+        self._store = store
+        self._default_tenant = default_tenant
+        self.subscribers: dict[tuple[str, str], list[Any]] = {}
+
+    def on_request(self, msg: object, sender: Any) -> dict:
+        """The reply to a ``subscribe`` or ``notifications_request`` (a ``task_error`` naming
+        the field when it is malformed)."""
+        try:
+            m.validate(msg)
+        except m.ProtocolError as exc:
+            return m.task_error(msg_id=m.new_id("msg"), error_type=exc.error_type, message=str(exc), field=exc.field)
+        tenant, user = msg.get("tenant_id") or self._default_tenant, msg["user_id"]
+        mark = True
+        if msg["message_type"] == "subscribe":
+            listeners = self.subscribers.setdefault((tenant, user), [])
+            if sender not in listeners:
+                listeners.append(sender)
+        else:
+            mark = msg.get("mark_read", True)
+        notes = self._store.notifications(tenant, user, unread_only=not msg.get("all", False))
+        if mark:
+            self._store.mark_notifications_read(tenant, user, [n.notification_id for n in notes])
+        return m.notifications_reply(user_id=user, notifications=[n.to_dict() for n in notes])
+
+    def recipients(self, note: m.Notification) -> list[Any]:
+        """Who gets ``note`` pushed; with none it waits in the store, unread."""
+        listeners = self.subscribers.get((note["tenant_id"], note["user_id"]), [])
+        if listeners:
+            self._store.mark_notifications_read(note["tenant_id"], note["user_id"], [note["notification_id"]])
+        return list(listeners)
