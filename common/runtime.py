@@ -43,4 +43,6 @@ class Runtime:
         return self.registry.get_capability("loop_tasks")
 
     def close(self) -> None:
+        if "loops" in self.__dict__:  # built on first use
+            self.loops.registry.close()
         self.store.close()

@@ -4,6 +4,7 @@ Flora's notifications."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pika
+
+from tests.loop_e2e.plugins import COUNT_FILE_ENV
 
 URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 REPO = Path(__file__).resolve().parents[2]
@@ -166,3 +169,29 @@ def environ_with(**values: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(values)
     return env
+
+
+@contextlib.contextmanager
+def running_flora(config: dict, count_file: Path):
+    """Flora started with ``config`` and a Runtime beside it in this process; the run-count
+    file's path is in the environment every actor process inherits. Everything is stopped
+    and the environment restored afterwards."""
+    import main
+    from common.runtime import Runtime
+
+    previous = os.environ.get(COUNT_FILE_ENV)
+    os.environ[COUNT_FILE_ENV] = str(count_file)
+    flora = runtime = None
+    try:
+        flora = main.start_flora(config)
+        runtime = Runtime.from_config(flora.config)
+        yield flora, runtime
+    finally:
+        if flora is not None:
+            flora.shutdown()
+        if runtime is not None:
+            runtime.close()
+        if previous is None:
+            os.environ.pop(COUNT_FILE_ENV, None)
+        else:
+            os.environ[COUNT_FILE_ENV] = previous

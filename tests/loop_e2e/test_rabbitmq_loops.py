@@ -12,7 +12,6 @@ own, deleted at the end; the killed-consumer test uses another queue and no Flor
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -33,11 +32,11 @@ from capabilities.loop.service import Accepted, RunStart, run_task_id
 from common.loops.models import RUN_COMPLETED, RUN_RUNNING
 from common.runtime import Runtime
 from common.tasks.models import COMPLETED, CREATED, RUNNING
-from tests.loop_e2e.plugins import CAPABILITY, COUNT_FILE_ENV, runs_of
+from tests.loop_e2e.plugins import CAPABILITY, runs_of
 from tests.loop_e2e.support import (
     REPO, TENANT, URL, Inbox, broker_reachable, delete_queues, message_count, publish_from_another_program,
-    publish_raw, queue_depths, rabbitmqctl, rabbitmqctl_unusable, start_broker_app, take_all, wait_stable,
-    wait_until,
+    publish_raw, queue_depths, rabbitmqctl, rabbitmqctl_unusable, running_flora, start_broker_app, take_all,
+    wait_stable, wait_until,
 )
 
 RUN_TIMEOUT_S = 20.0  # a trigger to a notification through four actor processes
@@ -101,26 +100,12 @@ def e2e(tmp_path_factory):
         "rabbitmq": {"loop_trigger_queue": queue},
         "capabilities": {"plugin_modules": ["tests.loop_e2e.plugins"]},
     }
-    previous = os.environ.get(COUNT_FILE_ENV)
-    os.environ[COUNT_FILE_ENV] = str(count_file)  # inherited by every actor process started below
-    flora = runtime = None
     try:
-        flora = main.start_flora(config)
-        runtime = Runtime.from_config(flora.config)
-        yield E2E(flora, runtime, queue, dead, count_file)
+        with running_flora(config, count_file) as (flora, runtime):
+            yield E2E(flora, runtime, queue, dead, count_file)
     finally:
-        if flora is not None:
-            flora.shutdown()
-        if runtime is not None:
-            runtime.loops.registry.close()
-            runtime.close()
-        if previous is None:
-            os.environ.pop(COUNT_FILE_ENV, None)
-        else:
-            os.environ[COUNT_FILE_ENV] = previous
         if broker_reachable() is None:
             delete_queues(queue, dead)
-
 
 def _events(e2e: E2E, task_id: str) -> list[str]:
     return [event.event_type for event in e2e.runtime.events.history(TENANT, task_id=task_id)]
@@ -372,7 +357,6 @@ def test_consumer_killed_after_recording_a_run_hands_it_on_once_after_redelivery
         assert len(runtime.events.history(TENANT, task_id=task_id, event_type="TASK_TRIGGERED")) == 1
         assert message_count(queue) == 0 and message_count(dead) == 0
     finally:
-        loops.registry.close()
         runtime.close()
         if broker_reachable() is None:
             delete_queues(queue, dead)

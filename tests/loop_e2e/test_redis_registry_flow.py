@@ -5,21 +5,18 @@ runs in an ExecutionActor → the result reaches the user as a notification."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis
 
-import main
 from capabilities.loop.schedule import Schedule
 from capabilities.loop.service import run_task_id
 from common.loops.models import RUN_COMPLETED
-from common.runtime import Runtime
 from common.tasks.models import COMPLETED
-from tests.loop_e2e.plugins import CAPABILITY, COUNT_FILE_ENV, runs_of
-from tests.loop_e2e.support import TENANT, Inbox, wait_stable
+from tests.loop_e2e.plugins import CAPABILITY, runs_of
+from tests.loop_e2e.support import TENANT, Inbox, running_flora, wait_stable
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -48,23 +45,10 @@ def flora_on_redis(tmp_path_factory, redis_client):
         "capabilities": {"plugin_modules": ["tests.loop_e2e.plugins"]},
     }
     count_file = data_dir / "runs.txt"
-    previous = os.environ.get(COUNT_FILE_ENV)
-    os.environ[COUNT_FILE_ENV] = str(count_file)  # inherited by every actor process started below
-    flora = runtime = None
     try:
-        flora = main.start_flora(config)
-        runtime = Runtime.from_config(flora.config)
-        yield flora, runtime, prefix, count_file
+        with running_flora(config, count_file) as (flora, runtime):
+            yield flora, runtime, prefix, count_file
     finally:
-        if flora is not None:
-            flora.shutdown()
-        if runtime is not None:
-            runtime.loops.registry.close()
-            runtime.close()
-        if previous is None:
-            os.environ.pop(COUNT_FILE_ENV, None)
-        else:
-            os.environ[COUNT_FILE_ENV] = previous
         leftover = list(redis_client.scan_iter(f"{prefix}*"))
         if leftover:
             redis_client.delete(*leftover)
