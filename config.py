@@ -131,9 +131,25 @@ def local_zone_name() -> str:
     return name
 
 
+class APIKey(_Section):
+    """What an API key opens: a tenant, and optionally one user of it."""
+
+    tenant: str = Field(min_length=1)
+    user: str = ""
+
+
 class HTTPConfig(_Section):
+    """The HTTP API (``main.py --api``): where it listens and who may call it."""
+
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
+    # key -> tenant, or key -> {tenant, user}; more come from $<api_keys_env> ("key=tenant[:user],...")
+    api_keys: dict[str, str | APIKey] = Field(default_factory=dict)
+    api_keys_env: str = "FLORA_API_KEYS"
+    default_user: str = Field("user_001", min_length=1)
+    max_body_bytes: int = Field(1 << 20, ge=1024)
+    ask_workers: int = Field(16, ge=1, le=256)  # threads making Thespian asks for requests
+    stream_poll_s: float = Field(0.1, gt=0, le=5)  # how often an event stream looks for new events
 
 
 class FloraConfig(_Section):

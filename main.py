@@ -1,5 +1,6 @@
 """Start Flora: ``python main.py`` (a conversation in the terminal), ``--test`` (one test
-message, then exit), ``--debug`` (detailed logs), ``--config PATH``.
+message, then exit), ``--api`` (the HTTP API and browser client; ``--host``, ``--port``),
+``--debug`` (detailed logs), ``--config PATH``.
 
 From Python::
 
@@ -218,19 +219,6 @@ def _thespian_log_defs() -> dict:
 
 
 # --------------------------------------------------------------------------- CLI
-def render(reply: dict) -> str:
-    """A reply as text for a terminal."""
-    kind = reply.get("message_type")
-    text = reply.get("message", "")
-    if kind == "clarification":
-        return text
-    if kind == "task_error":
-        return f"[error: {reply.get('error_type')}] {text}"
-    if kind == "task_paused":
-        return f"{text}\n(task {reply.get('task_id')} is waiting for your answer)"
-    return text
-
-
 def converse(flora: Flora, user_id: str, stream=sys.stdin) -> None:
     print("Flora is ready. Type a request; 'exit' to leave.")
     while True:
@@ -253,7 +241,29 @@ def converse(flora: Flora, user_id: str, stream=sys.stdin) -> None:
         except TimeoutError as exc:
             print(f"flora> {exc}")
             continue
-        print("flora> " + render(reply).replace("\n", "\nflora> "))
+        print("flora> " + m.reply_text(reply).replace("\n", "\nflora> "))
+
+
+def check_api_exposure(config: FloraConfig, env=None) -> None:
+    """Refuse to serve without API keys anywhere but on a loopback address."""
+    import os
+
+    from api.auth import KeyRing, is_loopback
+
+    if KeyRing.from_config(config, os.environ if env is None else env).open and not is_loopback(config.http.host):
+        raise StartupError(f"refusing to serve {config.http.host} without API keys: set http.api_keys or "
+                           f"${config.http.api_keys_env} (see docs/http_api.md), or listen on 127.0.0.1")
+
+
+def serve_api(flora: Flora) -> None:
+    """Serve the HTTP API until interrupted (SIGINT/SIGTERM)."""
+    import uvicorn
+
+    from api.app import create_app
+
+    http = flora.config.http
+    print(f"Flora API on http://{http.host}:{http.port}/ (OpenAPI: /docs)", flush=True)
+    uvicorn.run(create_app(flora), host=http.host, port=http.port, log_level="warning", access_log=False)
 
 
 TEST_MESSAGE = "Hello Flora! What can you do?"
@@ -265,19 +275,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test", action="store_true", help="send one test message, print the reply, exit")
     parser.add_argument("--debug", action="store_true", help="detailed logs")
     parser.add_argument("--user", default="user_001", help="user id for the conversation")
+    parser.add_argument("--api", action="store_true", help="serve the HTTP API and the browser client")
+    parser.add_argument("--host", help="--api: address to listen on (default: http.host, 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="--api: port (default: http.port, 8000)")
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config)
-        if args.debug:
-            config = load_config({**config.to_dict(), "log_level": "DEBUG"}, env={})
+        overrides = {"log_level": "DEBUG"} if args.debug else {}
+        if args.host or args.port:
+            overrides["http"] = {**config.http.model_dump(), **({"host": args.host} if args.host else {}),
+                                 **({"port": args.port} if args.port else {})}
+        if overrides:
+            config = load_config({**config.to_dict(), **overrides}, env={})
+        if args.api:
+            check_api_exposure(config)
         flora = start_flora(config)
     except (ConfigError, StartupError) as exc:
         print(f"flora: {exc}", file=sys.stderr)
         return 2
     try:
+        if args.api:
+            serve_api(flora)
+            return 0
         if args.test:
             reply = flora.ask(TEST_MESSAGE, user_id=args.user)
-            print(f"you> {TEST_MESSAGE}\nflora> " + render(reply).replace("\n", "\nflora> "))
+            print(f"you> {TEST_MESSAGE}\nflora> " + m.reply_text(reply).replace("\n", "\nflora> "))
             return 0 if reply.get("message_type") in m.REPLY_TYPES - {"task_error"} else 1
         converse(flora, args.user)
         return 0

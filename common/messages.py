@@ -393,6 +393,17 @@ MESSAGE_TYPES: dict[str, type] = {
 REPLY_TYPES = frozenset({"task_completed", "task_paused", "chat_reply", "clarification", "task_error"})
 
 
+def reply_text(reply: dict) -> str:
+    """A reply contract as plain text for a person (the CLI, an OpenAI-compatible chat)."""
+    kind = reply.get("message_type")
+    text = reply.get("message", "")
+    if kind == "task_error":
+        return f"[error: {reply.get('error_type')}] {text}"
+    if kind == "task_paused":
+        return f"{text}\n(task {reply.get('task_id')} is waiting for your answer)"
+    return text
+
+
 # --------------------------------------------------------------------------- validation
 def validate(msg: Any) -> dict:
     """Return ``msg`` if it is a well-formed message, else raise :class:`ProtocolError`."""

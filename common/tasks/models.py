@@ -119,6 +119,33 @@ class Notification:
         return asdict(self)
 
 
+@dataclass
+class Session:
+    """A conversation kept for a client (the browser's chat list): its messages in order,
+    each ``{role, content, reply?, at}``."""
+
+    session_id: str
+    tenant_id: str
+    user_id: str
+    title: str = ""
+    messages: list = field(default_factory=list)
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def summary(self) -> dict:
+        """Everything but the messages, and how many there are."""
+        return {k: v for k, v in self.to_dict().items() if k != "messages"} | {"message_count": len(self.messages)}
+
+
+class SessionNotFound(StoreError):
+    def __init__(self, session_id: str):
+        super().__init__(f"no session {session_id!r}")
+        self.session_id = session_id
+
+
 @dataclass(frozen=True)
 class PendingEvent:
     """A lifecycle event to record in the same transaction as a task change, so the

@@ -18,13 +18,14 @@ from typing import Any, Iterable
 
 from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
-    Draft, Event, InvalidTransition, Notification, PendingEvent, TaskNotFound, TaskRecord, can_move,
+    Draft, Event, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, TaskNotFound, TaskRecord,
+    can_move,
 )
 from common.tasks.store import TaskStore
 
 log = logging.getLogger("flora.store")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
     tenant_id TEXT NOT NULL,
@@ -70,6 +71,7 @@ CREATE TABLE IF NOT EXISTS events (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_task ON events (tenant_id, task_id, event_id);
+CREATE INDEX IF NOT EXISTS events_by_user ON events (tenant_id, user_id, event_id);
 CREATE TABLE IF NOT EXISTS notifications (
     tenant_id TEXT NOT NULL,
     notification_id TEXT NOT NULL,
@@ -85,6 +87,17 @@ CREATE TABLE IF NOT EXISTS notifications (
     PRIMARY KEY (tenant_id, notification_id)
 );
 CREATE INDEX IF NOT EXISTS notifications_by_user ON notifications (tenant_id, user_id, read, created_at);
+CREATE TABLE IF NOT EXISTS sessions (
+    tenant_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    messages TEXT NOT NULL DEFAULT '[]',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (tenant_id, session_id)
+);
+CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (tenant_id, user_id, updated_at);
 """
 # Columns added after a file was first created, applied to older files on open.
 MIGRATIONS = (("tasks", "meta", "TEXT NOT NULL DEFAULT '{}'"),)
@@ -244,6 +257,10 @@ class SQLiteTaskStore(TaskStore):
         return [Event(r["event_id"], r["event_type"], r["task_id"], r["tenant_id"], r["user_id"],
                       r["source"], json.loads(r["data"]), r["created_at"]) for r in rows]
 
+    def last_event_id(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COALESCE(MAX(event_id), 0) FROM events").fetchone()[0]
+
     # -- notifications ----------------------------------------------------------
     def add_notification(self, notification: Notification) -> Notification:
         row = {**notification.to_dict(), "data": json.dumps(notification.data, default=str),
@@ -272,6 +289,47 @@ class SQLiteTaskStore(TaskStore):
                                    f"AND notification_id IN ({marks})", [tenant_id, user_id, *notification_ids])
         return cur.rowcount
 
+    # -- sessions -----------------------------------------------------------------
+    def save_session(self, session: Session) -> Session:
+        with self._lock, immediate(self._db):
+            self._db.execute("INSERT OR REPLACE INTO sessions (tenant_id, session_id, user_id, title, messages, "
+                             "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (session.tenant_id, session.session_id, session.user_id, session.title,
+                              json.dumps(session.messages, default=str), session.created_at, session.updated_at))
+        return session
+
+    def get_session(self, tenant_id: str, session_id: str) -> Session | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM sessions WHERE tenant_id=? AND session_id=?",
+                                   (tenant_id, session_id)).fetchone()
+        return _session(row) if row else None
+
+    def list_sessions(self, tenant_id: str, user_id: str, *, limit: int = 100) -> list[Session]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM sessions WHERE tenant_id=? AND user_id=? "
+                                    "ORDER BY updated_at DESC LIMIT ?", (tenant_id, user_id, limit)).fetchall()
+        return [_session(r) for r in rows]
+
+    def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
+                          title: str | None = None) -> Session:
+        with self._lock, immediate(self._db):
+            row = self._db.execute("SELECT * FROM sessions WHERE tenant_id=? AND session_id=?",
+                                   (tenant_id, session_id)).fetchone()
+            if row is None:
+                raise SessionNotFound(session_id)
+            session = _session(row)
+            session = replace(session, messages=session.messages + list(messages), updated_at=time.time(),
+                              title=session.title or title or "")
+            self._db.execute("UPDATE sessions SET messages=?, title=?, updated_at=? WHERE tenant_id=? AND session_id=?",
+                             (json.dumps(session.messages, default=str), session.title, session.updated_at,
+                              tenant_id, session_id))
+        return session
+
+    def delete_session(self, tenant_id: str, session_id: str) -> bool:
+        with self._lock, immediate(self._db):
+            cur = self._db.execute("DELETE FROM sessions WHERE tenant_id=? AND session_id=?", (tenant_id, session_id))
+        return cur.rowcount > 0
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -287,3 +345,8 @@ def _task(row: sqlite3.Row) -> TaskRecord:
         data[k] = json.loads(data[k])
     data["approved"] = bool(data["approved"])
     return TaskRecord(**data)
+
+
+def _session(row: sqlite3.Row) -> Session:
+    return Session(session_id=row["session_id"], tenant_id=row["tenant_id"], user_id=row["user_id"], title=row["title"],
+                   messages=json.loads(row["messages"]), created_at=row["created_at"], updated_at=row["updated_at"])

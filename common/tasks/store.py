@@ -1,4 +1,4 @@
-"""TaskStore: where tasks, drafts, the event history and users' notifications live, so no task state lives only
+"""TaskStore: where tasks, drafts, the event history, users' notifications and clients' sessions live, so no task state lives only
 in an actor's memory. Every read and write is scoped by tenant.
 
 Backends: :class:`~common.tasks.sqlite_store.SQLiteTaskStore` (embedded default, one file
@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Iterable
 
-from common.tasks.models import Draft, Event, Notification, PendingEvent, TaskRecord
+from common.tasks.models import Draft, Event, Notification, PendingEvent, Session, TaskRecord
 
 
 class TaskStore(ABC):
@@ -76,6 +76,10 @@ class TaskStore(ABC):
                event_type: str | None = None, since_id: int = 0, limit: int = 1000) -> list[Event]:
         """Oldest first, after ``since_id``."""
 
+    @abstractmethod
+    def last_event_id(self) -> int:
+        """The newest event's id (any tenant), 0 when there is none: where a live stream starts."""
+
     # -- notifications ----------------------------------------------------------
     @abstractmethod
     def add_notification(self, notification: Notification) -> Notification: ...
@@ -88,6 +92,26 @@ class TaskStore(ABC):
     @abstractmethod
     def mark_notifications_read(self, tenant_id: str, user_id: str, notification_ids: list[str]) -> int:
         """Only the user's own are touched; returns how many changed."""
+
+    # -- sessions (conversations kept for HTTP clients) -------------------------
+    @abstractmethod
+    def save_session(self, session: Session) -> Session:
+        """Insert or replace a whole session."""
+
+    @abstractmethod
+    def get_session(self, tenant_id: str, session_id: str) -> Session | None: ...
+
+    @abstractmethod
+    def list_sessions(self, tenant_id: str, user_id: str, *, limit: int = 100) -> list[Session]:
+        """Most recently updated first."""
+
+    @abstractmethod
+    def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
+                          title: str | None = None) -> Session:
+        """Add messages at the end (atomically: two appends never lose one); raises SessionNotFound."""
+
+    @abstractmethod
+    def delete_session(self, tenant_id: str, session_id: str) -> bool: ...
 
     def close(self) -> None:
         """Release connections."""

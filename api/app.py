@@ -1,0 +1,401 @@
+"""The HTTP application: routes, authentication, errors, limits. What each route does lives in
+:class:`~api.service.FloraService`; this module only maps HTTP onto it.
+
+``create_app(flora)`` serves a running Flora (``main.start_flora``); ``main.py --api`` runs it
+under uvicorn. The contract is docs/http_api.md; the OpenAPI spec is at ``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, AsyncIterator, Literal, Mapping
+
+from fastapi import Depends, FastAPI, Path as PathParam, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from api import openai_compat
+from api.auth import AuthError, KeyRing, Principal
+from api.gateway import ActorGateway
+from api.metrics import HTTPMetrics
+from api.service import APIError, Caller, FloraService, Message, event_view, task_view
+from common.tasks.models import TRANSITIONS
+from common.tasks.store import open_store
+
+log = logging.getLogger("flora.http")
+
+STATIC_DIR = Path(__file__).parent / "static"
+Id = Annotated[str, PathParam(min_length=1, max_length=200)]
+TaskState = Literal[tuple(TRANSITIONS)]  # type: ignore[valid-type]
+
+
+# --------------------------------------------------------------------------- bodies
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageBody(_Body):
+    content: str = Field("", max_length=100_000, description="what the user says (may be empty when answering "
+                                                               "a task with parameters or approve)")
+    user_id: str | None = Field(None, min_length=1, max_length=200)
+    task_id: str | None = Field(None, min_length=1, max_length=200, description="the paused task this answers")
+    parameters: dict[str, Any] | None = Field(None, description="values for the paused task's missing parameters")
+    approve: bool | None = Field(None, description="answer to a task waiting for approval")
+    session_id: str | None = Field(None, min_length=1, max_length=200, description="append to this session")
+    msg_id: str | None = Field(None, min_length=1, max_length=200)
+    stream: bool = Field(False, description="answer as server-sent events: the task's events, then the reply")
+
+
+class AnswerBody(_Body):
+    parameters: dict[str, Any] | None = None
+    approve: bool | None = None
+    content: str = Field("", max_length=100_000)
+    session_id: str | None = Field(None, min_length=1, max_length=200)
+
+
+class SessionBody(_Body):
+    title: str = Field("", max_length=200)
+
+
+class LoopCreateBody(_Body):
+    request: str = Field(min_length=1, max_length=10_000, description="the loop task in plain words")
+    session_id: str | None = Field(None, min_length=1, max_length=200)
+
+
+class LoopChangeBody(_Body):
+    schedule: str | None = Field(None, min_length=1, max_length=1000, description="the new schedule, in words")
+    parameters: dict[str, Any] | None = None
+
+
+# --------------------------------------------------------------------------- who is asking
+_bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <API key>")
+_header_key = APIKeyHeader(name="X-API-Key", auto_error=False)
+
+
+def principal(request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+              api_key: Annotated[str | None, Depends(_header_key)]) -> Principal:
+    """The tenant (and pinned user) the request's API key opens; 401 without a valid one."""
+    try:
+        return request.app.state.keys.authenticate(f"Bearer {credentials.credentials}" if credentials else None,
+                                                   api_key)
+    except AuthError as exc:
+        raise APIError(401, "unauthorized", str(exc)) from None
+
+
+Who = Annotated[Principal, Depends(principal)]
+
+
+def caller(who: Who, request: Request,
+           user_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None) -> Caller:
+    """The tenant and user a request acts for (user from the query or ``X-Flora-User``)."""
+    return request.app.state.service.caller(who, user_id or request.headers.get("x-flora-user"))
+
+
+As = Annotated[Caller, Depends(caller)]
+
+
+def body_caller(who: Principal, request: Request, user_id: str | None) -> Caller:
+    """Like :func:`caller`, for routes whose body names the user."""
+    return request.app.state.service.caller(who, user_id or request.headers.get("x-flora-user"))
+
+
+# --------------------------------------------------------------------------- the app
+def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
+    """The FastAPI app serving ``flora`` (a running ``main.Flora``)."""
+    config = flora.config
+    keys = KeyRing.from_config(config, os.environ if env is None else env)
+    store = open_store(config)
+    gateway = ActorGateway(flora.system, workers=config.http.ask_workers,
+                           private=config.actors.system_base != "simpleSystemBase")
+    service = FloraService(gateway=gateway, store=store, interaction=flora.interaction, scheduler=flora.scheduler,
+                           router=flora.router, default_user=config.http.default_user,
+                           ask_timeout_s=config.actors.ask_timeout_s, poll_s=config.http.stream_poll_s)
+    metrics = HTTPMetrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        gateway.close()
+        store.close()
+
+    app = FastAPI(title="Flora", version="1.0", lifespan=lifespan,
+                  description="Durable agents on actors: send messages, answer paused tasks, follow events, "
+                              "manage loop tasks; an OpenAI-compatible chat endpoint. See docs/http_api.md.")
+    app.state.service, app.state.metrics, app.state.keys = service, metrics, keys
+    app.add_middleware(Guard, max_body_bytes=config.http.max_body_bytes, metrics=metrics)
+    _add_error_handlers(app)
+
+    # -- health --------------------------------------------------------------------------
+    @app.get("/health", tags=["health"], summary="The process is up")
+    async def health() -> dict:
+        return {"status": "ok"}
+
+    @app.get("/ready", tags=["health"], summary="The actor system answers",
+             responses={503: {"description": "not ready"}})
+    async def ready() -> dict:
+        status = await service.ready()
+        return {"status": "ready", "agents": len(status.get("agents", []) or [])}
+
+    @app.get("/metrics", tags=["health"], response_class=PlainTextResponse, summary="Prometheus metrics")
+    async def metrics_text() -> PlainTextResponse:
+        counts = await asyncio.to_thread(store.count_by_state)
+        return PlainTextResponse(metrics.render(counts), media_type="text/plain; version=0.0.4")
+
+    @app.get("/v1/whoami", tags=["auth"], summary="Who the key acts for")
+    async def whoami(who: As) -> dict:
+        return {"tenant_id": who.tenant_id, "user_id": who.user_id, "auth": "open" if keys.open else "api_key"}
+
+    # -- messages ------------------------------------------------------------------------
+    @app.post("/v1/messages", tags=["messages"], summary="Send a user message; get the reply contract",
+              responses={200: {"description": "the reply contract (or text/event-stream with stream=true)"}})
+    async def send_message(body: MessageBody, who: Who, request: Request):
+        who_ = body_caller(who, request, body.user_id)
+        message = Message(content=body.content, task_id=body.task_id, parameters=body.parameters,
+                          approve=body.approve, session_id=body.session_id, msg_id=body.msg_id)
+        if body.stream:
+            await asyncio.to_thread(service.prepare, who_, message)  # refuse bad input before streaming
+            return StreamingResponse(_sse_message(service, who_, message, metrics), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        started = time.perf_counter()
+        reply = await service.send(who_, message)
+        metrics.observe_reply(time.perf_counter() - started)
+        return reply
+
+    # -- tasks ---------------------------------------------------------------------------
+    @app.get("/v1/tasks", tags=["tasks"], summary="The user's tasks, newest first")
+    async def list_tasks(who: As, state: Annotated[list[TaskState] | None, Query()] = None,
+                         limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> list[dict]:
+        tasks = await asyncio.to_thread(service.tasks, who, states=state, limit=limit)
+        return [task_view(t) for t in tasks]
+
+    @app.get("/v1/tasks/{task_id}", tags=["tasks"], summary="One task")
+    async def get_task(task_id: Id, who: As) -> dict:
+        return task_view(await asyncio.to_thread(service.task, who, task_id))
+
+    @app.post("/v1/tasks/{task_id}/answer", tags=["tasks"], summary="Answer a paused task")
+    async def answer_task(task_id: Id, body: AnswerBody, who: As) -> dict:
+        if body.parameters is None and body.approve is None and not body.content.strip():
+            raise APIError(422, "invalid_request", "give 'parameters', 'approve' or 'content'", field="parameters")
+        return await service.send(who, Message(content=body.content, task_id=task_id, parameters=body.parameters,
+                                               approve=body.approve, session_id=body.session_id))
+
+    @app.post("/v1/tasks/{task_id}/cancel", tags=["tasks"], summary="Cancel an unfinished task")
+    async def cancel_task(task_id: Id, who: As) -> dict:
+        return task_view(await asyncio.to_thread(service.cancel, who, task_id))
+
+    # -- events --------------------------------------------------------------------------
+    @app.get("/v1/events", tags=["events"], summary="Event history, oldest first")
+    async def list_events(who: As, task_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+                          since_id: Annotated[int, Query(ge=0)] = 0,
+                          limit: Annotated[int, Query(ge=1, le=5000)] = 1000) -> list[dict]:
+        events = await asyncio.to_thread(service.history, who, task_id=task_id, since_id=since_id, limit=limit)
+        return [event_view(e) for e in events]
+
+    @app.get("/v1/events/stream", tags=["events"], summary="Events as server-sent events, live",
+             response_class=StreamingResponse)
+    async def stream_events(request: Request, who: As,
+                            task_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+                            since_id: Annotated[int | None, Query(ge=0)] = None) -> StreamingResponse:
+        last = request.headers.get("last-event-id", "")
+        start = int(last) if last.isdigit() else since_id
+        if task_id is not None:
+            await asyncio.to_thread(service.task, who, task_id)
+        return StreamingResponse(_sse_events(service, who, task_id, start), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    @app.get("/v1/notifications", tags=["events"], summary="Loop runs' results not fetched yet")
+    async def notifications(who: As, all: bool = False, mark_read: bool = True) -> list[dict]:
+        return await asyncio.to_thread(service.notifications, who, all=all, mark_read=mark_read)
+
+    # -- loop tasks ----------------------------------------------------------------------
+    @app.get("/v1/loops", tags=["loops"], summary="The user's loop tasks with their next run")
+    async def list_loops(who: As) -> list[dict]:
+        return (await service.loop_command(who, "list"))["result"]
+
+    @app.post("/v1/loops", tags=["loops"], summary="Create a loop task from plain words; the reply contract")
+    async def create_loop(body: LoopCreateBody, who: As) -> dict:
+        return await service.create_loop(who, body.request, body.session_id)
+
+    @app.patch("/v1/loops/{loop_task_id}", tags=["loops"], summary="Change a loop task's schedule or parameters")
+    async def change_loop(loop_task_id: Id, body: LoopChangeBody, who: As) -> dict:
+        if body.schedule is None and body.parameters is None:
+            raise APIError(422, "invalid_request", "give 'schedule' or 'parameters'", field="schedule")
+        fields = {k: v for k, v in (("schedule_text", body.schedule), ("parameters", body.parameters)) if v is not None}
+        return (await service.loop_command(who, "modify", loop_task_id, **fields))["result"]
+
+    def loop_op(op: str):
+        async def run(loop_task_id: Id, who: As) -> dict:
+            reply = await service.loop_command(who, op, loop_task_id)
+            return reply["result"] if op != "trigger" else reply
+        run.__name__ = f"{op}_loop"
+        return run
+
+    app.post("/v1/loops/{loop_task_id}/pause", tags=["loops"], summary="Pause a loop task")(loop_op("pause"))
+    app.post("/v1/loops/{loop_task_id}/resume", tags=["loops"], summary="Resume a loop task")(loop_op("resume"))
+    app.post("/v1/loops/{loop_task_id}/trigger", tags=["loops"],
+             summary="Run a loop task now; the run's reply contract")(loop_op("trigger"))
+    app.delete("/v1/loops/{loop_task_id}", tags=["loops"], summary="Delete a loop task")(loop_op("delete"))
+
+    # -- sessions ------------------------------------------------------------------------
+    @app.get("/v1/sessions", tags=["sessions"], summary="The user's conversations, most recent first")
+    async def list_sessions(who: As, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> list[dict]:
+        return [s.summary() for s in await asyncio.to_thread(service.sessions, who, limit)]
+
+    @app.post("/v1/sessions", tags=["sessions"], summary="Start a conversation", status_code=201)
+    async def create_session(who: As, body: SessionBody | None = None) -> dict:
+        return (await asyncio.to_thread(service.create_session, who, body.title if body else "")).to_dict()
+
+    @app.get("/v1/sessions/{session_id}", tags=["sessions"], summary="A conversation with its messages")
+    async def get_session(session_id: Id, who: As) -> dict:
+        return (await asyncio.to_thread(service.session, who, session_id)).to_dict()
+
+    @app.delete("/v1/sessions/{session_id}", tags=["sessions"], summary="Delete a conversation", status_code=204)
+    async def delete_session(session_id: Id, who: As) -> Response:
+        await asyncio.to_thread(service.delete_session, who, session_id)
+        return Response(status_code=204)
+
+    # -- OpenAI-compatible ---------------------------------------------------------------
+    @app.get("/v1/models", tags=["openai"], summary="OpenAI-compatible model list")
+    async def models(who: Who) -> dict:
+        return openai_compat.model_list()
+
+    @app.post("/v1/chat/completions", tags=["openai"], summary="OpenAI-compatible chat completion")
+    async def chat_completions(body: openai_compat.ChatRequest, who: Who, request: Request):
+        who_ = body_caller(who, request, body.user)
+        message = Message(content=openai_compat.last_user_text(body))
+        await asyncio.to_thread(service.prepare, who_, message)
+        if body.stream:
+            return StreamingResponse(openai_compat.stream(service.send(who_, message), body.model),
+                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        started = time.perf_counter()
+        reply = await service.send(who_, message)
+        metrics.observe_reply(time.perf_counter() - started)
+        return openai_compat.completion(reply, body.model, prompt=message.content)
+
+    # -- the browser client ----------------------------------------------------------------
+    if STATIC_DIR.is_dir():
+        app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        if not (STATIC_DIR / "index.html").is_file():
+            raise APIError(404, "not_found", "the browser client is not installed")
+        return FileResponse(STATIC_DIR / "index.html")
+
+    return app
+
+
+# --------------------------------------------------------------------------- streams
+def _sse(kind: str, data: Any, event_id: int | None = None) -> str:
+    head = f"event: {kind}\n" + (f"id: {event_id}\n" if event_id is not None else "")
+    return head + f"data: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+async def _sse_message(service: FloraService, who: Caller, message: Message, metrics: HTTPMetrics):
+    started = time.perf_counter()
+    async for kind, data, event_id in service.send_streaming(who, message):
+        if kind == "reply":
+            metrics.observe_reply(time.perf_counter() - started)
+        yield _sse(kind, data, event_id)
+    yield _sse("done", {})
+
+
+async def _sse_events(service: FloraService, who: Caller, task_id: str | None, since: int | None):
+    yield ": connected\n\n"
+    async for event in service.follow(who, task_id=task_id, since_id=since):
+        yield ": keep-alive\n\n" if event is None else _sse("flora_event", event_view(event), event.event_id)
+
+
+# --------------------------------------------------------------------------- errors and limits
+def _error(status: int, error_type: str, message: str, field: str | None = None) -> JSONResponse:
+    return JSONResponse(APIError(status, error_type, message, field).body(), status_code=status)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(APIError)
+    async def api_error(request: Request, exc: APIError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return _error(400, "invalid_json", "the body is not valid JSON")
+        first = errors[0] if errors else {}
+        where = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path", "header")]
+        field = ".".join(where) or None
+        text = first.get("msg", "invalid request")
+        return _error(422, "invalid_request", f"{field}: {text}" if field else text, field)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kinds = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized", 403: "forbidden"}
+        return _error(exc.status_code, kinds.get(exc.status_code, "http_error"), str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("request %s %s failed", request.method, request.url.path)
+        return _error(500, "internal", "Flora failed on this request; it is logged")
+
+
+class Guard:
+    """ASGI middleware: refuses bodies over the limit (413) before any route reads them, and
+    counts every response by route template and status."""
+
+    def __init__(self, app, *, max_body_bytes: int, metrics: HTTPMetrics):
+        self.app, self.limit, self.metrics = app, max_body_bytes, metrics
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        status = {"code": 500}
+
+        async def counted_send(message):
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            declared = dict(scope.get("headers") or []).get(b"content-length")
+            if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+                return await _send_json(counted_send, 413, APIError(
+                    413, "too_large", f"the body is over {self.limit} bytes").body())
+            body, chunks = 0, []
+            while True:  # read the whole (bounded) body first: a chunked upload may not declare its length
+                message = await receive()
+                if message["type"] != "http.request":
+                    chunks.append(message)
+                    break
+                body += len(message.get("body", b""))
+                if body > self.limit:
+                    return await _send_json(counted_send, 413, APIError(
+                        413, "too_large", f"the body is over {self.limit} bytes").body())
+                chunks.append(message)
+                if not message.get("more_body"):
+                    break
+
+            async def replay():
+                return chunks.pop(0) if chunks else await receive()
+
+            await self.app(scope, replay, counted_send)
+        finally:
+            route = scope.get("route")
+            self.metrics.count(scope["method"], getattr(route, "path", "(unmatched)"), status["code"])
+
+
+async def _send_json(send, status: int, body: dict) -> None:
+    raw = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode())]})
+    await send({"type": "http.response.body", "body": raw})
+

@@ -1,0 +1,72 @@
+"""ActorGateway: how the HTTP server's event loop talks to the actor system without blocking.
+
+A Thespian ask blocks its caller, and one ActorSystem endpoint must not be used from two
+threads at once. The gateway keeps a pool of worker threads; each opens its own private
+endpoint into the running system (``ActorSystem.private()``) the first time it asks, and
+an ``await gateway.ask(...)`` runs one ask on one of them. simpleSystemBase runs every actor
+inside the caller's ask and cannot give private endpoints, so there the pool has one thread
+asking through the system itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+
+class GatewayTimeout(TimeoutError):
+    """The actor system did not answer in time."""
+
+
+class ActorGateway:
+    def __init__(self, system: Any, *, workers: int = 16, private: bool = True):
+        self._system = system
+        self._private = private
+        self._pool = ThreadPoolExecutor(max_workers=workers if private else 1, thread_name_prefix="flora-http-ask")
+        self._local = threading.local()
+        self._openers: list = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    async def ask(self, target: Any, message: dict, timeout: float) -> dict:
+        """Send ``message`` to ``target`` and wait for its answer; GatewayTimeout if none comes."""
+        reply = await self.run(self._ask, target, message, timeout)
+        if reply is None:
+            raise GatewayTimeout(f"no answer to {message.get('message_type')} within {timeout:g} s")
+        return reply
+
+    async def tell(self, target: Any, message: dict) -> None:
+        await self.run(lambda: self._endpoint().tell(target, message))
+
+    async def run(self, fn: Callable, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    def _ask(self, target: Any, message: dict, timeout: float) -> Any:
+        return self._endpoint().ask(target, message, timeout)
+
+    def _endpoint(self) -> Any:
+        if not self._private:
+            return self._system
+        endpoint = getattr(self._local, "endpoint", None)
+        if endpoint is None:
+            opener = self._system.private()
+            endpoint = self._local.endpoint = opener.__enter__()
+            with self._lock:
+                self._openers.append(opener)
+        return endpoint
+
+    def close(self) -> None:
+        """Stop the worker threads and close their endpoints."""
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            openers, self._openers = self._openers, []
+        for opener in openers:
+            try:
+                opener.__exit__(None, None, None)
+            except Exception:  # the system may already be down
+                pass

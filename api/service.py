@@ -1,0 +1,270 @@
+"""FloraService: what the HTTP routes do, as a plain class the routes only call.
+
+Messages go to the InteractionActor and loop operations to the LoopSchedulerActor, through
+the :class:`~api.gateway.ActorGateway`; reads (tasks, events, sessions, notifications) go
+straight to the store, scoped by the caller's tenant. Ownership is checked here once: an
+id from another tenant is "not found", exactly like one that does not exist; another
+user's task of the same tenant is "forbidden".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncIterator
+
+from api.auth import Principal
+from api.gateway import ActorGateway
+from capabilities.loop.requests import looks_like_loop_request
+from common import messages as m
+from common.tasks.models import FINAL_STATES, UNFINISHED_STATES, Event, InvalidTransition, Session, TaskRecord
+from common.tasks.store import TaskStore
+from events.event_bus import EventBus
+from events.event_types import EventType
+
+SOURCE = "http_api"
+TITLE_LENGTH = 60
+
+
+class APIError(Exception):
+    """An error to answer with ``status`` and ``{"error": {"type", "message", "field"?}}``."""
+
+    def __init__(self, status: int, error_type: str, message: str, field: str | None = None):
+        super().__init__(message)
+        self.status, self.error_type, self.field = status, error_type, field
+
+    def body(self) -> dict:
+        error = {"type": self.error_type, "message": str(self)}
+        if self.field:
+            error["field"] = self.field
+        return {"error": error}
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A request's tenant and user, resolved from its key and what it asked to act as."""
+
+    tenant_id: str
+    user_id: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """A user message as the API accepts it (already schema-checked)."""
+
+    content: str = ""
+    task_id: str | None = None
+    parameters: dict | None = None
+    approve: bool | None = None
+    session_id: str | None = None
+    msg_id: str | None = None
+
+
+class FloraService:
+    def __init__(self, *, gateway: ActorGateway, store: TaskStore, interaction: Any, scheduler: Any, router: Any,
+                 default_user: str, ask_timeout_s: float, poll_s: float = 0.1):
+        self.gateway = gateway
+        self.store = store
+        self.events = EventBus(store)
+        self.interaction, self.scheduler, self.router = interaction, scheduler, router
+        self.default_user = default_user
+        self.ask_timeout_s = ask_timeout_s
+        self.poll_s = poll_s
+
+    # -- who is asking --------------------------------------------------------------
+    def caller(self, principal: Principal, requested_user: str | None) -> Caller:
+        if principal.user_id is not None:
+            if requested_user and requested_user != principal.user_id:
+                raise APIError(403, "forbidden", f"this API key acts for user {principal.user_id!r} only",
+                               field="user_id")
+            return Caller(principal.tenant_id, principal.user_id)
+        return Caller(principal.tenant_id, requested_user or self.default_user)
+
+    # -- messages ---------------------------------------------------------------------
+    async def send(self, caller: Caller, message: Message) -> dict:
+        """One user message through the InteractionActor; the reply contract back."""
+        msg = await asyncio.to_thread(self.prepare, caller, message)
+        reply = await self._ask(self.interaction, msg)
+        if message.session_id:
+            await asyncio.to_thread(self._record, caller, message.session_id, message, reply)
+        return reply
+
+    async def send_streaming(self, caller: Caller, message: Message) -> AsyncIterator[tuple[str, dict, int | None]]:
+        """``(kind, data, id)``: the user's task events while the message is answered, then the reply."""
+        msg = await asyncio.to_thread(self.prepare, caller, message)
+        since = await asyncio.to_thread(self.store.last_event_id)
+        answer = asyncio.ensure_future(self._ask(self.interaction, msg))
+        try:
+            while True:
+                done = answer.done()
+                events = await asyncio.to_thread(self.store.events, caller.tenant_id, user_id=caller.user_id,
+                                                 since_id=since, limit=500)
+                for event in events:
+                    since = event.event_id
+                    yield "flora_event", event_view(event), event.event_id
+                if done:
+                    break
+                await asyncio.wait([answer], timeout=self.poll_s)
+            reply = answer.result()
+        except APIError as exc:
+            reply = m.task_error(msg_id=msg["msg_id"], error_type="timeout" if exc.status == 504 else "unavailable",
+                                 message=str(exc), retryable=True)
+        finally:
+            answer.cancel()
+        if message.session_id:
+            await asyncio.to_thread(self._record, caller, message.session_id, message, reply)
+        yield "reply", reply, None
+
+    def prepare(self, caller: Caller, message: Message) -> dict:
+        """The protocol message for ``message``; APIError before anything reaches the actors."""
+        if message.session_id:
+            self._session_for(caller, message.session_id)
+        if not message.content.strip() and message.task_id is None:
+            raise APIError(422, "invalid_request", "say something: 'content' is empty and no 'task_id' is answered",
+                           field="content")
+        if message.task_id is not None:
+            self.task(caller, message.task_id)  # 404 / 403 here, before the actors see it
+        fields = {k: v for k, v in (("task_id", message.task_id), ("parameters", message.parameters),
+                                    ("approve", message.approve), ("msg_id", message.msg_id)) if v is not None}
+        return m.user_input(user_id=caller.user_id, tenant_id=caller.tenant_id, content=message.content,
+                            channel="http", **fields)
+
+    async def _ask(self, target: Any, msg: dict) -> dict:
+        try:
+            return await self.gateway.ask(target, msg, self.ask_timeout_s + 5)
+        except TimeoutError as exc:
+            raise APIError(504, "timeout", f"Flora did not answer in time: {exc}") from None
+
+    # -- tasks --------------------------------------------------------------------------
+    def task(self, caller: Caller, task_id: str) -> TaskRecord:
+        task = self.store.get_task(caller.tenant_id, task_id)
+        if task is None:
+            raise APIError(404, "not_found", f"no task {task_id!r}")
+        if task.user_id != caller.user_id:
+            raise APIError(403, "forbidden", f"task {task_id} belongs to another user")
+        return task
+
+    def tasks(self, caller: Caller, *, states: list[str] | None, limit: int) -> list[TaskRecord]:
+        return self.store.list_tasks(caller.tenant_id, user_id=caller.user_id, states=states, limit=limit)
+
+    def cancel(self, caller: Caller, task_id: str) -> TaskRecord:
+        """Cancel an unfinished task. A run in progress finds it cancelled when it ends, and
+        its result is not reported as done."""
+        task = self.task(caller, task_id)
+        if task.state in FINAL_STATES:
+            raise APIError(409, "conflict", f"task {task_id} is already {task.state}")
+        try:
+            return self.events.transition(caller.tenant_id, task_id, "cancelled", source=SOURCE,
+                                          event_type=EventType.TASK_CANCELLED, expect=UNFINISHED_STATES,
+                                          data={"by": caller.user_id}, error="cancelled by the user")
+        except InvalidTransition as exc:  # it finished meanwhile
+            raise APIError(409, "conflict", str(exc)) from None
+
+    # -- events --------------------------------------------------------------------------
+    def history(self, caller: Caller, *, task_id: str | None, since_id: int, limit: int) -> list[Event]:
+        if task_id is not None:
+            self.task(caller, task_id)
+        return self.store.events(caller.tenant_id, task_id=task_id, user_id=caller.user_id, since_id=since_id,
+                                 limit=limit)
+
+    async def follow(self, caller: Caller, *, task_id: str | None, since_id: int | None,
+                     keepalive_s: float = 15.0) -> AsyncIterator[Event | None]:
+        """Events as they are recorded (None now and then: time for a keep-alive). Runs until
+        the consumer stops iterating."""
+        if task_id is not None:
+            await asyncio.to_thread(self.task, caller, task_id)
+        since = since_id if since_id is not None else await asyncio.to_thread(self.store.last_event_id)
+        quiet_since = time.monotonic()
+        while True:
+            events = await asyncio.to_thread(self.store.events, caller.tenant_id, task_id=task_id,
+                                             user_id=caller.user_id, since_id=since, limit=500)
+            for event in events:
+                since = event.event_id
+                yield event
+            if events:
+                quiet_since = time.monotonic()
+                continue
+            if time.monotonic() - quiet_since >= keepalive_s:
+                quiet_since = time.monotonic()
+                yield None
+            await asyncio.sleep(self.poll_s)
+
+    def notifications(self, caller: Caller, *, all: bool, mark_read: bool) -> list[dict]:
+        notes = self.store.notifications(caller.tenant_id, caller.user_id, unread_only=not all)
+        if mark_read:
+            self.store.mark_notifications_read(caller.tenant_id, caller.user_id,
+                                               [n.notification_id for n in notes if not n.read])
+        return [n.to_dict() for n in notes]
+
+    # -- loop tasks ------------------------------------------------------------------------
+    async def loop_command(self, caller: Caller, op: str, loop_task_id: str | None = None, **fields: Any) -> dict:
+        msg = m.loop_command(msg_id=m.new_id("msg"), tenant_id=caller.tenant_id, user_id=caller.user_id, op=op,
+                             loop_task_id=loop_task_id, **fields)
+        reply = await self._ask(self.scheduler, msg)
+        if reply.get("message_type") == "task_error":
+            status = {"not_found": 404, "forbidden": 403, "conflict": 409, "invalid_parameter": 422}.get(
+                reply.get("error_type"), 400)
+            raise APIError(status, reply.get("error_type", "invalid_request"), reply.get("message", ""),
+                           field=reply.get("field"))
+        return reply
+
+    async def create_loop(self, caller: Caller, request: str, session_id: str | None) -> dict:
+        """A loop task from plain words, the way a chat message makes one (it may pause to
+        ask for a time it could not read)."""
+        if not looks_like_loop_request(request):
+            raise APIError(422, "invalid_request", "that does not read as a repeating or scheduled task; say when, "
+                           "e.g. 'every day at 9:00 remind me to stretch'", field="request")
+        return await self.send(caller, Message(content=request, session_id=session_id))
+
+    # -- sessions --------------------------------------------------------------------------
+    def create_session(self, caller: Caller, title: str) -> Session:
+        return self.store.save_session(Session(session_id=m.new_id("ses"), tenant_id=caller.tenant_id,
+                                               user_id=caller.user_id, title=title))
+
+    def session(self, caller: Caller, session_id: str) -> Session:
+        return self._session_for(caller, session_id)
+
+    def sessions(self, caller: Caller, limit: int) -> list[Session]:
+        return self.store.list_sessions(caller.tenant_id, caller.user_id, limit=limit)
+
+    def delete_session(self, caller: Caller, session_id: str) -> None:
+        self._session_for(caller, session_id)
+        self.store.delete_session(caller.tenant_id, session_id)
+
+    def _session_for(self, caller: Caller, session_id: str) -> Session:
+        session = self.store.get_session(caller.tenant_id, session_id)
+        if session is None:
+            raise APIError(404, "not_found", f"no session {session_id!r}", field="session_id")
+        if session.user_id != caller.user_id:
+            raise APIError(403, "forbidden", f"session {session_id} belongs to another user", field="session_id")
+        return session
+
+    def _record(self, caller: Caller, session_id: str, message: Message, reply: dict) -> None:
+        now = time.time()
+        said = {"role": "user", "content": message.content, "at": now}
+        said.update({k: v for k, v in (("task_id", message.task_id), ("parameters", message.parameters),
+                                       ("approve", message.approve)) if v is not None})
+        answer = {"role": "assistant", "content": m.reply_text(reply), "reply": reply, "at": time.time()}
+        title = (message.content.strip() or "Conversation")[:TITLE_LENGTH]
+        self.store.append_to_session(caller.tenant_id, session_id, [said, answer], title=title)
+
+    # -- health ---------------------------------------------------------------------------
+    async def ready(self, timeout: float = 5.0) -> dict:
+        """The RouterActor's live counts, or APIError 503 when it does not answer."""
+        try:
+            reply = await self.gateway.ask(self.router, m.status_request(), timeout)
+        except TimeoutError:
+            raise APIError(503, "unavailable", "Flora's actors do not answer") from None
+        return reply.get("status", {})
+
+
+def event_view(event: Event) -> dict:
+    return {"event_id": event.event_id, "event_type": event.event_type, "task_id": event.task_id,
+            "source": event.source, "data": event.data, "created_at": event.created_at}
+
+
+def task_view(task: TaskRecord) -> dict:
+    view = task.to_dict()
+    view.pop("tenant_id", None)
+    return view
