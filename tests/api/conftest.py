@@ -34,6 +34,7 @@ class APIServer:
 
     def client(self, key: str | None = None, **kwargs) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key or self.key}"} if key != "" else {}
+        headers.update(kwargs.pop("headers", {}))
         return httpx.Client(base_url=self.url, headers=headers, timeout=kwargs.pop("timeout", 30), **kwargs)
 
 
