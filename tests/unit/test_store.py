@@ -308,3 +308,56 @@ def test_two_processes_writing_at_once_lose_nothing(store, db_path):
         assert sorted(e.data["i"] for e in events if e.source == name) == list(range(WRITES_PER_PROCESS))
         assert sorted(t.result for t in store.list_tasks(TENANT, user_id=name, limit=1000)) == \
             list(range(WRITES_PER_PROCESS))
+
+
+# -- sessions --------------------------------------------------------------------------
+def test_a_session_keeps_its_messages_in_order_and_takes_its_first_title(store):
+    from common.tasks.models import Session
+
+    store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice"))
+    store.append_to_session(TENANT, "s1", [{"role": "user", "content": "hi"}], title="hi")
+    session = store.append_to_session(TENANT, "s1", [{"role": "assistant", "content": "hello"}], title="later")
+    assert [m["content"] for m in session.messages] == ["hi", "hello"] and session.title == "hi"
+    assert store.get_session(TENANT, "s1") == session
+    assert session.summary()["message_count"] == 2 and "messages" not in session.summary()
+
+
+def test_sessions_are_scoped_by_tenant_and_listed_most_recent_first(store):
+    from common.tasks.models import Session, SessionNotFound
+
+    for sid in ("old", "new"):
+        store.save_session(Session(session_id=sid, tenant_id=TENANT, user_id="alice"))
+        time.sleep(0.01)
+    store.append_to_session(TENANT, "old", [{"role": "user", "content": "bump"}])
+    assert [s.session_id for s in store.list_sessions(TENANT, "alice")] == ["old", "new"]
+    assert store.get_session(OTHER_TENANT, "old") is None and store.list_sessions(OTHER_TENANT, "alice") == []
+    with pytest.raises(SessionNotFound):
+        store.append_to_session(OTHER_TENANT, "old", [{"role": "user", "content": "x"}])
+    assert not store.delete_session(OTHER_TENANT, "old")
+    assert store.delete_session(TENANT, "old") and store.get_session(TENANT, "old") is None
+
+
+def test_concurrent_appends_to_one_session_lose_nothing(store, db_path):
+    from common.tasks.models import Session
+
+    store.save_session(Session(session_id="s", tenant_id=TENANT, user_id="alice"))
+    stores = [SQLiteTaskStore(db_path) for _ in range(4)]
+
+    def append(s, n):
+        for i in range(25):
+            s.append_to_session(TENANT, "s", [{"role": "user", "content": f"{n}-{i}"}])
+
+    threads = [threading.Thread(target=append, args=(s, n)) for n, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for s in stores:
+        s.close()
+    assert len(store.get_session(TENANT, "s").messages) == 100
+
+
+def test_last_event_id_is_where_a_live_stream_starts(store):
+    assert store.last_event_id() == 0
+    event = store.append_event(event_type="X", task_id="t", tenant_id=TENANT, user_id="alice", source="s", data={})
+    assert store.last_event_id() == event.event_id
