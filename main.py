@@ -256,14 +256,31 @@ def check_api_exposure(config: FloraConfig, env=None) -> None:
 
 
 def serve_api(flora: Flora) -> None:
-    """Serve the HTTP API until interrupted (SIGINT/SIGTERM)."""
+    """Serve the HTTP API until SIGINT or SIGTERM; then return, so the caller shuts Flora down."""
+    import signal
+    from contextlib import contextmanager
+
     import uvicorn
 
     from api.app import create_app
 
+    class Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self):
+            # uvicorn's own re-raises the signal after its graceful stop, which would kill this
+            # process before the actors are shut down
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
     http = flora.config.http
+    server = Server(uvicorn.Config(create_app(flora), host=http.host, port=http.port, log_level="warning",
+                                   access_log=False))
     print(f"Flora API on http://{http.host}:{http.port}/ (OpenAPI: /docs)", flush=True)
-    uvicorn.run(create_app(flora), host=http.host, port=http.port, log_level="warning", access_log=False)
+    server.run()
 
 
 TEST_MESSAGE = "Hello Flora! What can you do?"

@@ -295,3 +295,36 @@ def test_the_openapi_spec_is_published(api_server):
     spec = httpx.get(api_server.url + "/openapi.json").json()
     assert {"/v1/messages", "/v1/tasks/{task_id}/answer", "/v1/chat/completions", "/v1/loops"} <= set(spec["paths"])
     assert "HTTPBearer" in spec["components"]["securitySchemes"]
+
+
+# --------------------------------------------------------------------------- the process
+def test_sigterm_stops_the_server_and_every_actor_process(tmp_path):
+    import subprocess
+
+    from tests.api.conftest import start_server
+
+    server = start_server(tmp_path / "s")
+    with server.client() as client:
+        assert client.post("/v1/messages", json={"content": "hello"}).status_code == 200
+    server.process.terminate()
+    assert server.process.wait(timeout=30) == 0
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        left = subprocess.run(["pgrep", "-f", str(tmp_path / "s" / "config.json")], capture_output=True, text=True)
+        if not left.stdout.strip():
+            break
+        time.sleep(0.2)
+    assert not left.stdout.strip(), f"actor processes left behind: {left.stdout}"
+
+
+def test_serving_off_loopback_without_keys_is_refused_at_start(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.api.conftest import REPO
+
+    env = {k: v for k, v in __import__("os").environ.items() if k != "FLORA_API_KEYS"}
+    run = subprocess.run([sys.executable, "main.py", "--api", "--host", "0.0.0.0", "--port", "1"], cwd=REPO, env={
+        **env, "FLORA_DATA_DIR": str(tmp_path), "FLORA_LLM__BACKEND": "none"}, capture_output=True, text=True,
+        timeout=60)
+    assert run.returncode == 2 and "without API keys" in run.stderr
