@@ -37,6 +37,7 @@ log = logging.getLogger("flora.http")
 STATIC_DIR = Path(__file__).parent / "static"
 Id = Annotated[str, PathParam(min_length=1, max_length=200)]
 TaskState = Literal[tuple(TRANSITIONS)]  # type: ignore[valid-type]
+MAX_EVENT_ID = 2**63 - 1  # SQLite's largest integer
 
 
 # --------------------------------------------------------------------------- bodies
@@ -196,7 +197,7 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     # -- events --------------------------------------------------------------------------
     @app.get("/v1/events", tags=["events"], summary="Event history, oldest first")
     async def list_events(who: As, task_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
-                          since_id: Annotated[int, Query(ge=0)] = 0,
+                          since_id: Annotated[int, Query(ge=0, le=MAX_EVENT_ID)] = 0,
                           limit: Annotated[int, Query(ge=1, le=5000)] = 1000) -> list[dict]:
         events = await asyncio.to_thread(service.history, who, task_id=task_id, since_id=since_id, limit=limit)
         return [event_view(e) for e in events]
@@ -205,9 +206,9 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
              response_class=StreamingResponse)
     async def stream_events(request: Request, who: As,
                             task_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
-                            since_id: Annotated[int | None, Query(ge=0)] = None) -> StreamingResponse:
-        last = request.headers.get("last-event-id", "")
-        start = int(last) if last.isdigit() else since_id
+                            since_id: Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID)] = None) -> StreamingResponse:
+        last = request.headers.get("last-event-id", "").strip()
+        start = min(int(last), MAX_EVENT_ID) if last.isascii() and last.isdigit() else since_id
         if task_id is not None:
             await asyncio.to_thread(service.task, who, task_id)
         return StreamingResponse(_sse_events(service, who, task_id, start), media_type="text/event-stream",
