@@ -158,7 +158,8 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
 
     # -- messages ------------------------------------------------------------------------
     @app.post("/v1/messages", tags=["messages"], summary="Send a user message; get the reply contract",
-              responses={200: {"description": "the reply contract (or text/event-stream with stream=true)"}})
+              responses={200: {"description": "the reply contract (or text/event-stream with stream=true)",
+                               "content": {"application/json": {}, "text/event-stream": {}}}})
     async def send_message(body: MessageBody, who: Who, request: Request):
         who_ = body_caller(who, request, body.user_id)
         message = Message(content=body.content, task_id=body.task_id, parameters=body.parameters,
@@ -270,7 +271,9 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     async def models(who: Who) -> dict:
         return openai_compat.model_list()
 
-    @app.post("/v1/chat/completions", tags=["openai"], summary="OpenAI-compatible chat completion")
+    @app.post("/v1/chat/completions", tags=["openai"], summary="OpenAI-compatible chat completion",
+              responses={200: {"description": "a chat.completion (or chat.completion.chunk events with stream=true)",
+                               "content": {"application/json": {}, "text/event-stream": {}}}})
     async def chat_completions(body: openai_compat.ChatRequest, who: Who, request: Request):
         who_ = body_caller(who, request, body.user)
         message = Message(content=openai_compat.last_user_text(body))

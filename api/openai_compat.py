@@ -64,6 +64,11 @@ def last_user_text(request: ChatRequest) -> str:
     text = (content or "").strip()
     if not text:
         raise APIError(422, "invalid_request", "the last user message has no text", field="messages")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800") is valid JSON but not text
+        raise APIError(422, "invalid_request", "the last user message is not valid Unicode text",
+                       field="messages") from None
     return text
 
 
