@@ -272,9 +272,12 @@ def test_trigger_while_a_run_is_still_going_waits_for_it_then_runs(e2e):
         requeued = bridge.requeued
         publisher.publish(loop.loop_task_id, run_key=second, parameters={"sleep_s": 0})
         assert wait_until(lambda: bridge.requeued > requeued, timeout=5), "the overlapping trigger was not put back"
-        # held back, not recorded: the first run is the only one going
-        assert e2e.runtime.store.get_task(TENANT, run_task_id(TENANT, second)) is None
-        assert [r.run_key for r in e2e.loops.registry.running(TENANT, loop.loop_task_id)] == [first]
+        # held back, not recorded, while the first run is still going (on a slow machine the
+        # first may end meanwhile; then the second may be recorded, never before)
+        recorded = e2e.runtime.store.get_task(TENANT, run_task_id(TENANT, second)) is not None
+        going = [r.run_key for r in e2e.loops.registry.running(TENANT, loop.loop_task_id)]
+        assert not (recorded and going == [first]), "the second run was recorded while the first still ran"
+        assert going in ([first], [second], [])
 
         inbox.wait_for(lambda n: n["data"]["run_key"] == second, timeout=RUN_TIMEOUT_S)
 
