@@ -12,7 +12,8 @@ From Python::
 
 Start-up follows the seed's order: capabilities, the actor system, RouterActor, AgentActor
 (with its ExecutionActors), InteractionActor, LoopSchedulerActor, then the wiring between
-them; with ``loops.queue: rabbitmq`` also the RabbitBridge that feeds triggers in.
+them; then what an earlier crash left behind is recovered; with ``loops.queue: rabbitmq``
+also the RabbitBridge that feeds triggers in.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import logging
 import socket
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +98,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     from capability_actors.loop_scheduler_actor import LoopSchedulerActor
     from init_plugins import build_registry
 
+    started_at = time.time()  # tasks last changed before this belong to an earlier life of this node
     config = load_config(config)
     configure_logging(config.log_level, config.log_format)
     build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
@@ -135,6 +138,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
         _expect(system.ask(flora.scheduler, m.configure(config=wire, router=flora.router,  # 7. LoopSchedulerActor
                                                         interaction=flora.interaction, role="loop_scheduler"),
                            STARTUP_TIMEOUT_S), "configured", "LoopSchedulerActor")
+        recover_interrupted(system, flora.scheduler, config, started_at)  # 8. what a crash left behind
         if config.loops.queue == "rabbitmq":
             flora.bridge = start_trigger_bridge(system, flora.scheduler, config)
     except BaseException:
@@ -142,6 +146,30 @@ def start_flora(config: ConfigSource = None) -> Flora:
         raise
     log.info("Flora started base=%s llm=%s", base, config.llm.backend)
     return flora
+
+
+def recover_interrupted(system: Any, scheduler: Any, config: FloraConfig, started_at: float):
+    """Fail, with an event and a notification, the tasks this node was running when it last
+    stopped without finishing them; start again the loop runs it had recorded but not begun
+    (see common/tasks/recovery.py)."""
+    from common.runtime import Runtime
+    from common.tasks.recovery import TaskRecovery
+
+    runtime = Runtime.from_config(config)
+
+    def hand_on(task) -> None:
+        run = task.meta["run"]
+        system.tell(scheduler, m.loop_fire(tenant_id=task.tenant_id, user_id=task.user_id, task_id=task.task_id,
+                                           loop_task_id=run["loop_task_id"], run_key=run["run_key"]))
+
+    def finish_run(task) -> None:
+        runtime.loops.finish(task.tenant_id, task.meta["run"]["run_key"], ok=False, task_id=task.task_id)
+
+    try:
+        return TaskRecovery(runtime.store, runtime.events, node=config.actors.node, hand_on=hand_on,
+                            finish_run=finish_run).recover(started_at=started_at)
+    finally:
+        runtime.close()
 
 
 def start_trigger_bridge(system: Any, scheduler: Any, config: FloraConfig):

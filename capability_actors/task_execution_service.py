@@ -120,7 +120,7 @@ class TaskExecutionService:
                 tenant, task_id, RUNNING, source=SOURCE, data={"capability": capability},
                 event_type=EventType.TASK_RESUMED if resumed else EventType.TASK_STARTED,
                 expect=None if resumed or not task.meta.get("run") else (CREATED,),
-                parameters=check.values, missing=[])
+                parameters=check.values, missing=[], meta={**task.meta, "node": self._node()})
         except InvalidTransition as exc:
             return _failed(tenant, task_id, capability, "conflict", str(exc))
         if loop is not None:
@@ -209,6 +209,10 @@ class TaskExecutionService:
         if self._config is None:
             return {}
         return dict(self._config.capabilities.settings.get(capability, {}))
+
+    def _node(self) -> str:
+        """The node that runs the task: after a crash, that node's restart answers for it."""
+        return self._config.actors.node if self._config is not None else "local"
 
     def _auto_approved(self) -> set[str]:
         return set(self._config.capabilities.auto_approve) if self._config is not None else set()

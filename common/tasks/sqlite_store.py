@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     PRIMARY KEY (tenant_id, task_id)
 );
 CREATE INDEX IF NOT EXISTS tasks_by_user ON tasks (tenant_id, user_id, state, updated_at);
+CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, updated_at);
 CREATE TABLE IF NOT EXISTS drafts (
     tenant_id TEXT NOT NULL,
     draft_id TEXT NOT NULL,
@@ -210,6 +211,14 @@ class SQLiteTaskStore(TaskStore):
         return {state: n for state, n in rows}
 
     # -- drafts --------------------------------------------------------------------
+    def unfinished_tasks(self, states: Iterable[str], *, updated_before: float, limit: int = 10_000) -> list[TaskRecord]:
+        states = list(states)
+        with self._lock:
+            rows = self._db.execute(f"SELECT * FROM tasks WHERE state IN ({', '.join('?' for _ in states)}) "
+                                    "AND updated_at < ? ORDER BY updated_at LIMIT ?",
+                                    [*states, updated_before, limit]).fetchall()
+        return [_task(r) for r in rows]
+
     def save_draft(self, draft: Draft) -> Draft:
         with self._lock:
             self._db.execute(
