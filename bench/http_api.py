@@ -22,7 +22,7 @@ every request has a timeout, and the server and the in-process actor system are 
 the end, whatever happens; actor processes still alive after that (Thespian's admin is a
 daemon, and a stop that does not reach it leaves it and its actors running) are ended by pid.
 
-    .venv/bin/python bench/http.py [--requests 300] [--concurrency 8] [--burst 400] [--json]
+    .venv/bin/python bench/http_api.py [--requests 300] [--concurrency 8] [--burst 400] [--json]
 """
 
 from __future__ import annotations
@@ -30,11 +30,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# This file is named like the standard library's ``http``: run as a script, its folder is on
-# sys.path and would shadow it for httpx and urllib. Take the folder off; put the repository on.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
