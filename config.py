@@ -55,7 +55,7 @@ class ActorsConfig(_Section):
 
 
 class StoreConfig(_Section):
-    backend: Literal["sqlite"] = "sqlite"
+    backend: Literal["sqlite", "redis"] = "sqlite"  # sqlite: sqlite_path; redis: redis.url
     sqlite_path: str = ""  # empty: <data_dir>/flora.db
 
 

@@ -2,7 +2,8 @@
 in an actor's memory. Every read and write is scoped by tenant.
 
 Backends: :class:`~common.tasks.sqlite_store.SQLiteTaskStore` (embedded default, one file
-shared by every actor process on the machine). ``open_store(config)`` picks by config.
+shared by every actor process on the machine) and :class:`~common.tasks.redis_store.RedisTaskStore`
+(one Redis shared by several machines). ``open_store(config)`` picks by config.
 """
 
 from __future__ import annotations
@@ -123,8 +124,12 @@ class TaskStore(ABC):
 
 
 def open_store(config) -> TaskStore:
-    """The store the configuration asks for."""
+    """The store the configuration asks for: ``store.backend`` sqlite (``sqlite_path``) or
+    redis (``redis.url``, keys under ``loops.redis_prefix`` like the loop registry's)."""
     if config.store.backend == "sqlite":
         from common.tasks.sqlite_store import SQLiteTaskStore
         return SQLiteTaskStore(config.sqlite_path)
+    if config.store.backend == "redis":
+        from common.tasks.redis_store import RedisTaskStore
+        return RedisTaskStore(config.redis.url, prefix=config.loops.redis_prefix)
     raise ValueError(f"store.backend {config.store.backend!r} is not supported")

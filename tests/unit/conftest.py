@@ -1,8 +1,26 @@
-"""Fixtures shared by the unit tests: a real SQLite store in a temporary directory."""
+"""Fixtures shared by the unit tests: real task stores, one test per backend.
+
+Every test using ``store`` (or ``make_store``) runs twice, on SQLite in a temporary file and
+on Redis under a key prefix of the test's own, deleted afterwards. An unreachable Redis
+fails the test rather than skipping it. A test that asks for ``db_path`` is about the
+SQLite file itself, so it runs on SQLite only.
+"""
+
+import os
+import uuid
 
 import pytest
+import redis
 
-from common.tasks.sqlite_store import SQLiteTaskStore
+from common.tasks.store import open_store
+from config import load_config
+
+REDIS_URL = os.environ.get("FLORA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def pytest_generate_tests(metafunc):
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", ["sqlite"] if "db_path" in metafunc.fixturenames else ["sqlite", "redis"])
 
 
 @pytest.fixture
@@ -11,7 +29,47 @@ def db_path(tmp_path):
 
 
 @pytest.fixture
-def store(db_path):
-    s = SQLiteTaskStore(db_path)
-    yield s
-    s.close()
+def redis_prefix():
+    """A key prefix no other test uses; its keys are deleted after the test."""
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        client.ping()
+    except redis.ConnectionError as exc:
+        pytest.fail(f"Redis at {REDIS_URL} is unreachable ({exc}); the redis task store is tested against a "
+                    "real Redis", pytrace=False)
+    prefix = f"flora-test-{uuid.uuid4().hex[:12]}"
+    yield prefix
+    leftover = list(client.scan_iter(f"{prefix}:*", count=1000))
+    if leftover:
+        client.delete(*leftover)
+    client.close()
+
+
+@pytest.fixture
+def store_config(backend, request, tmp_path):
+    """The configuration ``open_store`` reads for this test's backend (picklable: child processes open it)."""
+    if backend == "sqlite":
+        settings = {"store": {"backend": "sqlite", "sqlite_path": str(request.getfixturevalue("db_path"))}}
+    else:
+        settings = {"store": {"backend": "redis"}, "redis": {"url": REDIS_URL},
+                    "loops": {"redis_prefix": request.getfixturevalue("redis_prefix")}}
+    return load_config({"data_dir": str(tmp_path), **settings}, env={})
+
+
+@pytest.fixture
+def make_store(store_config):
+    """Opens store objects over one backing store: a second object is another process or node."""
+    opened = []
+
+    def open_one():
+        opened.append(open_store(store_config))
+        return opened[-1]
+
+    yield open_one
+    for s in opened:
+        s.close()
+
+
+@pytest.fixture
+def store(make_store):
+    return make_store()

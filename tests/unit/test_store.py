@@ -1,4 +1,5 @@
-"""SQLiteTaskStore against a real SQLite file: life cycle, tenants, drafts, events, concurrency."""
+"""The TaskStore against both real backends (SQLite file, Redis): life cycle, tenants,
+drafts, events, notifications, sessions, concurrency. The conftest runs each test on each."""
 
 from __future__ import annotations
 
@@ -6,14 +7,20 @@ import multiprocessing
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 
 import pytest
+import redis
 
 from common.tasks.models import (
-    CANCELLED, COMPLETED, CREATED, FAILED, PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS,
-    Draft, InvalidTransition, TaskNotFound, TaskRecord,
+    CANCELLED, COMPLETED, CREATED, FAILED, PAUSED_STATES, PLANNED, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS,
+    Draft, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, StoreError, TaskNotFound,
+    TaskRecord,
 )
+from common.tasks.redis_store import RedisTaskStore
 from common.tasks.sqlite_store import SQLiteTaskStore
+from common.tasks.store import open_store
+from tests.unit.conftest import REDIS_URL
 
 TENANT, OTHER_TENANT = "acme", "globex"
 
@@ -29,17 +36,25 @@ def test_created_task_reads_back_field_for_field(store):
     assert store.get_task(TENANT, "t1") == task
 
 
+def test_open_store_gives_the_configured_backend(store, backend):
+    assert type(store) is {"sqlite": SQLiteTaskStore, "redis": RedisTaskStore}[backend]
+
+
 def test_unknown_task_reads_as_none(store):
     assert store.get_task(TENANT, "nope") is None
 
 
-def test_a_second_store_on_the_same_file_sees_the_task(store, db_path):
+def test_a_second_store_object_sees_the_task(store, make_store):
+    task = add(store, "t1")
+    assert make_store().get_task(TENANT, "t1") == task
+
+
+def test_a_task_id_is_created_once(store):
     add(store, "t1")
-    other = SQLiteTaskStore(db_path)
-    try:
-        assert other.get_task(TENANT, "t1").content == "content of t1"
-    finally:
-        other.close()
+    with pytest.raises((sqlite3.IntegrityError, StoreError)):  # the interface names no error of its own yet
+        add(store, "t1", user="bob")
+    assert store.get_task(TENANT, "t1").user_id == "alice"
+    assert store.count_by_state(TENANT) == {CREATED: 1}
 
 
 def test_database_runs_in_wal_mode(store, db_path):
@@ -110,37 +125,63 @@ def test_update_task_changes_fields_but_not_state(store):
     assert store.get_task(TENANT, "t1").approved is True
     with pytest.raises(ValueError, match="transition"):
         store.update_task(TENANT, "t1", state=RUNNING)
+    with pytest.raises(ValueError, match="unknown task fields"):
+        store.update_task(TENANT, "t1", user_id="bob")
     with pytest.raises(TaskNotFound):
         store.update_task(TENANT, "nope", parameters={})
 
 
-def _resume(db_path, task_id: str, who: str, barrier: threading.Barrier, outcomes: dict) -> None:
-    own = SQLiteTaskStore(db_path)  # each resumer is its own process/node in production
+def _resume(own, task_id: str, who: str, barrier: threading.Barrier, outcomes: dict) -> None:
+    barrier.wait()
     try:
-        barrier.wait()
         own.transition(TENANT, task_id, RUNNING, expect=PAUSED_STATES, parameters={"resumed_by": who})
         outcomes[who] = "won"
     except InvalidTransition:
         outcomes[who] = "lost"
-    finally:
-        own.close()
 
 
-def test_two_concurrent_resumers_collide_and_exactly_one_wins(store, db_path):
+@pytest.mark.parametrize("resumers", [2, 4])
+def test_concurrent_resumers_collide_and_exactly_one_wins(store, make_store, resumers):
+    nodes = {f"node-{i}": make_store() for i in range(resumers)}  # each resumer is its own process/node
     for round_ in range(10):
         task_id = f"t{round_}"
         add(store, task_id, state=WAITING_PARAMETERS)
-        barrier, outcomes = threading.Barrier(2), {}
-        threads = [threading.Thread(target=_resume, args=(db_path, task_id, who, barrier, outcomes))
-                   for who in ("node-a", "node-b")]
+        barrier, outcomes = threading.Barrier(resumers), {}
+        threads = [threading.Thread(target=_resume, args=(own, task_id, who, barrier, outcomes))
+                   for who, own in nodes.items()]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(timeout=20)
-        assert sorted(outcomes.values()) == ["lost", "won"], outcomes
+        assert sorted(outcomes.values()) == ["lost"] * (resumers - 1) + ["won"], outcomes
         winner = next(who for who, outcome in outcomes.items() if outcome == "won")
         task = store.get_task(TENANT, task_id)
         assert (task.state, task.parameters) == (RUNNING, {"resumed_by": winner})
+    assert store.count_by_state(TENANT) == {RUNNING: 10}
+
+
+def test_concurrent_transitions_leave_one_winner_and_only_its_event(store, make_store):
+    add(store, "t1", state=RUNNING)
+    nodes = [make_store() for _ in range(4)]
+    barrier, outcomes = threading.Barrier(len(nodes)), []
+
+    def finish(own, state):
+        barrier.wait()
+        try:
+            own.transition_recorded(TENANT, "t1", state, PendingEvent(state.upper(), "test"), expect=[RUNNING])
+            outcomes.append(state)
+        except InvalidTransition:
+            pass
+
+    threads = [threading.Thread(target=finish, args=(own, state))
+               for own, state in zip(nodes, (COMPLETED, FAILED, CANCELLED, WAITING_APPROVAL))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=20)
+    assert len(outcomes) == 1
+    assert store.get_task(TENANT, "t1").state == outcomes[0]
+    assert [e.event_type for e in store.events(TENANT)] == [outcomes[0].upper()]
 
 
 def test_another_tenant_cannot_read_or_change_a_task_by_id(store):
@@ -150,8 +191,9 @@ def test_another_tenant_cannot_read_or_change_a_task_by_id(store):
         store.update_task(OTHER_TENANT, "t1", parameters={})
     with pytest.raises(TaskNotFound):
         store.transition(OTHER_TENANT, "t1", CANCELLED)
-    assert store.list_tasks(OTHER_TENANT) == []
-    assert store.events(OTHER_TENANT) == []
+    assert store.list_tasks(OTHER_TENANT) == [] and store.paused_tasks(OTHER_TENANT, "alice") == []
+    assert store.events(OTHER_TENANT) == [] and store.events(OTHER_TENANT, task_id="t1") == []
+    assert store.count_by_state(OTHER_TENANT) == {}
     task = store.get_task(TENANT, "t1")
     assert (task.state, task.parameters) == (CREATED, {"secret": "s3"})
 
@@ -188,6 +230,59 @@ def test_paused_tasks_are_the_users_waiting_tasks(store):
     add(store, "t4", user="bob", state=WAITING_PARAMETERS)
     add(store, "t5", user="alice", state=WAITING_PARAMETERS, tenant=OTHER_TENANT)
     assert [t.task_id for t in store.paused_tasks(TENANT, "alice")] == ["t3", "t1"]
+
+
+def test_a_change_moves_the_task_in_listings_and_counts(store):
+    old = time.time() - 60
+    add(store, "t1", state=RUNNING, created_at=old, updated_at=old)
+    add(store, "t2", state=RUNNING)
+    store.transition(TENANT, "t1", WAITING_PARAMETERS)
+    assert [t.task_id for t in store.list_tasks(TENANT)] == ["t1", "t2"]
+    assert [t.task_id for t in store.paused_tasks(TENANT, "alice")] == ["t1"]
+    assert [t.task_id for t in store.list_tasks(TENANT, states=[RUNNING])] == ["t2"]
+    assert store.count_by_state(TENANT) == {RUNNING: 1, WAITING_PARAMETERS: 1}
+    store.update_task(TENANT, "t2", parameters={"n": 1})
+    assert [t.task_id for t in store.list_tasks(TENANT)] == ["t2", "t1"]
+    store.transition(TENANT, "t1", CANCELLED)
+    assert store.paused_tasks(TENANT, "alice") == []
+    assert store.count_by_state() == {RUNNING: 1, CANCELLED: 1}
+
+
+def test_list_tasks_over_many_states_keeps_the_newest_first_and_the_limit(store):
+    states = [CREATED, PLANNED, RUNNING, WAITING_APPROVAL, COMPLETED, FAILED]
+    now = time.time()
+    for i in range(30):
+        add(store, f"t{i:02}", state=states[i % len(states)], updated_at=now + i)
+    assert [t.task_id for t in store.list_tasks(TENANT, limit=7)] == [f"t{i:02}" for i in range(29, 22, -1)]
+    assert [t.task_id for t in store.list_tasks(TENANT, states=[RUNNING, FAILED], limit=3)] == ["t29", "t26", "t23"]
+    assert store.list_tasks(TENANT, limit=0) == []
+
+
+def test_unfinished_tasks_of_every_tenant_oldest_first_before_a_time(store):
+    now = time.time()
+    add(store, "a-run", state=RUNNING, updated_at=now - 30)
+    add(store, "b-new", state=CREATED, tenant=OTHER_TENANT, updated_at=now - 40)
+    add(store, "a-paused", state=WAITING_PARAMETERS, updated_at=now - 50)
+    add(store, "a-done", state=COMPLETED, updated_at=now - 60)
+    add(store, "b-run", state=RUNNING, tenant=OTHER_TENANT, updated_at=now - 20)
+    add(store, "a-late", state=RUNNING, updated_at=now + 5)
+    found = store.unfinished_tasks((CREATED, RUNNING), updated_before=now)
+    assert [(t.tenant_id, t.task_id) for t in found] == \
+        [(OTHER_TENANT, "b-new"), (TENANT, "a-run"), (OTHER_TENANT, "b-run")]
+    assert [t.task_id for t in store.unfinished_tasks([RUNNING], updated_before=now, limit=1)] == ["a-run"]
+    assert store.unfinished_tasks([RUNNING], updated_before=now - 30) == []
+
+
+def test_create_and_transition_write_their_event_with_the_task(store):
+    task, created = store.create_recorded(TaskRecord(task_id="t1", tenant_id=TENANT, user_id="alice", content="x"),
+                                          PendingEvent("TASK_CREATED", "test", {"n": 1}))
+    moved, started = store.transition_recorded(TENANT, "t1", RUNNING, PendingEvent("TASK_STARTED", "test"))
+    assert (created.task_id, created.user_id, created.data) == ("t1", "alice", {"n": 1})
+    assert store.events(TENANT, task_id="t1") == [created, started]
+    assert started.event_id > created.event_id and store.get_task(TENANT, "t1") == moved
+    with pytest.raises(InvalidTransition):
+        store.transition_recorded(TENANT, "t1", CREATED, PendingEvent("NEVER", "test"))
+    assert [e.event_type for e in store.events(TENANT)] == ["TASK_CREATED", "TASK_STARTED"]
 
 
 def test_json_fields_round_trip_with_unicode(store):
@@ -233,6 +328,15 @@ def test_open_draft_is_the_newest_open_one_and_closing_reveals_the_older(store):
     assert store.open_draft(TENANT, "alice") is None
 
 
+def test_saving_a_draft_again_replaces_it(store):
+    now = time.time()
+    store.save_draft(draft("d1", created_at=now))
+    store.save_draft(replace(draft("d1", created_at=now), pending_answer="Rome"))
+    assert store.open_draft(TENANT, "alice").pending_answer == "Rome"
+    store.save_draft(replace(draft("d1", created_at=now), open=False))
+    assert store.open_draft(TENANT, "alice") is None
+
+
 def test_drafts_belong_to_one_user_in_one_tenant(store):
     store.save_draft(draft("d1", created_at=time.time()))
     assert store.open_draft(TENANT, "bob") is None
@@ -268,19 +372,68 @@ def test_events_filter_by_task_user_and_type(store):
     assert store.events(TENANT, task_id="t1", event_type="TASK_CREATED") == [a]
 
 
+def test_event_ids_increase_across_tenants_and_paging_by_since_id_sees_each_once(store):
+    written = [emit(store, "X", f"t{i % 3}", tenant=(TENANT, OTHER_TENANT)[i % 2], user=f"u{i % 4}", i=i)
+               for i in range(40)]
+    assert [e.event_id for e in written] == sorted({e.event_id for e in written})
+    assert store.last_event_id() == written[-1].event_id
+    seen, since = [], 0
+    while page := store.events(TENANT, since_id=since, limit=3):
+        seen += page
+        since = page[-1].event_id
+    assert seen == [e for e in written if e.tenant_id == TENANT]
+
+
+def test_event_filters_applied_after_reading_still_fill_the_limit(store):
+    for i in range(300):
+        emit(store, "TASK_STARTED", "t1", user="alice" if i % 50 else "bob", i=i)
+    last = emit(store, "TASK_DONE", "t1")
+    assert store.events(TENANT, event_type="TASK_DONE", limit=1) == [last]
+    assert [e.data["i"] for e in store.events(TENANT, task_id="t1", user_id="bob")] == [0, 50, 100, 150, 200, 250]
+    assert [e.data["i"] for e in store.events(TENANT, task_id="t1", user_id="bob", limit=2)] == [0, 50]
+
+
 def test_event_data_round_trips_with_unicode(store):
     event = emit(store, "TASK_PAUSED", "t1", missing=["城市"], note="🌧")
     (stored,) = store.events(TENANT)
     assert stored == event and stored.data == {"missing": ["城市"], "note": "🌧"}
 
 
+# -- notifications ----------------------------------------------------------------------
+def notify(store, note_id: str, *, user: str = "alice", tenant: str = TENANT, at: float) -> Notification:
+    return store.add_notification(Notification(notification_id=note_id, tenant_id=tenant, user_id=user,
+                                               message=f"提醒 {note_id}", data={"run": 1}, created_at=at))
+
+
+def test_notifications_oldest_first_and_marking_read_touches_only_the_users_own(store):
+    now = time.time()
+    second, first = notify(store, "n2", at=now), notify(store, "n1", at=now - 5)
+    notify(store, "n3", user="bob", at=now)
+    assert store.notifications(TENANT, "alice") == [first, second]
+    assert store.notifications(TENANT, "alice", limit=1) == [first]
+    assert store.mark_notifications_read(TENANT, "alice", ["n1", "n3", "nope"]) == 1
+    assert store.mark_notifications_read(TENANT, "alice", ["n1"]) == 0
+    assert store.mark_notifications_read(TENANT, "alice", []) == 0
+    assert store.notifications(TENANT, "alice") == [second]
+    assert [(n.notification_id, n.read) for n in store.notifications(TENANT, "alice", unread_only=False)] == \
+        [("n1", True), ("n2", False)]
+    assert [n.read for n in store.notifications(TENANT, "bob")] == [False]
+
+
+def test_notifications_are_scoped_by_tenant(store):
+    notify(store, "n1", at=time.time())
+    assert store.notifications(OTHER_TENANT, "alice", unread_only=False) == []
+    assert store.mark_notifications_read(OTHER_TENANT, "alice", ["n1"]) == 0
+    assert [n.notification_id for n in store.notifications(TENANT, "alice")] == ["n1"]
+
+
 # -- two processes ----------------------------------------------------------------------
 WRITES_PER_PROCESS = 60
 
 
-def _write_many(db_path: str, prefix: str, barrier) -> None:
-    """Runs in a child process: its own store on the shared file, as an actor process does."""
-    store = SQLiteTaskStore(db_path)
+def _write_many(config, prefix: str, barrier) -> None:
+    """Runs in a child process: its own store on the shared file or Redis, as an actor process does."""
+    store = open_store(config)
     barrier.wait()
     for i in range(WRITES_PER_PROCESS):
         task_id = f"{prefix}-{i}"
@@ -292,10 +445,10 @@ def _write_many(db_path: str, prefix: str, barrier) -> None:
     store.close()
 
 
-def test_two_processes_writing_at_once_lose_nothing(store, db_path):
+def test_two_processes_writing_at_once_lose_nothing(store, store_config):
     ctx = multiprocessing.get_context("spawn")  # fresh interpreters, like actor processes
     barrier = ctx.Barrier(2)
-    workers = [ctx.Process(target=_write_many, args=(str(db_path), name, barrier)) for name in ("p1", "p2")]
+    workers = [ctx.Process(target=_write_many, args=(store_config, name, barrier)) for name in ("p1", "p2")]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -312,8 +465,6 @@ def test_two_processes_writing_at_once_lose_nothing(store, db_path):
 
 # -- sessions --------------------------------------------------------------------------
 def test_a_session_keeps_its_messages_in_order_and_takes_its_first_title(store):
-    from common.tasks.models import Session
-
     store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice"))
     store.append_to_session(TENANT, "s1", [{"role": "user", "content": "hi"}], title="hi")
     session = store.append_to_session(TENANT, "s1", [{"role": "assistant", "content": "hello"}], title="later")
@@ -323,8 +474,6 @@ def test_a_session_keeps_its_messages_in_order_and_takes_its_first_title(store):
 
 
 def test_sessions_are_scoped_by_tenant_and_listed_most_recent_first(store):
-    from common.tasks.models import Session, SessionNotFound
-
     for sid in ("old", "new"):
         store.save_session(Session(session_id=sid, tenant_id=TENANT, user_id="alice"))
         time.sleep(0.01)
@@ -337,11 +486,19 @@ def test_sessions_are_scoped_by_tenant_and_listed_most_recent_first(store):
     assert store.delete_session(TENANT, "old") and store.get_session(TENANT, "old") is None
 
 
-def test_concurrent_appends_to_one_session_lose_nothing(store, db_path):
-    from common.tasks.models import Session
+def test_saving_a_session_again_replaces_it_and_listing_has_a_limit(store):
+    for sid, at in (("s1", 1.0), ("s2", 2.0), ("s3", 3.0)):
+        store.save_session(Session(session_id=sid, tenant_id=TENANT, user_id="alice", created_at=at, updated_at=at))
+    store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice", title="again", updated_at=4.0))
+    assert [s.session_id for s in store.list_sessions(TENANT, "alice", limit=2)] == ["s1", "s3"]
+    assert store.get_session(TENANT, "s1").title == "again"
+    with pytest.raises(SessionNotFound):
+        store.append_to_session(TENANT, "nope", [{"role": "user", "content": "x"}])
 
+
+def test_concurrent_appends_to_one_session_lose_nothing(store, make_store):
     store.save_session(Session(session_id="s", tenant_id=TENANT, user_id="alice"))
-    stores = [SQLiteTaskStore(db_path) for _ in range(4)]
+    stores = [make_store() for _ in range(4)]
 
     def append(s, n):
         for i in range(25):
@@ -352,12 +509,65 @@ def test_concurrent_appends_to_one_session_lose_nothing(store, db_path):
         t.start()
     for t in threads:
         t.join()
-    for s in stores:
-        s.close()
-    assert len(store.get_session(TENANT, "s").messages) == 100
+    messages = [m["content"] for m in store.get_session(TENANT, "s").messages]
+    assert sorted(messages) == sorted(f"{n}-{i}" for n in range(4) for i in range(25))
+    for n in range(4):  # each writer's messages stay in the order it sent them
+        assert [m for m in messages if m.startswith(f"{n}-")] == [f"{n}-{i}" for i in range(25)]
 
 
 def test_last_event_id_is_where_a_live_stream_starts(store):
     assert store.last_event_id() == 0
     event = store.append_event(event_type="X", task_id="t", tenant_id=TENANT, user_id="alice", source="s", data={})
     assert store.last_event_id() == event.event_id
+
+
+# -- Redis only: its key layout ----------------------------------------------------------
+@pytest.fixture
+def redis_store(redis_prefix):
+    s = RedisTaskStore(REDIS_URL, prefix=redis_prefix)
+    yield s
+    s.close()
+
+
+def test_redis_keys_of_a_tenant_all_carry_its_hash_tag(redis_store, redis_prefix):
+    task = add(redis_store, "t1", state=WAITING_PARAMETERS)
+    emit(redis_store, "TASK_PAUSED", "t1")
+    notify(redis_store, "n1", at=time.time())
+    redis_store.save_draft(draft("d1", created_at=time.time()))
+    redis_store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice"))
+    raw = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        keys = set(raw.scan_iter(f"{redis_prefix}:*"))
+    finally:
+        raw.close()
+    shared = {f"{redis_prefix}:tenants", f"{redis_prefix}:event_seq"}
+    assert shared <= keys
+    assert keys - shared and all(k.startswith(f"{redis_prefix}:{{{TENANT}}}:") for k in keys - shared)
+    assert redis_store.get_task(TENANT, "t1") == task
+
+
+@pytest.mark.parametrize("tenant", ["a{b}", "a}b", "a|b", ""])
+def test_redis_refuses_a_tenant_id_that_would_break_the_key_layout(redis_store, tenant):
+    with pytest.raises(ValueError, match="tenant id"):
+        redis_store.get_task(tenant, "t1")
+    with pytest.raises(ValueError, match="tenant id"):
+        add(redis_store, "t1", tenant=tenant)
+
+
+def test_redis_creates_a_task_only_in_a_life_cycle_state(redis_store):
+    with pytest.raises(ValueError, match="unknown task state"):
+        add(redis_store, "t1", state="running:bob")
+    assert redis_store.count_by_state() == {}
+
+
+def test_redis_close_hangs_up(redis_prefix):
+    name = f"{redis_prefix}-client"
+    own = RedisTaskStore(f"{REDIS_URL}{'&' if '?' in REDIS_URL else '?'}client_name={name}", prefix=redis_prefix)
+    own.get_task(TENANT, "t1")
+    watcher = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        assert any(c["name"] == name for c in watcher.client_list())
+        own.close()
+        assert not any(c["name"] == name for c in watcher.client_list())
+    finally:
+        watcher.close()
