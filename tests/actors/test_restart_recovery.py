@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -25,13 +26,21 @@ def config(data_dir: Path) -> dict:
             "capabilities": {"plugin_modules": ["tests.support.sample_plugins"]}}
 
 
-def kill_9(marker: str) -> None:
-    found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
-    for pid in map(int, found):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+def kill_9(marker: str, within_s: float = 10.0) -> None:
+    """SIGKILL every process whose command line holds ``marker``, again until none is left
+    (one may be forked while the first ones die)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+        if not found:
+            return
+        for pid in map(int, found):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+    raise AssertionError(f"processes of {marker} survive SIGKILL")
 
 
 def alive(pid: int) -> bool:
@@ -50,7 +59,8 @@ def test_after_kill_9_paused_tasks_resume_and_the_interrupted_one_is_failed_and_
          "add numbers a=2", f"slow job seconds=60 pid_file={pid_file}"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        assert first.stdout.readline().strip() == "READY"
+        ready, _, _ = select.select([first.stdout], [], [], 60)
+        assert ready and first.stdout.readline().strip() == "READY", "the first Flora did not start its tasks"
         deadline = time.monotonic() + 20
         while not pid_file.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
