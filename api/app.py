@@ -96,18 +96,18 @@ def principal(request: Request, credentials: Annotated[HTTPAuthorizationCredenti
 Who = Annotated[Principal, Depends(principal)]
 
 
+def body_caller(who: Principal, request: Request, user_id: str | None) -> Caller:
+    """The tenant and user a request acts for: the user named (or ``X-Flora-User``), within what the key allows."""
+    return request.app.state.service.caller(who, user_id or request.headers.get("x-flora-user"))
+
+
 def caller(who: Who, request: Request,
            user_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None) -> Caller:
-    """The tenant and user a request acts for (user from the query or ``X-Flora-User``)."""
-    return request.app.state.service.caller(who, user_id or request.headers.get("x-flora-user"))
+    """:func:`body_caller` with the user from the query."""
+    return body_caller(who, request, user_id)
 
 
 As = Annotated[Caller, Depends(caller)]
-
-
-def body_caller(who: Principal, request: Request, user_id: str | None) -> Caller:
-    """Like :func:`caller`, for routes whose body names the user."""
-    return request.app.state.service.caller(who, user_id or request.headers.get("x-flora-user"))
 
 
 # --------------------------------------------------------------------------- the app
@@ -164,12 +164,13 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         who_ = body_caller(who, request, body.user_id)
         message = Message(content=body.content, task_id=body.task_id, parameters=body.parameters,
                           approve=body.approve, session_id=body.session_id, msg_id=body.msg_id)
+        msg = await service.accept(who_, message)  # bad input is refused before any stream begins
         if body.stream:
-            await asyncio.to_thread(service.prepare, who_, message)  # refuse bad input before streaming
-            return StreamingResponse(_sse_message(service, who_, message, metrics), media_type="text/event-stream",
+            return StreamingResponse(_sse_message(service.stream(who_, message, msg), metrics),
+                                     media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         started = time.perf_counter()
-        reply = await service.send(who_, message)
+        reply = await service.answer(who_, message, msg)
         metrics.observe_reply(time.perf_counter() - started)
         return reply
 
@@ -277,12 +278,12 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     async def chat_completions(body: openai_compat.ChatRequest, who: Who, request: Request):
         who_ = body_caller(who, request, body.user)
         message = Message(content=openai_compat.last_user_text(body))
-        await asyncio.to_thread(service.prepare, who_, message)
+        msg = await service.accept(who_, message)
         if body.stream:
-            return StreamingResponse(openai_compat.stream(service.send(who_, message), body.model),
+            return StreamingResponse(openai_compat.stream(service.answer(who_, message, msg), body.model),
                                      media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
         started = time.perf_counter()
-        reply = await service.send(who_, message)
+        reply = await service.answer(who_, message, msg)
         metrics.observe_reply(time.perf_counter() - started)
         return openai_compat.completion(reply, body.model, prompt=message.content)
 
@@ -305,9 +306,9 @@ def _sse(kind: str, data: Any, event_id: int | None = None) -> str:
     return head + f"data: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
 
 
-async def _sse_message(service: FloraService, who: Caller, message: Message, metrics: HTTPMetrics):
+async def _sse_message(answer: AsyncIterator[tuple[str, dict, int | None]], metrics: HTTPMetrics):
     started = time.perf_counter()
-    async for kind, data, event_id in service.send_streaming(who, message):
+    async for kind, data, event_id in answer:
         if kind == "reply":
             metrics.observe_reply(time.perf_counter() - started)
         yield _sse(kind, data, event_id)

@@ -103,8 +103,7 @@ async def stream(answer: Awaitable[dict], model: str):
         try:
             reply = task.result()
         except APIError as exc:
-            reply = m.task_error(msg_id="", error_type="timeout" if exc.status == 504 else "unavailable",
-                                 message=str(exc), retryable=True)
+            reply = exc.as_reply("")
     finally:
         task.cancel()
     for piece in split_text(m.reply_text(reply)):

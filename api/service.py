@@ -18,7 +18,7 @@ from api.auth import Principal
 from api.gateway import ActorGateway
 from capabilities.loop.requests import looks_like_loop_request
 from common import messages as m
-from common.tasks.models import FINAL_STATES, UNFINISHED_STATES, Event, InvalidTransition, Session, TaskRecord
+from common.tasks.models import UNFINISHED_STATES, Event, InvalidTransition, Session, TaskRecord
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
 from events.event_types import EventType
@@ -39,6 +39,11 @@ class APIError(Exception):
         if self.field:
             error["field"] = self.field
         return {"error": error}
+
+    def as_reply(self, msg_id: str) -> dict:
+        """The error as a reply contract, for a stream that has already begun."""
+        return m.task_error(msg_id=msg_id, error_type="timeout" if self.status == 504 else "unavailable",
+                            message=str(self), retryable=True)
 
 
 @dataclass(frozen=True)
@@ -84,15 +89,21 @@ class FloraService:
     # -- messages ---------------------------------------------------------------------
     async def send(self, caller: Caller, message: Message) -> dict:
         """One user message through the InteractionActor; the reply contract back."""
-        msg = await asyncio.to_thread(self.prepare, caller, message)
+        return await self.answer(caller, message, await self.accept(caller, message))
+
+    async def accept(self, caller: Caller, message: Message) -> dict:
+        """The protocol message for ``message``; APIError (404, 403, 422) before anything reaches the actors."""
+        return await asyncio.to_thread(self._user_input, caller, message)
+
+    async def answer(self, caller: Caller, message: Message, msg: dict) -> dict:
+        """Ask the InteractionActor ``msg`` (from :meth:`accept`); the reply is kept in the session, if any."""
         reply = await self._ask(self.interaction, msg)
         if message.session_id:
             await asyncio.to_thread(self._record, caller, message.session_id, message, reply)
         return reply
 
-    async def send_streaming(self, caller: Caller, message: Message) -> AsyncIterator[tuple[str, dict, int | None]]:
-        """``(kind, data, id)``: the user's task events while the message is answered, then the reply."""
-        msg = await asyncio.to_thread(self.prepare, caller, message)
+    async def stream(self, caller: Caller, message: Message, msg: dict) -> AsyncIterator[tuple[str, dict, int | None]]:
+        """``(kind, data, id)``: the user's task events while ``msg`` is answered, then the reply."""
         since = await asyncio.to_thread(self.store.last_event_id)
         answer = asyncio.ensure_future(self._ask(self.interaction, msg))
         try:
@@ -108,23 +119,21 @@ class FloraService:
                 await asyncio.wait([answer], timeout=self.poll_s)
             reply = answer.result()
         except APIError as exc:
-            reply = m.task_error(msg_id=msg["msg_id"], error_type="timeout" if exc.status == 504 else "unavailable",
-                                 message=str(exc), retryable=True)
+            reply = exc.as_reply(msg["msg_id"])
         finally:
             answer.cancel()
         if message.session_id:
             await asyncio.to_thread(self._record, caller, message.session_id, message, reply)
         yield "reply", reply, None
 
-    def prepare(self, caller: Caller, message: Message) -> dict:
-        """The protocol message for ``message``; APIError before anything reaches the actors."""
+    def _user_input(self, caller: Caller, message: Message) -> dict:
         if message.session_id:
             self._session_for(caller, message.session_id)
         if not message.content.strip() and message.task_id is None:
             raise APIError(422, "invalid_request", "say something: 'content' is empty and no 'task_id' is answered",
                            field="content")
         if message.task_id is not None:
-            self.task(caller, message.task_id)  # 404 / 403 here, before the actors see it
+            self.task(caller, message.task_id)
         fields = {k: v for k, v in (("task_id", message.task_id), ("parameters", message.parameters),
                                     ("approve", message.approve), ("msg_id", message.msg_id)) if v is not None}
         return m.user_input(user_id=caller.user_id, tenant_id=caller.tenant_id, content=message.content,
@@ -151,14 +160,12 @@ class FloraService:
     def cancel(self, caller: Caller, task_id: str) -> TaskRecord:
         """Cancel an unfinished task. A run in progress finds it cancelled when it ends, and
         its result is not reported as done."""
-        task = self.task(caller, task_id)
-        if task.state in FINAL_STATES:
-            raise APIError(409, "conflict", f"task {task_id} is already {task.state}")
+        self.task(caller, task_id)
         try:
             return self.events.transition(caller.tenant_id, task_id, "cancelled", source=SOURCE,
                                           event_type=EventType.TASK_CANCELLED, expect=UNFINISHED_STATES,
                                           data={"by": caller.user_id}, error="cancelled by the user")
-        except InvalidTransition as exc:  # it finished meanwhile
+        except InvalidTransition as exc:  # it had finished
             raise APIError(409, "conflict", str(exc)) from None
 
     # -- events --------------------------------------------------------------------------

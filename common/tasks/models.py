@@ -81,6 +81,11 @@ class TaskRecord:
         return asdict(self)
 
 
+# What update_task / transition may change; ``state`` only through transition.
+MUTABLE_FIELDS = frozenset(TaskRecord.__dataclass_fields__) - {"task_id", "tenant_id", "user_id", "created_at",
+                                                                 "state"}
+
+
 @dataclass
 class Draft:
     """Conversation state that is not a task yet: a clarification waiting for the user's

@@ -47,14 +47,14 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, replace
 from typing import Any, Callable, Iterable, TypeVar
 
 import redis
 
 from common.tasks.models import (
-    TRANSITIONS, Draft, Event, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, StoreError,
-    TaskNotFound, TaskRecord, can_move,
+    MUTABLE_FIELDS, TRANSITIONS, Draft, Event, InvalidTransition, Notification, PendingEvent, Session,
+    SessionNotFound, StoreError, TaskNotFound, TaskRecord, can_move,
 )
 from common.tasks.store import TaskStore
 
@@ -100,7 +100,6 @@ return append_event(KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], ARGV[8])
 """
 _EXISTS, _CHANGED = -1, -2
 
-_MUTABLE = frozenset(f.name for f in fields(TaskRecord)) - {"task_id", "tenant_id", "user_id", "created_at", "state"}
 _EVENT_PAGE = 256  # event ids read per round when a filter is applied after reading
 
 
@@ -154,6 +153,9 @@ class RedisTaskStore(TaskStore):
                 check: Callable[[TaskRecord], None] | None = None) -> tuple[TaskRecord, Event | None]:
         """Check the task, apply ``changes`` (stamping ``updated_at``) and append ``event`` in one step; read
         and check again when another writer changed the task in between."""
+        unknown = set(changes) - MUTABLE_FIELDS - {"state"}
+        if unknown:
+            raise ValueError(f"unknown task fields: {sorted(unknown)}")
         key = self._key(tenant_id, "task", task_id)
         while True:
             raw = self._redis.get(key)
@@ -162,9 +164,6 @@ class RedisTaskStore(TaskStore):
             before = TaskRecord(**json.loads(raw))
             if check:
                 check(before)
-            unknown = set(changes) - _MUTABLE - {"state"}
-            if unknown:
-                raise ValueError(f"unknown task fields: {sorted(unknown)}")
             now = time.time()
             task = replace(before, **{**changes, "updated_at": now})
             pending = _pending(task, event, now) if event else None

@@ -18,8 +18,8 @@ from typing import Any, Iterable
 
 from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
-    Draft, Event, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, TaskNotFound, TaskRecord,
-    can_move,
+    MUTABLE_FIELDS, Draft, Event, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound,
+    TaskNotFound, TaskRecord, can_move,
 )
 from common.tasks.store import TaskStore
 
@@ -108,7 +108,6 @@ _TASK_COLUMNS = ("task_id", "tenant_id", "user_id", "state", "content", "msg_id"
                  "parameters", "missing", "result", "error", "approved", "meta", "created_at", "updated_at")
 _NOTE_COLUMNS = ("notification_id", "tenant_id", "user_id", "message", "kind", "task_id", "loop_task_id",
                  "channel", "data", "read", "created_at")
-_MUTABLE = frozenset(_TASK_COLUMNS) - {"task_id", "tenant_id", "user_id", "created_at", "state"}
 
 
 class SQLiteTaskStore(TaskStore):
@@ -176,7 +175,7 @@ class SQLiteTaskStore(TaskStore):
 
     def _write(self, tenant_id: str, task_id: str, changes: dict) -> dict | None:
         """Apply ``changes``; returns them as written (with ``updated_at``), None if no such task."""
-        unknown = set(changes) - _MUTABLE - {"state"}
+        unknown = set(changes) - MUTABLE_FIELDS - {"state"}
         if unknown:
             raise ValueError(f"unknown task fields: {sorted(unknown)}")
         stamped = {**changes, "updated_at": time.time()}

@@ -6,7 +6,6 @@ import logging
 
 import pytest
 
-from common.tasks.sqlite_store import SQLiteTaskStore
 from events.event_bus import EventBus
 from events.event_types import EventType
 
@@ -31,14 +30,10 @@ def test_published_event_is_kept_in_the_history(bus):
     assert kept.data == {"capability": "weather"}
 
 
-def test_history_survives_in_the_store_for_a_second_bus(bus, db_path):
+def test_history_survives_in_the_store_for_a_second_bus(bus, make_store):
     publish(bus, EventType.TASK_CREATED)
     publish(bus, EventType.TASK_STARTED)
-    other_store = SQLiteTaskStore(db_path)
-    try:
-        seen = EventBus(other_store).history(TENANT)
-    finally:
-        other_store.close()
+    seen = EventBus(make_store()).history(TENANT)
     assert [e.event_type for e in seen] == ["TASK_CREATED", "TASK_STARTED"]
 
 
