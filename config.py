@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Annotated, Any, Literal, Mapping
 from zoneinfo import ZoneInfo
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 ENV_PREFIX = "FLORA_"
 CONFIG_FILE_ENV = "FLORA_CONFIG"
@@ -35,6 +35,20 @@ DEFAULT_LLM_THREADS = 2
 DEFAULT_LLM_CONTEXT = 4096
 DEFAULT_LLM_TIMEOUT_S = 60.0
 DEFAULT_LLM_RETRIES = 3
+DEFAULT_MAX_CONCURRENCY = 8
+DEFAULT_MAX_BATCH = 8
+DEFAULT_EXPLORE_TRIALS = 40
+DEFAULT_MAX_EXPERT_ROUNDS = 5
+DEFAULT_RETRY_MAX_ATTEMPTS = 0
+DEFAULT_RETRY_BACKOFF_S = 1.0
+DEFAULT_RETRY_BACKOFF_MAX_S = 60.0
+DEFAULT_PLAN_MAX_STEPS = 50
+DEFAULT_COUPLED_ROUNDS = 2
+DEFAULT_STEP_RETRIES = 2
+DEFAULT_RETRY_BACKOFF_S = 0.2
+DEFAULT_RETRY_BACKOFF_MAX_S = 10.0
+DEFAULT_PLAN_CONCURRENCY = 4
+DEFAULT_PLAN_WORKERS = 8
 
 
 class ConfigError(ValueError):
@@ -52,6 +66,56 @@ class ActorsConfig(_Section):
     execution_pool_size: int = Field(DEFAULT_EXECUTION_POOL_SIZE, ge=1, le=64)
     ask_timeout_s: float = Field(DEFAULT_ASK_TIMEOUT_S, gt=0)
     heartbeat_interval_s: float = Field(DEFAULT_HEARTBEAT_INTERVAL_S, gt=0)
+    # Several nodes: every node names the leader's admin address, the leader its own
+    # (admin_port equal to the port here). Empty: this node alone.
+    convention_address: str = ""
+    execution: bool = True  # this node accepts ExecutionActors
+    execution_node: str = ""  # place this node's ExecutionActors on that node; empty: here, else any node that accepts them
+    # A dead ExecutionActor's in-flight work: tried again this many times, after retry_backoff_s,
+    # doubling up to retry_backoff_max_s; 0 fails it at once (it may have done part of its work).
+    retry_max_attempts: int = Field(DEFAULT_RETRY_MAX_ATTEMPTS, ge=0, le=20)
+    retry_backoff_s: float = Field(DEFAULT_RETRY_BACKOFF_S, gt=0, le=3600)
+    retry_backoff_max_s: float = Field(DEFAULT_RETRY_BACKOFF_MAX_S, gt=0, le=86400)
+
+    @model_validator(mode="after")
+    def _backoff_grows(self) -> "ActorsConfig":
+        if self.retry_backoff_max_s < self.retry_backoff_s:
+            raise ValueError(f"retry_backoff_max_s ({self.retry_backoff_max_s}) must not be below retry_backoff_s "
+                             f"({self.retry_backoff_s})")
+        return self
+
+    @field_validator("convention_address")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        if value:
+            host, _, port = value.rpartition(":")
+            if not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(f"expected host:port of the leader's admin port, got {value!r}")
+        return value
+
+    def convention(self) -> tuple[str, int] | None:
+        """The leader's (host, admin port), or None for a node on its own."""
+        if not self.convention_address:
+            return None
+        host, _, port = self.convention_address.rpartition(":")
+        return host, int(port)
+
+
+class LimitsConfig(_Section):
+    """How many tasks may run at once (0: no limit). Work beyond a limit is queued, never dropped;
+    see common/tasks/limits.py."""
+
+    per_tenant: int = Field(0, ge=0)
+    per_user: int = Field(0, ge=0)  # per (tenant, user)
+    per_capability: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)  # name -> limit
+    capability_default: int = Field(0, ge=0)  # a capability not named in per_capability
+
+    @field_validator("per_capability")
+    @classmethod
+    def _named(cls, value: dict[str, int]) -> dict[str, int]:
+        if any(not name.strip() for name in value):
+            raise ValueError("capability names must not be empty")
+        return value
 
 
 class StoreConfig(_Section):
@@ -152,6 +216,73 @@ class HTTPConfig(_Section):
     stream_poll_s: float = Field(0.1, gt=0, le=5)  # how often an event stream looks for new events
 
 
+class ParallelConfig(_Section):
+    """How wide subtasks of one capability run, tuned by Optuna (``parallel_optimization``)."""
+
+    storage: Literal["sqlite", "redis"] = "sqlite"  # sqlite: sqlite_path; redis: redis.url
+    sqlite_path: str = ""  # empty: <data_dir>/optuna.db
+    study_prefix: str = Field("flora-parallel", min_length=1)  # study names, and Redis keys
+    max_concurrency: int = Field(DEFAULT_MAX_CONCURRENCY, ge=1, le=256)
+    max_batch: int = Field(DEFAULT_MAX_BATCH, ge=1, le=1024)
+    explore_trials: int = Field(DEFAULT_EXPLORE_TRIALS, ge=1)  # then the best setting found is used
+    seed: int | None = None  # fixed: reproducible suggestions
+
+
+class ExpertPersona(_Section):
+    name: str = Field(min_length=1, max_length=64)
+    prompt: str = Field(min_length=1)  # the system prompt this expert answers under
+    weight: float = Field(1.0, ge=0)  # its say in the weighted strategy
+
+
+DEFAULT_PERSONAS = (
+    {"name": "analyst", "prompt": "You are a careful analyst. Reason from facts and numbers, check each step, "
+                                  "and say what is uncertain.", "weight": 1.0},
+    {"name": "practitioner", "prompt": "You are an experienced practitioner. Favour what works in practice "
+                                       "and name the trade-offs.", "weight": 1.0},
+    {"name": "critic", "prompt": "You are a sceptical reviewer. Look for mistakes, missing cases and risks "
+                                 "before you agree with anything.", "weight": 1.0},
+)
+
+
+class ExpertsConfig(_Section):
+    """The expert panel (``ask_experts``): who sits on it and how their answers become one."""
+
+    personas: list[ExpertPersona] = Field(
+        default_factory=lambda: [ExpertPersona(**p) for p in DEFAULT_PERSONAS], min_length=1)
+    rounds: int = Field(1, ge=1, le=DEFAULT_MAX_EXPERT_ROUNDS)  # 1: answer once; each further round revises
+    strategy: Literal["voting", "weighted", "map_reduce", "summary"] = "summary"
+    tie: Literal["first", "weighted", "none", "llm"] = "weighted"  # voting / weighted ties
+    min_ok: int = Field(1, ge=1)  # fewer experts answering fails the question
+    reduce: Literal["concat", "summary"] = "concat"  # how map_reduce joins the answered parts
+    max_tokens: int = Field(512, ge=16)
+
+    @field_validator("personas")
+    @classmethod
+    def _unique_names(cls, value: list[ExpertPersona]) -> list[ExpertPersona]:
+        names = [p.name for p in value]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"persona names must be unique; repeated: {', '.join(twice)}")
+        return value
+
+
+class PlanningConfig(_Section):
+    """Plans of several steps (capabilities/routing): how big they may be, how coupled steps run."""
+
+    max_steps: int = Field(DEFAULT_PLAN_MAX_STEPS, ge=1, le=1000)  # a longer plan is refused
+    coupled_rounds: int = Field(DEFAULT_COUPLED_ROUNDS, ge=1, le=20)  # rounds a strongly coupled unit runs
+    # grouped execution (capability_actors/task_group.py)
+    max_retries: int = Field(DEFAULT_STEP_RETRIES, ge=0, le=20)  # further tries of a step failing retryably
+    retry_backoff_s: float = Field(DEFAULT_RETRY_BACKOFF_S, gt=0, le=60)  # first wait; doubles each try
+    retry_backoff_max_s: float = Field(DEFAULT_RETRY_BACKOFF_MAX_S, gt=0, le=600)
+    failure_policy: Literal["fail_fast", "continue"] = "fail_fast"  # continue: aggregate what succeeded
+    min_ok: int = Field(1, ge=1)  # with continue: fewer successful steps fail the plan
+    parallelism: Literal["tuned", "fixed"] = "tuned"  # tuned: parallel_optimization; fixed: the two below
+    concurrency: int = Field(DEFAULT_PLAN_CONCURRENCY, ge=1, le=256)  # steps of one plan running at once
+    batch_size: int = Field(1, ge=1, le=1024)  # steps started together go to one ExecutionActor in batches
+    max_workers: int = Field(DEFAULT_PLAN_WORKERS, ge=1, le=256)  # ExecutionActors that run plans' steps
+
+
 class FloraConfig(_Section):
     data_dir: str = DEFAULT_DATA_DIR
     default_tenant: str = Field("default", min_length=1)
@@ -165,6 +296,21 @@ class FloraConfig(_Section):
     redis: RedisConfig = Field(default_factory=RedisConfig)
     http: HTTPConfig = Field(default_factory=HTTPConfig)
     loops: LoopsConfig = Field(default_factory=LoopsConfig)
+    parallel: ParallelConfig = Field(default_factory=ParallelConfig)
+    experts: ExpertsConfig = Field(default_factory=ExpertsConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    planning: PlanningConfig = Field(default_factory=PlanningConfig)
+
+    @model_validator(mode="after")
+    def _shared_store_for_nodes(self) -> "FloraConfig":
+        actors = self.actors
+        if (actors.convention_address or actors.execution_node) and self.store.backend != "redis":
+            raise ValueError("actors.convention_address / actors.execution_node: several nodes share tasks "
+                             "through Redis; set store.backend: redis")
+        if actors.convention_address and actors.system_base != "multiprocTCPBase":
+            raise ValueError("actors.convention_address: a convention of nodes needs actors.system_base "
+                             "multiprocTCPBase")
+        return self
 
     @property
     def sqlite_path(self) -> Path:
@@ -248,6 +394,8 @@ def _explain(exc: ValidationError) -> str:
         key = ".".join(str(p) for p in err["loc"]) or "(root)"
         if err["type"] == "extra_forbidden":
             lines.append(f"{key}: unknown configuration key")
+        elif not err["loc"]:  # a rule across sections: its message names the keys
+            lines.append(err["msg"].removeprefix("Value error, "))
         else:
             lines.append(f"{key}: {err['msg']} (got {err.get('input')!r})")
     return "invalid configuration: " + "; ".join(lines)

@@ -7,9 +7,10 @@ packages advertising the ``flora.capabilities`` entry-point group. Every process
 capabilities calls this once, so a plugin module is imported in each of them.
 
 Registered services: ``llm``, ``routing``, ``intent_router``, ``conversation_manager``,
-``loop_tasks`` (LoopService), ``loop_queue`` (QueueFactory's trigger queue), ``data_access``.
-Later parts of the seed (planning, memory, result_aggregation, parallel_optimization...)
-register here as they are built.
+``loop_tasks`` (LoopService), ``loop_queue`` (QueueFactory's trigger queue), ``data_access``,
+``result_aggregation`` (ResultAggregator), ``parallel_optimization`` (OptunaOptimizer),
+``planning`` (TaskPlanner), ``context_resolver`` (ContextResolver).
+Later parts of the seed (memory...) register here as they are built.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ BUILTIN_MODULES = (
     "capabilities.tools.http_request",
     "capabilities.tools.data_query",
     "capabilities.loop.reminders",
+    "capabilities.tools.ask_experts",
 )
 
 
@@ -54,6 +56,10 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
     registry.register("data_access",
                       lambda _: DataAccessor.from_settings(config.capabilities.settings.get("data_access", {})),
                       factory=True)
+    registry.register("result_aggregation", _result_aggregator, factory=True)
+    registry.register("parallel_optimization", lambda _: _parallel_optimizer(config), factory=True)
+    registry.register("planning", lambda r: _task_planner(r, config), factory=True)
+    registry.register("context_resolver", lambda _: _context_resolver(), factory=True)
 
     for module in BUILTIN_MODULES:
         registry.register_module(module)
@@ -72,6 +78,18 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
     return registry
 
 
+def _task_planner(registry: CapabilityRegistry, config: FloraConfig):
+    from capabilities.routing.task_planner import TaskPlanner
+
+    return TaskPlanner(registry, registry.get_capability("llm"), max_steps=config.planning.max_steps)
+
+
+def _context_resolver():
+    from capabilities.routing.context_resolver import ContextResolver
+
+    return ContextResolver()
+
+
 def build_loop_service(config: FloraConfig, store, events):
     """Loop tasks over the configured registry (``loops.registry``: the store's SQLite file or Redis)."""
     from capabilities.loop.service import LoopService
@@ -82,6 +100,20 @@ def build_loop_service(config: FloraConfig, store, events):
                                   prefix=loops.redis_prefix)
     return LoopService(registry, store, events, timezone=loops.zone_name(), missed=loops.missed,
                        overlap=loops.overlap)
+
+
+def _result_aggregator(registry: CapabilityRegistry):
+    """ResultAggregator over the process's model (used by ``tie="llm"`` and ``reduce="summary"``)."""
+    from capabilities.aggregation.result_aggregator import ResultAggregator
+
+    return ResultAggregator(llm_provider=lambda: registry.get_capability("llm", None))
+
+
+def _parallel_optimizer(config: FloraConfig):
+    """OptunaOptimizer over the configured study storage (``parallel.storage``)."""
+    from capabilities.parallel.optuna_optimizer import OptunaOptimizer
+
+    return OptunaOptimizer.from_config(config)
 
 
 def build_configured_llm(config: FloraConfig):

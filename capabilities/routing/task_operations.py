@@ -1,0 +1,124 @@
+"""Operations on a task the user already has, read from plain words, Chinese or English.
+
+``read_operation`` answers a :class:`TaskOperation` or None (an ordinary request):
+
+====================  ==============================================  ===========================
+kind                  said as                                         ``text``
+====================  ==============================================  ===========================
+``comment_on_task``   "comment on t_1: looks good", "评论：不错"         the comment
+``revise_result``     "revise it: use euros", "把结果改成英文",          the added instruction
+                      "re-run it with prices in euros"
+``re_run_task``       "re-run it", "run task_3f… again", "重新执行"      ""
+``cancel_task``       "cancel task t_123", "stop it", "取消刚才的任务"    ""
+====================  ==============================================  ===========================
+
+``task_ref`` is the task id written in the text (``task_…`` or ``t_…``) or ``"last"`` (the
+user's most recent task). Each pattern covers the whole message, with the operation word
+and a word for the task ("it", "the task", "刚才的任务", an id): "stop the server" or "取消
+订阅" is a request to do something, not an operation on a task. Loop tasks (``loop_…``,
+reminders, schedules) have their own reader, ``capabilities.loop.requests``, and are left to it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KINDS = ("comment_on_task", "revise_result", "re_run_task", "cancel_task")
+LAST = "last"
+
+_F = re.IGNORECASE
+_ID = r"(?<![A-Za-z0-9_])(?:task|t)_[A-Za-z0-9]{1,40}(?![A-Za-z0-9_])"
+_TASK_ID = re.compile(_ID)
+_EN_REF = (rf"(?:(?:the\s+)?task\s+)?{_ID}|(?:the\s+)?result\s+of\s+(?:task\s+)?{_ID}|it|that|this"
+           r"|the\s+(?:last|previous|latest|current|running|same)\s+(?:task|job|one|run|request|result|answer)"
+           r"|the\s+(?:task|job|run|result|results|answer|output|response)"
+           r"|(?:my|that|this)\s+(?:last\s+|previous\s+)?(?:task|job|request|result)")
+_ZH_WHICH = r"(?:刚才|刚刚|上一个|上个|之前|前面|最近|这个|那个|该)?(?:的)?"
+_ZH_REF = rf"(?:任务\s*)?{_ID}(?:\s*的?(?:结果|输出))?|{_ZH_WHICH}(?:任务|请求)(?:的?(?:结果|输出))?|{_ZH_WHICH}(?:结果|回答|答案|输出)|它"
+_POLITE_EN = r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?"
+_POLITE_ZH = r"^\s*(?:请|帮我|麻烦|请帮我)?\s*"
+_END = r"\s*(?:please|now|again)?\s*[.!。！]*\s*$"
+_END_ZH = r"\s*(?:吧|了|一下|掉)?\s*[.!。！]*\s*$"
+_ZH_CHANGE = r"改成|改为|换成|改用|修改为|修改成|调整为|调整成|翻译成|译成|转成|转换成|写成"
+_LOOP = re.compile(r"\bloop_[0-9a-f]|\bloop\s*tasks?\b|\breminders?\b|\bschedul\w*|循环任务|定时|提醒|计划任务", _F)
+
+_CANCEL = (
+    re.compile(rf"{_POLITE_EN}(?:cancel|abort|stop|kill|terminate|halt)\s+(?P<ref>{_EN_REF}){_END}", _F),
+    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})\s*(?:给)?(?:取消|终止|停止|中止|停掉|撤销){_END_ZH}", _F),
+    re.compile(rf"{_POLITE_ZH}(?:取消|终止|停止|中止|停掉|撤销)(?:掉)?\s*(?P<ref>{_ZH_REF}){_END_ZH}", _F),
+)
+_RERUN = (
+    re.compile(rf"{_POLITE_EN}(?:re-?run|re-?execute|retry|redo|repeat|restart)(?:\s+(?P<ref>{_EN_REF}))?"
+               r"(?P<rest>.*)$", _F),
+    re.compile(rf"{_POLITE_EN}(?:run|execute|do|try)\s+(?P<ref>{_EN_REF})\s+again\b(?P<rest>.*)$", _F),
+    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})?\s*(?:重新执行|重新运行|重新跑|重跑|重新做|重做|重试"
+               r"|再(?:执行|运行|跑|做|试)(?:一次|一遍|一下)?)(?:一次|一遍|一下)?\s*"
+               rf"(?P<ref2>{_ZH_REF})?(?P<rest>.*)$", _F),
+)
+_REVISE = (
+    re.compile(rf"{_POLITE_EN}(?:revise|rewrite|redo|change|modify|fix|amend|update|edit|adjust)\s+(?P<ref>{_EN_REF})"
+               r"(?:\s*[:：,，;-]\s*|\s+(?:and|so\s+that|so)\s+|\s+(?=(?:to|with|using|by|in(?:to)?)\s))"
+               r"(?P<text>\S.*)$", _F),
+    re.compile(rf"{_POLITE_ZH}(?:把|将)(?P<ref>{_ZH_REF})\s*(?P<text>(?:{_ZH_CHANGE}).+)$", _F),
+    re.compile(rf"{_POLITE_ZH}(?:修改|修订|调整|重写|改一下|改改)\s*(?P<ref>{_ZH_REF})?\s*[:：,，]\s*(?P<text>.+)$", _F),
+)
+_COMMENT = (
+    re.compile(rf"{_POLITE_EN}(?:add\s+(?:a\s+)?)?(?:comment|note|remark)(?:\s+(?:on|to|for)\s+(?P<ref>{_EN_REF}))?"
+               r"\s*[:：,，-]\s*(?P<text>\S.*)$", _F),
+    re.compile(rf"{_POLITE_ZH}(?:给|对|在)?\s*(?P<ref>{_ZH_REF})?\s*(?:添加|加|写|留)?(?:一条|一个|个)?"
+               r"(?:评论|备注|批注|留言)\s*[:：,，]\s*(?P<text>.+)$", _F),
+    re.compile(rf"{_POLITE_ZH}(?:评论|备注|批注)\s*(?P<ref>{_ZH_REF})\s*[:：,，]\s*(?P<text>.+)$", _F),
+)
+# what may follow "re-run it" and still be a re-run: an instruction after a separator or a joining word
+_RERUN_REST = re.compile(r"^\s*(?:[:：,，;；-]\s*|(?:but|and|so\s+that)\s+|(?=(?:with|using|in|to)\s))(?P<text>\S.*)$", _F)
+_RERUN_REST_ZH = re.compile(r"^\s*(?:[:：,，;；]\s*|(?:但是|但|并且|并)\s*)(?P<text>\S.*)$")
+_TRAILING = " \t.!。！"
+
+
+@dataclass(frozen=True)
+class TaskOperation:
+    kind: str  # "comment_on_task" | "revise_result" | "re_run_task" | "cancel_task"
+    task_ref: str  # a task id said in the text, or "last" (the user's most recent task)
+    text: str  # the comment / revision instruction ("" when none)
+
+
+def read_operation(content: str) -> TaskOperation | None:
+    """The operation ``content`` asks for on an existing task, or None."""
+    text = content.strip()
+    if not text:
+        return None
+    for kind, patterns in (("comment_on_task", _COMMENT), ("cancel_task", _CANCEL),
+                           ("revise_result", _REVISE)):
+        for pattern in patterns:
+            match = pattern.match(text)
+            if match and not _about_loops(text, match):
+                said = match.groupdict().get("text") or ""
+                return TaskOperation(kind, _task_ref(match), said.strip().rstrip(_TRAILING) if said else "")
+    for pattern in _RERUN:
+        match = pattern.match(text)
+        if not match or _about_loops(text, match):
+            continue
+        rest = match.group("rest").strip().rstrip(_TRAILING)
+        if not rest or re.fullmatch(r"(?:please|now|again|吧|一下|一次|一遍)", rest, _F):
+            return TaskOperation("re_run_task", _task_ref(match), "")
+        added = _RERUN_REST.match(rest) or _RERUN_REST_ZH.match(rest)
+        if added:  # a re-run with something to change is a revision
+            return TaskOperation("revise_result", _task_ref(match), added.group("text").strip())
+    return None
+
+
+def _task_ref(match: re.Match) -> str:
+    for group in ("ref", "ref2"):
+        said = match.groupdict().get(group)
+        if said:
+            found = _TASK_ID.search(said)
+            if found:
+                return found.group(0)
+    return LAST
+
+
+def _about_loops(text: str, match: re.Match) -> bool:
+    """Loop tasks are another reader's; the words after a comment's colon do not count."""
+    head = text[: match.start("text")] if match.groupdict().get("text") else text
+    return bool(_LOOP.search(head))

@@ -1,0 +1,275 @@
+"""TaskPlanner (the ``planning`` service): one request in, a plan of subtasks out.
+
+``plan(content)`` answers None for a request one capability does (the normal path runs it)
+and a :class:`~capabilities.routing.plan.Plan` for one that takes several steps:
+
+1. Rules first. The request is cut at sequencing words into stages ("then", "and then",
+   "after that", "finally", "然后", "接着", "再", "之后", "最后") and each stage into parts
+   that run side by side ("and", ",", ";", "、", "，", "并且", "同时"). Every step of a stage
+   depends on every step of the stage before. A part that points back ("send it to…", "把结果
+   发给…", "step 1's result") depends on the part before it even beside it, and the
+   reference goes into the capability's input parameter when it has one (``input``,
+   ``data``, ``json``…). Each part is routed with the registry's TaskRouter; a part with no
+   evidence for any capability right after a routed one is the same kind of work
+   ("fetch the sales, the returns and the refunds", "下载A、B").
+2. Templates. A last part that asks for a summary ("write me a summary", "汇总一下") is not a
+   step but how the results combine: ``{"strategy": "map_reduce", "reduce": "summary"}``.
+3. The model, when the rules cannot route every part yet the request looks like several
+   steps: one call constrained by PLAN_SCHEMA, checked by ``Plan.from_dict`` and against the
+   registry; an invalid plan is sent back once with the error; a second failure leaves the
+   request to the normal path (None).
+
+``operation(content)`` reads an operation on an existing task (comment, revise, re-run,
+cancel); see :mod:`capabilities.routing.task_operations`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+
+from capabilities.base import CapabilitySpec
+from capabilities.routing.context_resolver import REFERENCE, ContextResolver
+from capabilities.routing.plan import PLAN_SCHEMA, Plan, PlanError, PlanStep
+from capabilities.routing.task_operations import TaskOperation, read_operation
+from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter
+from config import DEFAULT_PLAN_MAX_STEPS
+
+__all__ = ["TaskPlanner", "TaskOperation", "DEFAULT_MAX_STEPS"]
+
+log = logging.getLogger("flora.planning")
+
+DEFAULT_MAX_STEPS = DEFAULT_PLAN_MAX_STEPS
+PLAN_MAX_TOKENS = 1024
+INPUT_PARAMETERS = ("input", "inputs", "data", "json", "body", "payload", "content", "text", "message")
+_SECRET = re.compile(r"key|token|secret|password|passwd|credential", re.I)
+
+_F = re.IGNORECASE
+_SEQUENCE = re.compile(
+    r"\s*[,，;；。]?\s*\b(?:and\s+then|then|after\s+that|afterwards|and\s+finally|finally)\b\s*[,，]?\s*"
+    r"|\s*[,，;；。]?\s*(?:然后|接着|随后|之后|最后)\s*[,，]?\s*"
+    r"|\s*[,，;；。]\s*再\s*"
+    r"|再(?=把|将|用|发|写|执行|运行|调用|查|获取|生成|总结|汇总|通知|保存|下载|请求|给|做)", _F)
+_PARALLEL = re.compile(r"\s*(?:[,;，；、](?!\d)|[,;](?=\s))\s*(?:and\s+|并且|同时|以及|还要)?\s*"
+                       r"|\s+and\s+|\s*(?:并且|同时|以及|还要)\s*", _F)
+_BACK_REFERENCE = re.compile(r"\b(?:it|them|its|their|the\s+(?:results?|outputs?|response|answer)|that\s+result"
+                             r"|those\s+results)\b|它们|它|其结果|结果|上一步|上述|以上", _F)
+_STEP_REFERENCE = re.compile(r"\bstep\s*(\d{1,3})\b|第\s*([0-9一二三四五六七八九十]{1,3})\s*步", _F)
+_SUMMARY = re.compile(
+    r"^(?:and\s+)?(?:please\s+)?(?:(?:write|give|make|send|produce|prepare|create)\s+(?:me\s+)?)?"
+    r"(?:an?\s+)?(?:short\s+|brief\s+|quick\s+)?(?:summary|summari[sz]e|overview|digest)\b"
+    r"|^(?:请|帮我|给我)?(?:写|做|生成|出|给我)?(?:一份|一个|个|一下)?(?:总结|汇总|摘要|概括|小结)", _F)
+# a part that names only an object ("the returns", a URL, "退货数据"): the verb is the previous part's
+_ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|those|all|each)\b|^https?://|^[\d\"'“]"
+                       r"|^(?![^\u4e00-\u9fff]*[A-Za-z]{3})(?!.*[把将给用让请])[^\s]{1,8}$", _F)
+_CJK_NUMBERS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
+
+
+@dataclass(frozen=True)
+class _Part:
+    stage: int
+    text: str
+
+
+class _CannotPlan(Exception):
+    """The rules cannot turn the request into a plan; the message says why (for the log)."""
+
+
+class TaskPlanner:
+    def __init__(self, registry, llm=None, *, max_steps: int = DEFAULT_MAX_STEPS):
+        self._registry = registry
+        self._llm = llm
+        self._max_steps = max_steps
+        router = registry.get_capability("routing", None)
+        self._router: TaskRouter = router if isinstance(router, TaskRouter) else TaskRouter(registry)
+        self._resolver = ContextResolver()
+
+    # -- operations on existing tasks ----------------------------------------------------
+    def operation(self, content: str) -> TaskOperation | None:
+        return read_operation(content)
+
+    # -- plans ---------------------------------------------------------------------------
+    def plan(self, content: str) -> Plan | None:
+        text = content.strip()
+        if not text:
+            return None
+        parts = _split(text)
+        try:
+            plan = self._plan_by_rules(parts)
+        except _CannotPlan as exc:
+            log.debug("rules cannot plan %r: %s", text, exc)
+        else:
+            if plan is not None:
+                return plan
+        if self._llm is None or not self._looks_multi_step(text, parts):
+            return None
+        return self._plan_by_model(text)
+
+    def _plan_by_rules(self, parts: list[_Part]) -> Plan | None:
+        aggregation = None
+        if len(parts) > 1 and _SUMMARY.search(parts[-1].text):
+            aggregation = {"strategy": "map_reduce", "reduce": "summary", "instruction": parts[-1].text}
+            parts = parts[:-1]
+        if len(parts) < 2 and aggregation is None:
+            return None  # one step: the normal path runs it
+        if len(parts) > self._max_steps:
+            raise _CannotPlan(f"{len(parts)} parts, more than planning.max_steps ({self._max_steps})")
+        specs = self._route(parts)
+        ids = [f"s{i}" for i in range(1, len(parts) + 1)]
+        steps = []
+        for i, (part, spec) in enumerate(zip(parts, specs)):
+            before = [j for j in range(i) if parts[j].stage == part.stage - 1]
+            sources = self._sources(parts, i, ids)
+            parameters = self._router.extract_parameters(spec, part.text)
+            if sources and not any(REFERENCE.search(str(v)) for v in parameters.values()):
+                _pass_results(spec, parameters, [f"${{{ids[j]}.result}}" for j in sources])
+            depends = [ids[j] for j in sorted({*before, *sources})]
+            steps.append(PlanStep(ids[i], spec.name, parameters, tuple(depends), part.text, _kind(spec)))
+        fed = {dep for step in steps for dep in self._resolver.references(step.parameters) if dep != step.id}
+        steps = [PlanStep(s.id, s.capability, s.parameters, s.depends_on, s.description,
+                          "intermediate" if s.id in fed and s.kind == "leaf" else s.kind) for s in steps]
+        return Plan(tuple(steps), aggregation or {"strategy": "concat"}, "template" if aggregation else "rules")
+
+    def _route(self, parts: list[_Part]) -> list[CapabilitySpec]:
+        specs: list[CapabilitySpec] = []
+        for i, part in enumerate(parts):
+            best = self._router.confident(part.text)
+            if best is not None:
+                specs.append(best.spec)
+            elif (i > 0 and parts[i - 1].stage == part.stage and _ELLIPSIS.search(part.text)
+                  and not self._router.rank(part.text)):
+                specs.append(specs[-1])  # "the sales, the returns": the same work on another object
+            else:
+                raise _CannotPlan(f"no capability clearly fits {part.text!r}")
+        return specs
+
+    @staticmethod
+    def _sources(parts: list[_Part], i: int, ids: list[str]) -> list[int]:
+        """The parts whose results part ``i`` refers to: "step 2", ``${s2.result}``, or "it"."""
+        text = parts[i].text
+        named = set()
+        for match in _STEP_REFERENCE.finditer(text):
+            number = match.group(1) or match.group(2)
+            n = int(number) if number.isdigit() else _cjk_number(number)
+            if not 1 <= n <= len(parts) or n - 1 == i:
+                raise _CannotPlan(f"{match.group(0)!r} in {text!r} names no other step")
+            named.add(n - 1)
+        for match in REFERENCE.finditer(text):
+            if match.group(1) not in ids:
+                raise _CannotPlan(f"{match.group(0)!r} in {text!r} names no step")
+            named.add(ids.index(match.group(1)))
+        if named or not _BACK_REFERENCE.search(text) or i == 0:
+            return sorted(named)
+        if parts[i - 1].stage == parts[i].stage:
+            return [i - 1]
+        return [j for j in range(i) if parts[j].stage == parts[i].stage - 1]
+
+    def _looks_multi_step(self, text: str, parts: list[_Part]) -> bool:
+        if len(parts) > 1:
+            return True
+        strong = [c for c in self._router.rank(text) if c.score >= CONFIDENT_SCORE]
+        return len(strong) > 1
+
+    # -- model ---------------------------------------------------------------------------
+    def _plan_by_model(self, text: str) -> Plan | None:
+        from capabilities.llm.base import LLMError, LLMOutputError, complete_json
+
+        messages = _prompt(self._router.routable(), text)
+        for attempt in (1, 2):
+            try:
+                answer = complete_json(self._llm, messages, PLAN_SCHEMA, max_tokens=PLAN_MAX_TOKENS)
+                plan = self._accept(Plan.from_dict({**answer, "source": "llm"}, max_steps=self._max_steps), text)
+            except LLMOutputError as exc:
+                error, reply = str(exc), exc.text
+            except PlanError as exc:
+                error, reply = str(exc), json.dumps(answer, ensure_ascii=False)
+            except LLMError as exc:
+                log.warning("planning model call failed, leaving %r to the normal path: %s", text, exc)
+                return None
+            else:
+                log.info("model planned %d steps for %r", len(plan.steps), text)
+                return plan
+            log.info("model plan attempt %d refused: %s", attempt, error)
+            messages = [*messages, {"role": "assistant", "content": reply},
+                        {"role": "user", "content": f"That plan is not valid: {error}. "
+                                                    "Answer again with the corrected plan as JSON."}]
+        return None
+
+    def _accept(self, plan: Plan, text: str) -> Plan:
+        """What a plan from the model must also satisfy: real capabilities, known parameters,
+        and no secret the request does not contain (a model asked for a key invents one)."""
+        steps = []
+        for i, step in enumerate(plan.steps):
+            if not self._registry.has_executable(step.capability):
+                names = ", ".join(s.name for s in self._router.routable())
+                raise PlanError(f"steps[{i}].capability: unknown capability {step.capability!r}; use one of {names}")
+            spec = self._registry.get_executable(step.capability)
+            if spec.parameters.get("additionalProperties") is False:
+                unknown = sorted(set(step.parameters) - set(spec.properties))
+                if unknown:
+                    raise PlanError(f"steps[{i}].parameters: {step.capability} has no parameter {unknown[0]!r}; "
+                                    f"it takes {', '.join(spec.properties) or 'none'}")
+            kept = {k: v for k, v in step.parameters.items()
+                    if not (_SECRET.search(k) and isinstance(v, str) and v not in text)}
+            steps.append(PlanStep(step.id, step.capability, kept, step.depends_on, step.description,
+                                  _kind(spec) if step.kind == "leaf" else step.kind))
+        return Plan(tuple(steps), plan.aggregation, plan.source)
+
+
+def _split(text: str) -> list[_Part]:
+    parts = []
+    for stage, chunk in enumerate(c for c in _SEQUENCE.split(text) if c and c.strip(" ,，;；。.")):
+        for piece in _PARALLEL.split(chunk):
+            piece = piece.strip(" \t,，;；。.、!！")
+            if piece:
+                parts.append(_Part(stage, piece))
+    # stages numbered by position may have gaps when a stage was only punctuation
+    renumbered, seen = [], {}
+    for part in parts:
+        seen.setdefault(part.stage, len(seen))
+        renumbered.append(_Part(seen[part.stage], part.text))
+    return renumbered
+
+
+def _pass_results(spec: CapabilitySpec, parameters: dict, references: list[str]) -> None:
+    """Put the referenced results into the capability's input parameter, if it has one."""
+    for name in INPUT_PARAMETERS:
+        if name in spec.properties and name not in parameters:
+            value = references[0] if len(references) == 1 else references
+            parameters[name] = {"input": value} if spec.properties[name].get("type") == "object" else value
+            return
+
+
+def _kind(spec: CapabilitySpec) -> str:
+    return "workflow" if spec.name.endswith("workflow") else "leaf"
+
+
+def _cjk_number(text: str) -> int:
+    if text == "十":
+        return 10
+    if text.startswith("十"):
+        return 10 + _CJK_NUMBERS.get(text[1:], 0)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return _CJK_NUMBERS.get(tens, 0) * 10 + _CJK_NUMBERS.get(ones, 0)
+    return _CJK_NUMBERS.get(text, 0)
+
+
+def _prompt(specs: list[CapabilitySpec], text: str) -> list[dict]:
+    """Capabilities and rules first (a stable prefix the model host can cache), the request last."""
+    lines = []
+    for spec in specs:
+        params = ", ".join(f"{n}{' (required)' if n in spec.required else ''}" for n in spec.properties)
+        lines.append(f"- {spec.name}: {spec.description} Parameters: {params or 'none'}.")
+    system = (
+        "You split a request into steps for an assistant. Capabilities:\n" + "\n".join(lines) + "\n\n"
+        "Answer with a JSON plan: steps is a list; each step has id (s1, s2, ...), capability (one of the names "
+        "above), parameters (only values written in the request, or a reference to an earlier step's result: "
+        "\"${s1.result}\", \"${s1.result.rows[0].name}\"), depends_on (ids of the steps it needs first), "
+        "description (the part of the request it does). Steps that do not need each other have no dependency "
+        "between them. aggregation.strategy says how the results combine: concat (list them), map_reduce "
+        "(with reduce: summary for a written summary), voting, weighted."
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": f"Request: {text}"}]

@@ -1,0 +1,360 @@
+"""TaskPlanner: rules and templates in Chinese and English, the model's plan with one retry,
+and operations on existing tasks read from plain words."""
+
+from __future__ import annotations
+
+import pytest
+
+from capabilities.base import capability
+from capabilities.llm.base import LLMUnavailable
+from capabilities.llm.fake import ScriptedLLM
+from capabilities.registry import CapabilityRegistry
+from capabilities.routing.context_resolver import ContextResolver
+from capabilities.routing.plan import PLAN_SCHEMA, Plan
+from capabilities.routing.plan_graph import PlanGraph
+from capabilities.routing.task_planner import TaskOperation, TaskPlanner
+from capabilities.routing.task_router import TaskRouter
+from config import ConfigError, load_config
+from init_plugins import build_registry
+
+
+@capability(name="http_get", description="Download a web address",
+            parameters={"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+                        "additionalProperties": False},
+            keywords=("download", "fetch", "api", "下载", "获取", "接口"))
+def http_get(url: str) -> str:
+    return url
+
+
+@capability(name="sql_query", description="Query the database",
+            parameters={"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
+            keywords=("database", "sql", "数据库", "查询"))
+def sql_query(sql: str) -> list:
+    return [sql]
+
+
+@capability(name="send_mail", description="Send an e-mail",
+            parameters={"type": "object", "required": ["to"],
+                        "properties": {"to": {"type": "string"}, "body": {}, "api_key": {"type": "string"}}},
+            keywords=("email", "mail", "邮件"))
+def send_mail(to: str, body=None, api_key: str = "") -> str:
+    return to
+
+
+@capability(name="translate", description="Translate text",
+            parameters={"type": "object", "properties": {"text": {}, "target": {"type": "string"}}},
+            keywords=("translate", "翻译"))
+def translate(text=None, target: str = "en") -> str:
+    return str(text)
+
+
+@capability(name="report_workflow", description="Run the report workflow",
+            parameters={"type": "object", "properties": {"inputs": {"type": "object"}}},
+            keywords=("workflow", "工作流"))
+def report_workflow(inputs=None) -> dict:
+    return inputs or {}
+
+
+@pytest.fixture
+def registry() -> CapabilityRegistry:
+    registry = CapabilityRegistry()
+    registry.register("routing", TaskRouter, factory=True)
+    for fn in (http_get, sql_query, send_mail, translate, report_workflow):
+        registry.register_capability(fn)
+    return registry
+
+
+@pytest.fixture
+def planner(registry) -> TaskPlanner:
+    return TaskPlanner(registry)
+
+
+def shape(plan: Plan) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(s.id, s.capability, s.depends_on) for s in plan.steps]
+
+
+# -- rules ---------------------------------------------------------------------------------
+
+def test_then_orders_steps_and_it_passes_the_result_on(planner):
+    plan = planner.plan("download https://a.example/sales.json then translate it")
+    assert shape(plan) == [("s1", "http_get", ()), ("s2", "translate", ("s1",))]
+    assert plan.step("s1").parameters == {"url": "https://a.example/sales.json"}
+    assert plan.step("s2").parameters == {"text": "${s1.result}"}
+    assert [s.kind for s in plan.steps] == ["intermediate", "leaf"]
+    assert plan.source == "rules" and plan.aggregation == {"strategy": "concat"}
+
+
+def test_and_runs_steps_side_by_side(planner):
+    plan = planner.plan("download https://a.example/sales and query the returns from the database")
+    assert shape(plan) == [("s1", "http_get", ()), ("s2", "sql_query", ())]
+    assert len(PlanGraph(plan).ready(set(), set())) == 2
+
+
+def test_a_later_stage_waits_for_every_step_of_the_stage_before(planner):
+    plan = planner.plan("download https://a.example/x, query the returns from the database, "
+                        "then email the results to boss")
+    assert shape(plan) == [("s1", "http_get", ()), ("s2", "sql_query", ()), ("s3", "send_mail", ("s1", "s2"))]
+    assert plan.step("s3").parameters["body"] == ["${s1.result}", "${s2.result}"]
+
+
+def test_then_without_a_reference_orders_but_passes_nothing(planner):
+    plan = planner.plan("download https://a.example/a and then download https://a.example/b")
+    assert shape(plan) == [("s1", "http_get", ()), ("s2", "http_get", ("s1",))]
+    assert [s.kind for s in plan.steps] == ["leaf", "leaf"]
+    assert plan.step("s2").parameters == {"url": "https://a.example/b"}
+
+
+def test_a_back_reference_beside_a_step_depends_on_it(planner):
+    plan = planner.plan("query the sales from the database and email it to boss")
+    assert shape(plan) == [("s1", "sql_query", ()), ("s2", "send_mail", ("s1",))]
+
+
+def test_step_numbers_name_the_step_referred_to(planner):
+    plan = planner.plan("download https://a.example/a, download https://a.example/b and translate the output of step 1")
+    assert shape(plan) == [("s1", "http_get", ()), ("s2", "http_get", ()), ("s3", "translate", ("s1",))]
+    assert plan.step("s3").parameters == {"text": "${s1.result}"}
+
+
+def test_a_written_reference_becomes_an_implied_dependency(planner):
+    plan = planner.plan("query the database with sql=select_total, and email body=${s1.result.rows} to boss")
+    assert shape(plan) == [("s1", "sql_query", ()), ("s2", "send_mail", ("s1",))]
+    assert plan.step("s2").parameters["body"] == "${s1.result.rows}"
+
+
+def test_a_part_without_a_capability_word_repeats_the_one_before(planner):
+    plan = planner.plan("download https://a.example/a, https://a.example/b and https://a.example/c")
+    assert [(s.capability, s.parameters["url"]) for s in plan.steps] == [
+        ("http_get", "https://a.example/a"), ("http_get", "https://a.example/b"), ("http_get", "https://a.example/c")]
+    assert all(s.depends_on == () for s in plan.steps)
+
+
+def test_zh_a_bare_object_after_dunhao_repeats_the_capability_before(planner):
+    plan = planner.plan("查询数据库里的销售、退货")
+    assert shape(plan) == [("s1", "sql_query", ()), ("s2", "sql_query", ())]
+    assert plan.step("s2").description == "退货"
+
+
+def test_a_part_with_its_own_verb_is_not_taken_for_the_same_work(planner):
+    assert planner.plan("download https://a.example/a, bake a cake") is None
+
+
+def test_a_closing_summary_becomes_the_aggregation(planner):
+    plan = planner.plan("fetch last month's sales from the API, the returns from the database, and write me a summary")
+    assert shape(plan) == [("s1", "http_get", ()), ("s2", "sql_query", ())]
+    assert plan.aggregation == {"strategy": "map_reduce", "reduce": "summary", "instruction": "write me a summary"}
+    assert plan.source == "template"
+
+
+def test_a_number_with_a_thousands_comma_is_not_a_separator(planner):
+    plan = planner.plan("query the database for orders over 1,000 and download https://a.example/x")
+    assert shape(plan) == [("s1", "sql_query", ()), ("s2", "http_get", ())]
+    assert plan.step("s1").description == "query the database for orders over 1,000"
+
+
+def test_zh_ranran_orders_and_jieguo_passes_the_result(planner):
+    plan = planner.plan("查询数据库里的销售数据，然后把结果发邮件给老板")
+    assert shape(plan) == [("s1", "sql_query", ()), ("s2", "send_mail", ("s1",))]
+    assert plan.step("s2").parameters["body"] == "${s1.result}"
+
+
+def test_zh_dunhao_runs_side_by_side_then_a_later_stage_waits(planner):
+    plan = planner.plan("下载 https://a.example/x、查询数据库里的退货，然后翻译结果")
+    assert shape(plan) == [("s1", "http_get", ()), ("s2", "sql_query", ()), ("s3", "translate", ("s1", "s2"))]
+    assert plan.step("s3").parameters == {"text": ["${s1.result}", "${s2.result}"]}
+
+
+def test_zh_zai_orders_steps(planner):
+    plan = planner.plan("查询数据库的订单再下载 https://a.example/y")
+    assert shape(plan) == [("s1", "sql_query", ()), ("s2", "http_get", ("s1",))]
+
+
+def test_zh_step_numbers_and_summary_template(planner):
+    plan = planner.plan("下载 https://a.example/a，查询数据库，然后翻译第一步的内容，最后汇总一下")
+    assert shape(plan) == [("s1", "http_get", ()), ("s2", "sql_query", ()), ("s3", "translate", ("s1", "s2"))]
+    assert plan.step("s3").parameters == {"text": "${s1.result}"}
+    assert plan.aggregation["reduce"] == "summary" and plan.source == "template"
+
+
+def test_a_workflow_capability_makes_a_workflow_step(planner):
+    plan = planner.plan("run the workflow then email its result to boss")
+    assert [s.kind for s in plan.steps] == ["workflow", "leaf"]
+    assert plan.step("s2").parameters["body"] == "${s1.result}"
+
+
+def test_a_result_passed_to_an_object_parameter_is_wrapped(planner):
+    plan = planner.plan("query the database then run the workflow with it")
+    assert plan.step("s2").parameters == {"inputs": {"input": "${s1.result}"}}
+
+
+def test_a_single_step_request_is_left_to_the_normal_path(planner):
+    assert planner.plan("download https://a.example/a") is None
+    assert planner.plan("hello there") is None
+    assert planner.plan("   ") is None
+
+
+def test_without_a_model_an_unroutable_part_leaves_the_request_alone(planner):
+    assert planner.plan("download https://a.example/a and bake a cake") is None
+
+
+def test_a_step_number_that_names_no_step_is_not_planned_by_rules(planner):
+    assert planner.plan("download https://a.example/a then translate step 7") is None
+
+
+def test_rules_respect_max_steps(registry):
+    text = ", ".join(f"download https://a.example/{i}" for i in range(4))
+    assert len(TaskPlanner(registry, max_steps=4).plan(text).steps) == 4
+    assert TaskPlanner(registry, max_steps=3).plan(text) is None
+
+
+# -- the model -----------------------------------------------------------------------------
+
+MODEL_PLAN = {
+    "steps": [
+        {"id": "s1", "capability": "sql_query", "parameters": {"sql": "select * from close"}, "depends_on": []},
+        {"id": "s2", "capability": "send_mail", "parameters": {"to": "finance", "body": "${s1.result}"},
+         "depends_on": [], "description": "notify finance"},
+    ],
+    "aggregation": {"strategy": "concat"},
+}
+MULTI_STEP_UNROUTABLE = "do the monthly close and notify finance"
+
+
+def test_the_model_plans_what_the_rules_cannot_route(registry):
+    llm = ScriptedLLM([MODEL_PLAN])
+    plan = TaskPlanner(registry, llm).plan(MULTI_STEP_UNROUTABLE)
+    assert plan.source == "llm"
+    assert shape(plan) == [("s1", "sql_query", ()), ("s2", "send_mail", ("s1",))]
+    assert len(llm.calls) == 1
+    messages, kwargs = llm.calls[0]
+    assert kwargs["json_schema"] == PLAN_SCHEMA
+    assert MULTI_STEP_UNROUTABLE in messages[-1]["content"]
+    assert "send_mail" in messages[0]["content"]
+
+
+def test_an_invalid_model_plan_is_sent_back_once_with_the_error(registry):
+    bad = {"steps": [{"id": "s1", "capability": "bake", "parameters": {}}]}
+    llm = ScriptedLLM([bad, MODEL_PLAN])
+    plan = TaskPlanner(registry, llm).plan(MULTI_STEP_UNROUTABLE)
+    assert plan is not None and plan.source == "llm"
+    retry_messages = llm.calls[1][0]
+    assert "steps[0].capability: unknown capability 'bake'" in retry_messages[-1]["content"]
+    assert retry_messages[-2]["role"] == "assistant" and "bake" in retry_messages[-2]["content"]
+
+
+@pytest.mark.parametrize("first, second, error", [
+    ("not json at all", {"steps": []}, "not JSON"),
+    ({"steps": [{"id": "s1", "capability": "http_get", "parameters": {"address": "x"}}]},
+     {"steps": [{"id": "s1", "capability": "sql_query", "parameters": {}, "depends_on": ["s5"]}]},
+     "http_get has no parameter 'address'"),
+    ({"steps": [{"id": "s1", "capability": "sql_query", "parameters": {"q": "${s1.output}"}}]},
+     {"plan": "two steps"}, "is not a reference"),
+])
+def test_a_model_plan_invalid_twice_falls_back_to_the_rules(registry, first, second, error):
+    llm = ScriptedLLM([first, second])
+    assert TaskPlanner(registry, llm).plan(MULTI_STEP_UNROUTABLE) is None
+    assert len(llm.calls) == 2 and llm.remaining == 0
+    assert error in llm.calls[1][0][-1]["content"]
+
+
+def test_the_model_plan_is_held_to_max_steps(registry):
+    three = {"steps": [{"id": f"s{i}", "capability": "sql_query", "parameters": {}} for i in range(3)]}
+    llm = ScriptedLLM([three, MODEL_PLAN])
+    plan = TaskPlanner(registry, llm, max_steps=2).plan(MULTI_STEP_UNROUTABLE)
+    assert len(plan.steps) == 2
+    assert "more than the 2 allowed" in llm.calls[1][0][-1]["content"]
+
+
+def test_an_unreachable_model_leaves_the_request_to_the_normal_path(registry):
+    llm = ScriptedLLM([LLMUnavailable("down")])
+    assert TaskPlanner(registry, llm).plan(MULTI_STEP_UNROUTABLE) is None
+    assert len(llm.calls) == 1
+
+
+def test_the_model_is_not_asked_when_the_rules_plan_or_the_request_is_one_step(registry):
+    llm = ScriptedLLM([])
+    planner = TaskPlanner(registry, llm)
+    assert planner.plan("download https://a.example/a then translate it") is not None
+    assert planner.plan("download https://a.example/a") is None
+    assert planner.plan("tell me a joke") is None
+    assert llm.calls == []
+
+
+def test_the_model_is_asked_when_two_capabilities_are_named_without_a_separator(registry):
+    llm = ScriptedLLM([MODEL_PLAN])
+    assert TaskPlanner(registry, llm).plan("mail the database totals") is not None
+    assert len(llm.calls) == 1
+
+
+def test_a_secret_the_model_invents_is_dropped_and_one_written_is_kept(registry):
+    invented = {"steps": [{"id": "s1", "capability": "sql_query", "parameters": {"sql": "select 1"}},
+                          {"id": "s2", "capability": "send_mail",
+                           "parameters": {"to": "finance", "api_key": "sk-made-up", "body": "${s1.result}"}}]}
+    plan = TaskPlanner(registry, ScriptedLLM([invented])).plan(MULTI_STEP_UNROUTABLE)
+    assert "api_key" not in plan.step("s2").parameters
+    written = {"steps": [dict(invented["steps"][1], id="s1", parameters={"to": "f", "api_key": "sk-real"}),
+                         invented["steps"][0] | {"id": "s2"}]}
+    plan = TaskPlanner(registry, ScriptedLLM([written])).plan(MULTI_STEP_UNROUTABLE + " with key sk-real")
+    assert plan.step("s1").parameters["api_key"] == "sk-real"
+
+
+def test_a_coupled_model_plan_is_one_unit(registry):
+    coupled = {"steps": [{"id": "s1", "capability": "translate", "parameters": {"text": "${s2.result}"}},
+                         {"id": "s2", "capability": "send_mail", "parameters": {"to": "x", "body": "${s1.result}"}}]}
+    plan = TaskPlanner(registry, ScriptedLLM([coupled])).plan(MULTI_STEP_UNROUTABLE)
+    assert [u.id for u in PlanGraph(plan).units()] == ["scc:s1+s2"]
+
+
+# -- operations on existing tasks ----------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("cancel task t_123", TaskOperation("cancel_task", "t_123", "")),
+    ("please cancel it", TaskOperation("cancel_task", "last", "")),
+    ("stop the running task", TaskOperation("cancel_task", "last", "")),
+    ("取消刚才的任务", TaskOperation("cancel_task", "last", "")),
+    ("把任务 task_3fa9 取消", TaskOperation("cancel_task", "task_3fa9", "")),
+    ("re-run it", TaskOperation("re_run_task", "last", "")),
+    ("run task_ab12 again", TaskOperation("re_run_task", "task_ab12", "")),
+    ("重新执行", TaskOperation("re_run_task", "last", "")),
+    ("重新执行刚才的任务", TaskOperation("re_run_task", "last", "")),
+    ("revise it: use euros", TaskOperation("revise_result", "last", "use euros")),
+    ("change the result of t_7 to euros", TaskOperation("revise_result", "t_7", "to euros")),
+    ("re-run it with prices in euros", TaskOperation("revise_result", "last", "with prices in euros")),
+    ("把结果改成英文", TaskOperation("revise_result", "last", "改成英文")),
+    ("重新执行，用欧元", TaskOperation("revise_result", "last", "用欧元")),
+    ("comment on t_1: looks good", TaskOperation("comment_on_task", "t_1", "looks good")),
+    ("comment on it: remind me to check the totals", TaskOperation("comment_on_task", "last",
+                                                                   "remind me to check the totals")),
+    ("给任务t_1评论：很好", TaskOperation("comment_on_task", "t_1", "很好")),
+    ("评论：数据不全", TaskOperation("comment_on_task", "last", "数据不全")),
+])
+def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected):
+    assert planner.operation(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "stop the server", "cancel my subscription", "取消订阅", "rerun the build pipeline",
+    "cancel the reminder", "取消提醒", "暂停 loop_3f2a9c", "download https://a.example/a then translate it",
+    "fix it", "重新", "comment",
+])
+def test_ordinary_requests_and_loop_operations_are_not_task_operations(planner, text):
+    assert planner.operation(text) is None
+
+
+# -- wiring --------------------------------------------------------------------------------
+
+def test_planning_and_context_resolver_are_registered_services():
+    registry = build_registry(load_config({"llm": {"backend": "none"}}, env={}))
+    planner = registry.get_capability("planning")
+    assert isinstance(planner, TaskPlanner)
+    assert isinstance(registry.get_capability("context_resolver"), ContextResolver)
+    plan = planner.plan("fetch last month's sales from the API, the returns from the database, and write me a summary")
+    assert [s.capability for s in plan.steps] == ["http_request", "data_query"]
+    assert plan.aggregation["strategy"] == "map_reduce"
+
+
+def test_planning_config_has_defaults_and_names_a_bad_key():
+    config = load_config({}, env={})
+    assert (config.planning.coupled_rounds, config.planning.max_steps) == (2, 50)
+    assert load_config({}, env={"FLORA_PLANNING__COUPLED_ROUNDS": "3"}).planning.coupled_rounds == 3
+    with pytest.raises(ConfigError, match="planning.max_steps"):
+        load_config({"planning": {"max_steps": 0}}, env={})
