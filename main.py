@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from common import log_context
 from common import messages as m
 from common.logging_setup import configure_logging
 from config import ConfigError, ConfigSource, FloraConfig, load_config
@@ -56,6 +57,7 @@ class Flora:
     model_host: Any = None
     scheduler: Any = None
     bridge: Any = None
+    beacon: Any = None  # keeps this node's entry in the node registry alive
     _closed: bool = field(default=False, repr=False)
 
     def ask(self, content: str, *, user_id: str = "user_001", timeout: float | None = None, **fields: Any) -> dict:
@@ -84,6 +86,8 @@ class Flora:
                 self.bridge.stop()
             self.system.shutdown()
         finally:
+            if self.beacon is not None:
+                self.beacon.stop()
             if self.model_host is not None:
                 self.model_host.stop()
 
@@ -101,6 +105,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     started_at = time.time()  # tasks last changed before this belong to an earlier life of this node
     config = load_config(config)
     configure_logging(config.log_level, config.log_format)
+    log_context.claim_process(force=True, actor="main", node=config.actors.node)
     build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
 
     host = None
@@ -110,16 +115,15 @@ def start_flora(config: ConfigSource = None) -> Flora:
         config = load_config({**config.to_dict(), "llm": {**config.llm.model_dump(), "host_url": host.base_url}}, env={})
 
     base = config.actors.system_base
-    capabilities = {}
-    if base != "simpleSystemBase":
-        capabilities["Admin Port"] = config.actors.admin_port or _free_port()
     try:
-        system = ActorSystem(base, capabilities, logDefs=_thespian_log_defs())  # 2. the actor system
+        beacon = announce_node(config, role="node")
+        system = ActorSystem(base, system_capabilities(config), logDefs=_thespian_log_defs())  # 2. the actor system
     except Exception:
         if host is not None:
             host.stop()
         raise
-    flora = Flora(system=system, interaction=None, router=None, agent=None, config=config, model_host=host)
+    flora = Flora(system=system, interaction=None, router=None, agent=None, config=config, model_host=host,
+                  beacon=beacon)
     atexit.register(flora.shutdown)
     try:
         wire = config.to_dict()
@@ -148,6 +152,62 @@ def start_flora(config: ConfigSource = None) -> Flora:
     return flora
 
 
+def system_capabilities(config: FloraConfig) -> dict:
+    """What this node tells Thespian about itself: its admin port, the leader of its
+    convention, and Flora's own placement keys (``flora_node``, ``flora_execution``) that
+    ExecutionActor.actorSystemCapabilityCheck reads."""
+    actors = config.actors
+    capabilities: dict[str, Any] = {"flora_node": actors.node, "flora_execution": actors.execution}
+    if actors.system_base != "simpleSystemBase":
+        capabilities["Admin Port"] = actors.admin_port or _free_port()
+    convention = actors.convention()
+    if convention is not None:
+        capabilities["Convention Address.IPv4"] = convention
+    return capabilities
+
+
+def announce_node(config: FloraConfig, *, role: str):
+    """Claim this node's name in the node registry (Redis when the store is) and keep it alive;
+    actor processes started after this learn their node from the environment."""
+    import os
+
+    from common.cluster import NODE_ENV, NodeBeacon, NodeInfo, NodeNameTaken, open_cluster
+
+    os.environ[NODE_ENV] = config.actors.node
+    node = NodeInfo(name=config.actors.node, admin_port=config.actors.admin_port, role=role,
+                    execution=config.actors.execution)
+    try:
+        return NodeBeacon(open_cluster(config), node, config.actors.heartbeat_interval_s).start()
+    except NodeNameTaken as exc:
+        raise StartupError(str(exc)) from None
+
+
+def run_worker(config: FloraConfig, stop: threading.Event | None = None) -> None:
+    """An execution-only node: join the convention, accept the ExecutionActors other nodes
+    place here, keep this node's entry alive, until SIGTERM/SIGINT (or ``stop``)."""
+    import signal
+
+    from thespian.actors import ActorSystem
+
+    if config.actors.convention() is None:
+        raise StartupError("--worker needs the leader's address: --join HOST:PORT (actors.convention_address)")
+    if not config.actors.execution:
+        raise StartupError("--worker: this node must accept ExecutionActors (actors.execution: true)")
+    started_at = time.time()
+    stop = stop or threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    beacon = announce_node(config, role="worker")
+    system = ActorSystem(config.actors.system_base, system_capabilities(config), logDefs=_thespian_log_defs())
+    try:
+        recover_interrupted(system, None, config, started_at)
+        print(f"Flora worker node {config.actors.node} joined {config.actors.convention_address}", flush=True)
+        stop.wait()
+    finally:
+        system.shutdown()
+        beacon.stop()
+
+
 def recover_interrupted(system: Any, scheduler: Any, config: FloraConfig, started_at: float):
     """Fail, with an event and a notification, the tasks this node was running when it last
     stopped without finishing them; start again the loop runs it had recorded but not begun
@@ -166,7 +226,8 @@ def recover_interrupted(system: Any, scheduler: Any, config: FloraConfig, starte
         runtime.loops.finish(task.tenant_id, task.meta["run"]["run_key"], ok=False, task_id=task.task_id)
 
     try:
-        return TaskRecovery(runtime.store, runtime.events, node=config.actors.node, hand_on=hand_on,
+        return TaskRecovery(runtime.store, runtime.events, node=config.actors.node,
+                            hand_on=hand_on if scheduler is not None else None,
                             finish_run=finish_run).recover(started_at=started_at)
     finally:
         runtime.close()
@@ -311,10 +372,26 @@ def serve_api(flora: Flora) -> None:
     server.run()
 
 
+def print_status(config: FloraConfig, *, as_json: bool = False, out=sys.stdout) -> int:
+    """``--status``: the live counts from the configured store, whether Flora runs or not;
+    2 when the store cannot be read."""
+    import json
+
+    from common.status import StatusUnavailable, collect_status, render_text
+
+    try:
+        status = collect_status(config)
+    except StatusUnavailable as exc:
+        print(f"flora: {exc}", file=sys.stderr)
+        return 2
+    out.write(json.dumps(status, indent=2, ensure_ascii=False) + "\n" if as_json else render_text(status))
+    return 0
+
+
 TEST_MESSAGE = "Hello Flora! What can you do?"
 
 
-def main(argv: list[str] | None = None) -> int:
+def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python main.py", description="Flora: durable agents on actors.")
     parser.add_argument("--config", help="YAML or JSON config file (default: $FLORA_CONFIG, then built-in defaults)")
     parser.add_argument("--test", action="store_true", help="send one test message, print the reply, exit")
@@ -323,15 +400,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--api", action="store_true", help="serve the HTTP API and the browser client")
     parser.add_argument("--host", help="--api: address to listen on (default: http.host, 127.0.0.1)")
     parser.add_argument("--port", type=int, help="--api: port (default: http.port, 8000)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--status", action="store_true",
+                        help="print live counts (tasks, queues, loop tasks, nodes) from the store, then exit")
+    parser.add_argument("--json", action="store_true", help="--status: print the counts as JSON")
+    nodes = parser.add_argument_group("several nodes (see docs/deployment.md)")
+    nodes.add_argument("--node", help="this node's name (actors.node)")
+    nodes.add_argument("--admin-port", type=int, help="this node's Thespian admin port (actors.admin_port)")
+    nodes.add_argument("--join", metavar="HOST:PORT",
+                       help="the leader's admin address (actors.convention_address); the leader gives its own")
+    nodes.add_argument("--worker", action="store_true",
+                       help="run only ExecutionActors for the other nodes, no front end")
+    return parser
+
+
+def cli_config(args: argparse.Namespace, env=None) -> FloraConfig:
+    """The configuration (file, then environment) with the command line's flags on top."""
+    config = load_config(args.config, env=env)
+    overrides: dict[str, Any] = {"log_level": "DEBUG"} if args.debug else {}
+    if args.host or args.port:
+        overrides["http"] = {**config.http.model_dump(), **({"host": args.host} if args.host else {}),
+                             **({"port": args.port} if args.port else {})}
+    actors = {key: value for key, value in (("node", args.node), ("admin_port", args.admin_port),
+                                            ("convention_address", args.join)) if value is not None}
+    if actors:
+        overrides["actors"] = {**config.actors.model_dump(), **actors}
+    return load_config({**config.to_dict(), **overrides}, env={}) if overrides else config
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argument_parser().parse_args(argv)
     try:
-        config = load_config(args.config)
-        overrides = {"log_level": "DEBUG"} if args.debug else {}
-        if args.host or args.port:
-            overrides["http"] = {**config.http.model_dump(), **({"host": args.host} if args.host else {}),
-                                 **({"port": args.port} if args.port else {})}
-        if overrides:
-            config = load_config({**config.to_dict(), **overrides}, env={})
+        config = cli_config(args)
+        if args.status:
+            return print_status(config, as_json=args.json)
+        if args.worker:
+            run_worker(config)
+            return 0
         if args.api:
             check_api_exposure(config)
         flora = start_flora(config)

@@ -1,19 +1,25 @@
 """AgentActor: the back end for one tenant. It plans and dispatches; its TaskCoordinator
 decides. ExecutionActors are its children: several, so work runs in parallel, each
-recreated when it dies (its in-flight work is reported failed to the user)."""
+recreated when it dies (its in-flight work is retried after a back-off or reported failed,
+by ``actors.retry_max_attempts``). Its WorkQueue holds tasks beyond the concurrency limits."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
-from thespian.actors import ChildActorExited, PoisonMessage
+from thespian.actors import ActorExitRequest, ChildActorExited, PoisonMessage, WakeupMessage
 
 from agents.base import FloraActor
 from agents.coordination.task_coordinator import TaskCoordinator
+from agents.coordination.work_queue import RetryPolicy, WorkQueue
 from capabilities.cognition.intent_router import IntentRouter
+from capabilities.routing.task_planner import TaskPlanner
 from capabilities.routing.task_router import TaskRouter
 from common import messages as m
+from common.cluster import current_node
+from common.tasks.limits import Admission, Limits, open_slots
 
 
 @dataclass
@@ -23,6 +29,12 @@ class Worker:
 
     address: Any
     in_flight: dict[str, dict] = field(default_factory=dict)  # by task_id
+    node: str = ""  # where Thespian placed it, known once it answers ``configured``
+    ready: bool = False
+    beats_unready: int = 0  # heartbeats seen while not ready: placement has not happened
+
+
+UNPLACED_BEATS = 3  # heartbeats to wait for an ExecutionActor to be placed before asking again
 
 
 class AgentActor(FloraActor):
@@ -35,12 +47,15 @@ class AgentActor(FloraActor):
         self.reply_to: dict[str, Any] = {}  # msg_id -> who waits for the reply
         self.frontend: Any = None
         self.scheduler: Any = None  # the LoopSchedulerActor
+        self.backlog: list[dict] = []  # work for a worker while none is ready yet
+        self.group: Any = None  # the TaskGroupAggregatorActor that runs plans, created on the first
 
     def handlers(self):
         return {"agent_task": self.on_request, "resume_task": self.on_request, "run_task": self.on_request,
                 "task_completed": self.on_loop_reply, "task_error": self.on_loop_reply,
                 "analysis_result": self.on_worker_reply, "task_paused": self.on_worker_reply,
                 "subtask_result": self.on_worker_reply, "heartbeat": self.on_heartbeat,
+                "configured": self.on_worker_configured, "plan_result": self.on_group_reply,
                 "status_request": self.on_status_request}
 
     def configured(self, message, sender):
@@ -48,18 +63,46 @@ class AgentActor(FloraActor):
         rules = IntentRouter(TaskRouter(self.runtime.registry))  # no model here: the AgentActor never blocks
         self.scheduler = message.get("scheduler")
         self.coordinator = TaskCoordinator(self.runtime.store, self.runtime.events, rules=rules,
-                                           agent_id=self.agent_id,
-                                           loops=self.runtime.loops if self.scheduler is not None else None)
+                                           agent_id=self.agent_id, node=current_node(self.runtime.config.actors.node),
+                                           loops=self.runtime.loops if self.scheduler is not None else None,
+                                           queue=self._work_queue(), tenant_id=self._tenant(),
+                                           planner=TaskPlanner(self.runtime.registry, None,
+                                                               max_steps=self.runtime.config.planning.max_steps),
+                                           registry=self.runtime.registry)
         self.config_message = message["config"]
         for _ in range(self.runtime.config.actors.execution_pool_size):
             self._add_worker()
+        self._send_all(self.coordinator.resume_queued())  # queued work outlives a restart
+
+    def _tenant(self) -> str:
+        """The tenant this AgentActor serves: its role is ``<tenant>@<node>``."""
+        tenant, at, _ = self.agent_id.rpartition("@")
+        return tenant if at else self.runtime.config.default_tenant
+
+    def _work_queue(self) -> WorkQueue:
+        config = self.runtime.config
+        limits = Limits.from_config(config.limits)
+        admission = None if limits.unlimited else Admission(self.runtime.store, open_slots(config), limits)
+        return WorkQueue(self.runtime.store, self.runtime.events, admission, agent_id=self.agent_id,
+                         retry=RetryPolicy.from_config(config.actors))
 
     def _add_worker(self) -> None:
         from capability_actors.execution_actor import ExecutionActor
 
-        address = self.createActor(ExecutionActor)
+        # Thespian places it on a node that accepts ExecutionActors (this one if it does)
+        wanted = self.runtime.config.actors.execution_node
+        address = self.createActor(ExecutionActor, targetActorRequirements={"node": wanted} if wanted else None)
         self.send(address, m.configure(config=self.config_message, role="execution"))
         self.workers.append(Worker(address))
+
+    def on_worker_configured(self, message, sender):
+        worker = self._worker(sender)
+        if worker.address is None:
+            return
+        worker.ready, worker.node = True, message.get("node", "")
+        backlog, self.backlog = self.backlog, []
+        for msg in backlog:
+            self._dispatch(msg)
 
     def on_request(self, message, sender):
         try:
@@ -84,7 +127,15 @@ class AgentActor(FloraActor):
         if sender == self.scheduler:
             self._send_all([("reply", message)])
 
+    def on_group_reply(self, message, sender):
+        """A plan task's result or question, from the TaskGroupAggregatorActor."""
+        if sender == self.group:
+            self._send_all(self.coordinator.on_plan_reply(m.validate(message)))
+
     def on_worker_reply(self, message, sender):
+        if self.group is not None and sender == self.group:
+            self.on_group_reply(message, sender)
+            return
         self._worker(sender).in_flight.pop(message.get("task_id"), None)
         kind = message["message_type"]
         if kind == "analysis_result":
@@ -97,38 +148,97 @@ class AgentActor(FloraActor):
 
     def on_heartbeat(self, message, sender):
         self.send(sender, m.heartbeat_ack(seq=message["seq"], role=self.role))
+        live = message.get("nodes")
+        for worker in list(self.workers):
+            remote = worker.node and worker.node != current_node(self.runtime.config.actors.node)
+            if worker.ready and live is not None and remote and worker.node not in live:
+                # its node's entry expired: killed, or cut off; Thespian would notice far later
+                self._replace_worker(worker, f"node {worker.node} stopped answering", stop=True)
+            elif not worker.ready:
+                worker.beats_unready += 1
+                if worker.beats_unready >= UNPLACED_BEATS:
+                    self._replace_worker(worker, "it was never placed on a node", stop=True)
+        missing = self.runtime.config.actors.execution_pool_size - len(self.workers)
+        if missing > 0:
+            if not any(w.ready for w in self.workers):
+                self.log.warning("no node accepts ExecutionActors yet (actors.execution_node=%r); %d task(s) wait",
+                                 self.runtime.config.actors.execution_node, len(self.backlog))
+            for _ in range(missing):
+                self._add_worker()
 
     def on_status_request(self, message, sender):
-        self.send(sender, m.status_reply(status={"workers": len(self.workers),
-                                                 "in_flight": sum(len(w.in_flight) for w in self.workers)}))
+        self.send(sender, m.status_reply(status={
+            "workers": [{"node": w.node, "ready": w.ready, "in_flight": len(w.in_flight)} for w in self.workers],
+            "waiting_for_a_worker": len(self.backlog),
+            "queued": self.coordinator.queue.queue_lengths(self._tenant()),
+            "running": self.coordinator.queue.running_counts(self._tenant())}))
+
+    def _dispatch(self, msg: dict) -> None:
+        """To the least busy ExecutionActor that is ready; held until one is."""
+        ready = [w for w in self.workers if w.ready]
+        if not ready:
+            self.backlog.append(msg)
+            return
+        worker = min(ready, key=lambda w: len(w.in_flight))
+        worker.in_flight[msg["task_id"]] = msg
+        self.send(worker.address, msg)
 
     def _send_all(self, outs) -> None:
         for destination, msg in outs:
             if destination == "worker":
-                worker = min(self.workers, key=lambda w: len(w.in_flight))
-                worker.in_flight[msg["task_id"]] = msg
-                self.send(worker.address, msg)
+                self._dispatch(msg)
             elif destination == "loops":
                 self.send(self.scheduler, msg)
+            elif destination == "group":
+                self._to_group(msg)
+            elif destination == "wakeup":  # a retry's back-off: never sleep in an actor
+                self.wakeupAfter(timedelta(seconds=msg["delay_s"]), payload=msg["payload"])
+            elif destination == "notify":  # kept in the store; pushed to subscribers through the front end
+                if self.frontend is not None:
+                    self.send(self.frontend, msg)
             else:
                 # one reply per user message; after a restart the front end is the fallback
                 to = self.reply_to.pop(msg["msg_id"], None) or self.frontend
                 if to is not None:
                     self.send(to, msg)
 
+    def _to_group(self, msg: dict) -> None:
+        """To the TaskGroupAggregatorActor, created (with its own ExecutionActors) on first use."""
+        if self.group is None:
+            from capability_actors.task_group_aggregator_actor import TaskGroupAggregatorActor
+
+            self.group = self.createActor(TaskGroupAggregatorActor)
+            self.send(self.group, m.configure(config=self.config_message, role="task_group"))
+        self.send(self.group, msg)
+
+    def _replace_worker(self, lost: Worker, reason: str, *, stop: bool = False) -> None:
+        """A worker is gone (exited, its node died, never placed): make another and settle
+        what it had in flight."""
+        self.workers.remove(lost)
+        if stop:
+            self.send(lost.address, ActorExitRequest())  # in case it lives on, cut off
+        if lost.ready:
+            self.log.warning("ExecutionActor lost (%s) with %d task(s) in flight; replacing it", reason,
+                             len(lost.in_flight))
+            self._add_worker()
+        # one never placed (no node takes ExecutionActors yet) is asked for again at the next heartbeat
+        for msg in lost.in_flight.values():
+            self._send_all(self.coordinator.on_worker_lost(msg, reason))
+
     def _worker(self, address: Any) -> Worker:
         return next((w for w in self.workers if w.address == address), Worker(None))
 
     def on_system_message(self, message, sender):
         if isinstance(message, ChildActorExited) and self._worker(message.childAddress).address is not None:
-            lost = self._worker(message.childAddress)
-            self.workers.remove(lost)
-            self.log.warning("ExecutionActor exited with %d task(s) in flight; replacing it", len(lost.in_flight))
-            self._add_worker()
-            for msg in lost.in_flight.values():
-                self._send_all(self.coordinator.on_worker_lost(msg, "the execution process exited"))
+            self._replace_worker(self._worker(message.childAddress), "the execution process exited")
+        elif isinstance(message, ChildActorExited) and message.childAddress == self.group:
+            self.log.warning("the TaskGroupAggregatorActor exited; the next plan starts another")
+            self.group = None
         elif isinstance(message, PoisonMessage):
             poisoned = message.poisonMessage
             if isinstance(poisoned, dict):
                 self._worker(sender).in_flight.pop(poisoned.get("task_id"), None)
-            self._send_all(self.coordinator.on_worker_lost(message.poisonMessage, str(message.details)[-300:]))
+            # the receiver raised on it twice: reported, never retried (WorkQueue's docstring says why)
+            self._send_all(self.coordinator.on_poisoned(poisoned, message.details))
+        elif isinstance(message, WakeupMessage) and self.coordinator is not None:
+            self._send_all(self.coordinator.on_wakeup(message.payload))

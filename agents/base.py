@@ -4,22 +4,43 @@
 Thespian's own messages (wake-ups, exits, poison) go to ``on_system_message``. Work that arrives
 before ``configure`` is held and handled right after it. A dict of
 a type the actor does not handle gets a ``task_error`` back instead of an exception, so a
-stray or malformed message never takes an actor down.
+stray or malformed message never takes an actor down. Every line logged while a message is
+handled carries the actor's role, address and node and the message's ``tenant_id``,
+``task_id`` and ``msg_id`` (:mod:`common.log_context`).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any, Callable
 
 from thespian.actors import Actor, ActorExitRequest, ActorSystemMessage, ChildActorExited
 
+from common import log_context
 from common import messages as m
+from common.cluster import current_node
 from common.logging_setup import configure_process_logging
 from common.runtime import Runtime
 
 Handler = Callable[[dict, Any], None]
 MAX_EARLY_MESSAGES = 1000
+
+
+def _in_log_context(receive: Callable[[Any, Any, Any], None]) -> Callable[[Any, Any, Any], None]:
+    """``receive`` with the actor and the message's ids in the log context while it runs."""
+    if getattr(receive, "_in_log_context", False):
+        return receive
+
+    @functools.wraps(receive)
+    def receiveMessage(self: "FloraActor", message: Any, sender: Any) -> None:
+        with log_context.bound(actor=self.role, actor_addr=str(self.myAddress),
+                               node=self.runtime.config.actors.node if self.runtime else None,
+                               **log_context.message_fields(message)):
+            receive(self, message, sender)
+
+    receiveMessage._in_log_context = True  # type: ignore[attr-defined]
+    return receiveMessage
 
 
 class FloraActor(Actor):
@@ -35,6 +56,12 @@ class FloraActor(Actor):
     def handlers(self) -> dict[str, Handler]:
         return {}
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "receiveMessage" in cls.__dict__:  # an actor that routes some messages itself logs the same way
+            cls.receiveMessage = _in_log_context(cls.__dict__["receiveMessage"])
+
+    @_in_log_context
     def receiveMessage(self, message: Any, sender: Any) -> None:
         if isinstance(message, ActorSystemMessage):
             if isinstance(message, ActorExitRequest):
@@ -63,10 +90,13 @@ class FloraActor(Actor):
     def _configure(self, message: dict, sender: Any) -> None:
         m.validate(message)
         if self.runtime is None:
+            # the actor's own process speaks as the actor between messages; main's process
+            # (simpleSystemBase) stays main's
+            log_context.claim_process(actor=self.role, actor_addr=str(self.myAddress))
             configure_process_logging(message["config"])
             self.runtime = Runtime.from_config(message["config"])
         self.configured(message, sender)
-        self.send(sender, m.configured(role=self.role))
+        self.send(sender, m.configured(role=self.role, node=current_node(self.runtime.config.actors.node)))
         early, self._early = self._early, []
         for held, held_sender in early:
             self.receiveMessage(held, held_sender)

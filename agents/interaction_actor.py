@@ -3,7 +3,8 @@
 Every message that is not from an AgentActor is treated as user input and answered: a
 malformed one with a ``task_error`` that says what is wrong. Clients may also ``subscribe``
 to a user's notifications (loop runs' results, pushed to them as they come) or fetch them
-(``notifications_request``); the LoopSchedulerActor sends them here as ``notification``. Its InteractionCoordinator
+(``notifications_request``); the LoopSchedulerActor (loop runs) and the AgentActors (tasks that
+waited in a queue) send them here as ``notification``. Its InteractionCoordinator
 decides; this actor only moves messages: to the tenant's AgentActor (found through the
 RouterActor and cached) and back to whoever asked.
 """
@@ -60,7 +61,7 @@ class InteractionActor(FloraActor):
             self._send_all(self.routes.learned(message))
         elif kind in m.REPLY_TYPES and self.routes.is_agent(sender):
             self._dispatch(self.coordinator.on_backend_reply(message), None)
-        elif kind == "notification" and sender == self.scheduler:
+        elif kind == "notification" and (sender == self.scheduler or self.routes.is_agent(sender)):
             for address in self.notifications.recipients(message):
                 self.send(address, message)
         elif kind in ("subscribe", "notifications_request"):

@@ -1,20 +1,27 @@
 """RouterActor: one AgentActor per (tenant, node), their registry, and heartbeats.
 
-The AgentActors are its children, so their death reaches it as ChildActorExited and the
-next request for that tenant gets a fresh one. Heartbeats catch an AgentActor that is
-alive but stuck: one that misses ``MISSED_BEATS`` beats is replaced.
+Each node runs one RouterActor, which runs the AgentActors of that node. The AgentActors
+are its children, so their death reaches it as ChildActorExited and the next request for
+that tenant gets a fresh one. Heartbeats catch an AgentActor that is alive but stuck: one
+that misses ``MISSED_BEATS`` beats is replaced. With several nodes, each beat also refreshes
+this node's entries in the shared registry (common/cluster.py), which expire when the node
+dies, and tells the AgentActors which nodes are alive, so work placed on a dead node is
+settled within seconds.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from thespian.actors import ActorExitRequest, ChildActorExited, WakeupMessage
 
+from redis.exceptions import RedisError
+
 from agents.base import FloraActor
 from common import messages as m
+from common.cluster import current_node, open_cluster
 
 MISSED_BEATS = 3
 
@@ -69,6 +76,7 @@ class RouterActor(FloraActor):
         super().__init__(*args, **kwargs)
         self.directory: AgentDirectory | None = None
         self.seq = 0
+        self.instance = m.new_id("router")
 
     def handlers(self):
         return {"route_request": self.on_route_request, "heartbeat_ack": self.on_heartbeat_ack,
@@ -77,13 +85,19 @@ class RouterActor(FloraActor):
     def configured(self, message, sender):
         actors = self.runtime.config.actors
         self.directory = AgentDirectory(actors.heartbeat_interval_s)
+        self.node = current_node(actors.node)
+        self.cluster = open_cluster(self.runtime.config)
         self.config_message = message["config"]
         self.scheduler = message.get("scheduler")
         self.wakeupAfter(actors.heartbeat_interval_s)
 
     def on_route_request(self, message, sender):
         m.validate(message)
-        node = message.get("node") or self.runtime.config.actors.node
+        node = message.get("node") or self.node
+        if node != self.node:  # each node's RouterActor runs the AgentActors of its own node
+            self.reply_error(sender, message, "invalid_parameter",
+                             f"this RouterActor serves node {self.node!r}, not {node!r}")
+            return
         entry = self.directory.get(message["tenant_id"], node) or self._spawn(message["tenant_id"], node)
         self.send(sender, m.route_reply(tenant_id=entry.tenant_id, node=entry.node, agent=entry.address))
 
@@ -94,14 +108,30 @@ class RouterActor(FloraActor):
         self.send(address, m.configure(config=self.config_message, router=self.myAddress, scheduler=self.scheduler,
                                        role=f"{tenant_id}@{node}"))
         self.log.info("AgentActor created tenant=%s node=%s", tenant_id, node)
-        return self.directory.add(tenant_id, node, address)
+        entry = self.directory.add(tenant_id, node, address)
+        self.cluster.keep_agents(node, self.instance, [tenant_id])
+        return entry
+
+    def _beat_registry(self) -> list[str] | None:
+        """Refresh this node's AgentActor entries in the shared registry; the nodes alive
+        there, for the AgentActors to check their workers' nodes against (None when the
+        registry is not shared, so there is nothing to check)."""
+        if not self.cluster.shared:
+            return None
+        try:
+            self.cluster.keep_agents(self.node, self.instance, [e.tenant_id for e in self.directory.entries.values()])
+            return sorted(self.cluster.live_names())
+        except RedisError:
+            self.log.warning("node registry unreachable; heartbeats go on without it", exc_info=True)
+            return None
 
     def on_heartbeat_ack(self, message, sender):
         self.directory.seen(sender)
 
     def on_status_request(self, message, sender):
-        self.send(sender, m.status_reply(status={"agents": self.directory.snapshot(),
-                                                 "tasks": self.runtime.store.count_by_state()}))
+        self.send(sender, m.status_reply(status={"node": self.node, "agents": self.directory.snapshot(),
+                                                 "tasks": self.runtime.store.count_by_state(),
+                                                 "nodes": [asdict(n) for n in self.cluster.nodes()]}))
 
     def on_system_message(self, message, sender):
         if isinstance(message, WakeupMessage) and self.directory is not None:
@@ -111,9 +141,11 @@ class RouterActor(FloraActor):
                 self.directory.remove(entry.address)
                 self.send(entry.address, ActorExitRequest())
             self.seq += 1
+            live = self._beat_registry()
             for entry in self.directory.entries.values():
-                self.send(entry.address, m.heartbeat(seq=self.seq))
+                self.send(entry.address, m.heartbeat(seq=self.seq, nodes=live))
             self.wakeupAfter(self.directory.interval_s)
         elif isinstance(message, ChildActorExited) and self.directory is not None:
             for entry in self.directory.remove(message.childAddress):
+                self.cluster.drop_agent(entry.tenant_id, entry.node)
                 self.log.warning("AgentActor tenant=%s exited; a new one is made on the next request", entry.tenant_id)

@@ -29,6 +29,7 @@ from api.auth import AuthError, KeyRing, Principal
 from api.gateway import ActorGateway
 from api.metrics import HTTPMetrics
 from api.service import APIError, Caller, FloraService, Message, event_view, task_view
+from common.status import StatusCache, collect_status, metrics_text as status_metrics_text
 from common.tasks.models import TRANSITIONS
 from common.tasks.store import open_store
 
@@ -38,6 +39,7 @@ STATIC_DIR = Path(__file__).parent / "static"
 Id = Annotated[str, PathParam(min_length=1, max_length=200)]
 TaskState = Literal[tuple(TRANSITIONS)]  # type: ignore[valid-type]
 MAX_EVENT_ID = 2**63 - 1  # SQLite's largest integer
+STATUS_MAX_AGE_S = 1.0
 
 
 # --------------------------------------------------------------------------- bodies
@@ -147,10 +149,13 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         status = await service.ready()
         return {"status": "ready", "agents": len(status.get("agents", []) or [])}
 
+    # the store's counts at most once a second, however often /metrics is scraped
+    store_status = StatusCache(lambda: collect_status(config), max_age_s=STATUS_MAX_AGE_S)
+
     @app.get("/metrics", tags=["health"], response_class=PlainTextResponse, summary="Prometheus metrics")
     async def metrics_text() -> PlainTextResponse:
-        counts = await asyncio.to_thread(store.count_by_state)
-        return PlainTextResponse(metrics.render(counts), media_type="text/plain; version=0.0.4")
+        counts = await asyncio.to_thread(status_metrics_text, store_status)
+        return PlainTextResponse(metrics.render(None) + counts, media_type="text/plain; version=0.0.4")
 
     @app.get("/v1/whoami", tags=["auth"], summary="Who the key acts for")
     async def whoami(who: As) -> dict:

@@ -1,5 +1,5 @@
-"""HTTPMetrics: request counts and message latency, written as Prometheus text together with
-the store's task counts (``GET /metrics``)."""
+"""HTTPMetrics: request counts and message latency, written as Prometheus text (``GET /metrics``,
+which adds the store's counts from :mod:`common.status`)."""
 
 from __future__ import annotations
 
@@ -29,9 +29,12 @@ class HTTPMetrics:
             self._latency_sum += seconds
             self._latency_count += 1
 
-    def render(self, tasks_by_state: dict[str, int], extra: dict[str, float] | None = None) -> str:
-        lines = ["# HELP flora_tasks Tasks in the store by state.", "# TYPE flora_tasks gauge"]
-        lines += [f'flora_tasks{{state="{state}"}} {n}' for state, n in sorted(tasks_by_state.items())]
+    def render(self, tasks_by_state: dict[str, int] | None, extra: dict[str, float] | None = None) -> str:
+        """The text; ``tasks_by_state`` None leaves ``flora_tasks`` to whoever writes it per tenant."""
+        lines = []
+        if tasks_by_state is not None:
+            lines += ["# HELP flora_tasks Tasks in the store by state.", "# TYPE flora_tasks gauge"]
+            lines += [f'flora_tasks{{state="{state}"}} {n}' for state, n in sorted(tasks_by_state.items())]
         for name, value in sorted((extra or {}).items()):
             lines += [f"# TYPE {name} gauge", f"{name} {value:g}"]
         lines += ["# HELP flora_http_requests_total HTTP requests by route and status.",

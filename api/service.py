@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, AsyncIterator
 
 from api.auth import Principal
 from api.gateway import ActorGateway
 from capabilities.loop.requests import looks_like_loop_request
 from common import messages as m
-from common.tasks.models import UNFINISHED_STATES, Event, InvalidTransition, Session, TaskRecord
+from common.tasks.cancel import cancel_task_tree
+from common.tasks.limits import queue_position
+from common.tasks.models import QUEUED, Event, InvalidTransition, Session, TaskRecord
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
-from events.event_types import EventType
 
 SOURCE = "http_api"
 TITLE_LENGTH = 60
@@ -152,19 +153,27 @@ class FloraService:
             raise APIError(404, "not_found", f"no task {task_id!r}")
         if task.user_id != caller.user_id:
             raise APIError(403, "forbidden", f"task {task_id} belongs to another user")
-        return task
+        return self._placed(task)
 
     def tasks(self, caller: Caller, *, states: list[str] | None, limit: int) -> list[TaskRecord]:
-        return self.store.list_tasks(caller.tenant_id, user_id=caller.user_id, states=states, limit=limit)
+        return [self._placed(t) for t in
+                self.store.list_tasks(caller.tenant_id, user_id=caller.user_id, states=states, limit=limit)]
+
+    def _placed(self, task: TaskRecord) -> TaskRecord:
+        """A queued task with its place in line as it is now (``meta["queue"]["position"]``,
+        which ``task_view`` shows as ``queue_position``); a copy, the store is not written."""
+        if task.state != QUEUED:
+            return task
+        queue = {**(task.meta.get("queue") or {}), "position": queue_position(self.store, task)}
+        return replace(task, meta={**task.meta, "queue": queue})
 
     def cancel(self, caller: Caller, task_id: str) -> TaskRecord:
-        """Cancel an unfinished task. A run in progress finds it cancelled when it ends, and
-        its result is not reported as done."""
+        """Cancel an unfinished task, and each unfinished step of a plan task. A run in progress
+        finds it cancelled when it ends, and its result is not reported as done."""
         self.task(caller, task_id)
         try:
-            return self.events.transition(caller.tenant_id, task_id, "cancelled", source=SOURCE,
-                                          event_type=EventType.TASK_CANCELLED, expect=UNFINISHED_STATES,
-                                          data={"by": caller.user_id}, error="cancelled by the user")
+            return cancel_task_tree(self.events, self.store, caller.tenant_id, task_id, source=SOURCE,
+                                    by=caller.user_id).task
         except InvalidTransition as exc:  # it had finished
             raise APIError(409, "conflict", str(exc)) from None
 
@@ -274,4 +283,6 @@ def event_view(event: Event) -> dict:
 def task_view(task: TaskRecord) -> dict:
     view = task.to_dict()
     view.pop("tenant_id", None)
+    # 1: next to start; None when the task is not waiting for a slot
+    view["queue_position"] = (task.meta.get("queue") or {}).get("position") if task.state == QUEUED else None
     return view

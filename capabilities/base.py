@@ -49,6 +49,10 @@ class ExecutionContext:
     ``settings`` is the capability's own section of the configuration
     (``capabilities.settings.<name>``), ``config`` the whole typed config, ``registry``
     the process's CapabilityRegistry (for services such as ``data_access``).
+    ``instruction`` is what the user added when asking for a revision ("shorter, in
+    French"); a capability that writes text should honour it. A long-running capability
+    checks ``cancelled()`` now and then and stops (raising ``CapabilityError`` with
+    ``error_type="cancelled"``) once the user cancelled its task.
     """
 
     task_id: str
@@ -60,6 +64,16 @@ class ExecutionContext:
     registry: Any = None
     meta: dict = field(default_factory=dict)  # about the task: {"loop_task_id": ...} for a loop run
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("flora.capability"))
+    instruction: str = ""
+    store: Any = None  # the TaskStore, for cancelled(); None outside a running Flora
+
+    def cancelled(self) -> bool:
+        """Whether the task was cancelled meanwhile (read from the store: the cancel may come
+        from another process). False when there is no store to ask."""
+        if self.store is None:
+            return False
+        task = self.store.get_task(self.tenant_id, self.task_id)
+        return task is not None and task.state == "cancelled"
 
 
 @dataclass(frozen=True)

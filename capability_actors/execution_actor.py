@@ -1,6 +1,9 @@
 """ExecutionActor: runs capabilities. It is the one place where blocking work (a model
 call, an HTTP request, a query) is allowed, because it holds up nobody else: the
-AgentActor keeps several of them. Its TaskExecutionService decides everything."""
+AgentActor keeps several of them. Its TaskExecutionService decides everything.
+
+With several nodes, Thespian places each one on a node that accepts ExecutionActors
+(``actors.execution``), the one named by ``actors.execution_node`` if set."""
 
 from __future__ import annotations
 
@@ -11,6 +14,15 @@ from common import messages as m
 
 class ExecutionActor(FloraActor):
     role = "execution"
+
+    @staticmethod
+    def actorSystemCapabilityCheck(capabilities: dict, requirements: dict) -> bool:
+        """Thespian asks each node whether it may host one: only nodes that accept
+        ExecutionActors (``actors.execution``), and the one named in ``node`` if any."""
+        if not capabilities.get("flora_execution", True):
+            return False
+        wanted = (requirements or {}).get("node")
+        return not wanted or wanted == capabilities.get("flora_node")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -28,7 +40,17 @@ class ExecutionActor(FloraActor):
         self.send(sender, self.service.analyze(m.validate(message)))
 
     def on_execute(self, message, sender):
-        self.send(sender, self.service.execute(m.validate(message)))
+        self.send(sender, self._reported(self.service.execute, m.validate(message)))
 
     def on_resume(self, message, sender):
-        self.send(sender, self.service.resume(m.validate(message)))
+        self.send(sender, self._reported(self.service.resume, m.validate(message)))
+
+    def _reported(self, run, msg: dict) -> dict:
+        """A bug in Flora while running a task is reported once, as the task's failure: the
+        task may already be running, so Thespian's retry of the message would only find it so
+        (and leave it running forever) instead of failing again."""
+        try:
+            return run(msg)
+        except Exception as exc:
+            self.log.exception("internal error running task_id=%s", msg.get("task_id"))
+            return self.service.crashed(msg, exc)

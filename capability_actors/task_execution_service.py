@@ -25,11 +25,14 @@ from capabilities.cognition.intent_router import IntentRouter
 from capabilities.context.conversation_manager import ConversationManager, ask_message
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
+from capabilities.routing.task_planner import DEFAULT_MAX_STEPS, TaskPlanner
 from capabilities.routing.task_router import TaskRouter
 from common import messages as m
+from common.cluster import current_node
 from capabilities.loop.schedule import ScheduleError
 from common.tasks.models import (
-    CREATED, PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition, TaskRecord,
+    CREATED, FAILED, PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition, TaskNotFound,
+    TaskRecord,
 )
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
@@ -53,6 +56,8 @@ class TaskExecutionService:
         self._conversation = ConversationManager(store, events, registry, source=SOURCE)
         self._intents = IntentRouter(TaskRouter(registry), llm)
         self._chat = ChatResponder(registry, llm)
+        self._planner = TaskPlanner(registry, llm, max_steps=config.planning.max_steps if config is not None
+                                    else DEFAULT_MAX_STEPS)
 
     # -- understanding -------------------------------------------------------------------
     def analyze(self, msg: m.Analyze) -> m.AnalysisResult:
@@ -65,6 +70,14 @@ class TaskExecutionService:
             return m.analysis_result(task_id=task_id, intent=chosen.kind, capability=chosen.capability,
                                      parameters=chosen.parameters)
         hint = msg.get("intent")
+        if hint not in ("chat", "system"):
+            # several steps the rules could not split: the model may plan them (a revision's
+            # instruction is part of what it plans)
+            told = f"{content}\n{msg['instruction']}" if msg.get("instruction") else content
+            plan = self._planner.plan(told)
+            if plan is not None:
+                log.info("analyzed task_id=%s as a plan of %d steps", task_id, len(plan.steps))
+                return m.analysis_result(task_id=task_id, intent="task", capability="plan", plan=plan.to_dict())
         intent = self._intents.classify(content) if hint not in ("chat", "system") else None
         kind = hint if intent is None else intent.kind
         log.info("analyzed task_id=%s intent=%s capability=%s", task_id, kind, intent and intent.capability)
@@ -129,7 +142,8 @@ class TaskExecutionService:
         context = ExecutionContext(task_id=task_id, user_id=task.user_id, tenant_id=tenant, config=self._config,
                                    settings=self._settings(capability), llm=self._llm, registry=self._registry,
                                    meta={k: run[k] for k in ("loop_task_id", "run_key") if k in run},
-                                   logger=logging.getLogger(f"flora.capability.{capability}"))
+                                   logger=logging.getLogger(f"flora.capability.{capability}"),
+                                   instruction=task.meta.get("instruction", ""), store=self._store)
         started = time.perf_counter()
         try:
             result = spec.invoke(check.values, context)
@@ -205,6 +219,18 @@ class TaskExecutionService:
         return m.task_paused(msg_id=task.msg_id or m.new_id("msg"), task_id=task_id, message=text,
                              missing_parameters=missing, pause_kind=kind, capability=spec.name)
 
+    def crashed(self, msg: dict, exc: BaseException) -> dict:
+        """Fail the task that a bug in Flora stopped (``execute``/``resume_execution`` raised),
+        so it is reported and not left running."""
+        tenant, task_id = msg["tenant_id"], msg["task_id"]
+        error = f"Flora failed while running this task (an internal error, logged): {exc!r}"[:500]
+        try:
+            self._events.transition(tenant, task_id, FAILED, source=SOURCE, error=error,
+                                    data={"error_type": "internal", "error": error})
+        except (InvalidTransition, TaskNotFound):
+            pass  # it ended meanwhile, or never existed: the report below is all there is to do
+        return _failed(tenant, task_id, msg.get("capability", ""), "internal", error)
+
     def _settings(self, capability: str) -> dict:
         if self._config is None:
             return {}
@@ -212,7 +238,7 @@ class TaskExecutionService:
 
     def _node(self) -> str:
         """The node that runs the task: after a crash, that node's restart answers for it."""
-        return self._config.actors.node if self._config is not None else "local"
+        return current_node(self._config.actors.node if self._config is not None else "local")
 
     def _auto_approved(self) -> set[str]:
         return set(self._config.capabilities.auto_approve) if self._config is not None else set()

@@ -2,7 +2,10 @@
 
 Call sites pass ``extra={"task_id": ...}`` where they know it; the JSON formatter writes
 every such extra field. Each actor process configures its own handlers from the config it
-receives, so a multiprocess system logs the same way everywhere.
+receives, so a multiprocess system logs the same way everywhere. The handler's
+:class:`~common.log_context.ContextFilter` adds ``actor``, ``node``, ``tenant_id``, ``task_id``
+and ``msg_id`` from the message being handled (a JSON field each; a ``[actor@node ...]``
+part of a text line).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import json
 import logging
 import sys
 import time
+
+from common.log_context import ContextFilter, text_suffix, update_process
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
@@ -33,6 +38,17 @@ class JsonFormatter(logging.Formatter):
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s[%(process)d] %(message)s"
 
 
+class TextFormatter(logging.Formatter):
+    """TEXT_FORMAT with the log context after the logger's name."""
+
+    def __init__(self) -> None:
+        super().__init__(TEXT_FORMAT.replace("] %(message)s", "] %(_flora_context)s %(message)s"))
+
+    def format(self, record: logging.LogRecord) -> str:
+        record._flora_context = text_suffix(record)
+        return super().format(record)
+
+
 def configure_logging(level: str = "WARNING", fmt: str = "text", stream=None) -> None:
     """Set up the ``flora`` logger tree in this process (idempotent)."""
     logger = logging.getLogger("flora")
@@ -41,10 +57,12 @@ def configure_logging(level: str = "WARNING", fmt: str = "text", stream=None) ->
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    handler.addFilter(ContextFilter())
     logger.addHandler(handler)
 
 
 def configure_process_logging(config: dict) -> None:
     """Configure logging in an actor process from the JSON config it was sent."""
     configure_logging(config.get("log_level", "WARNING"), config.get("log_format", "text"))
+    update_process(node=(config.get("actors") or {}).get("node"))

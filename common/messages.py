@@ -10,7 +10,7 @@ The one exception is ``reply_to``: a Thespian address, used inside the actor sys
 A received message is never mutated: under simpleSystemBase it is the sender's own object.
 
 Replies to ``user_input`` (the reply contract, see docs/protocol.md) are one of
-``task_completed | task_paused | chat_reply | clarification | task_error``.
+``task_completed | task_paused | task_queued | chat_reply | clarification | task_error``.
 """
 
 
@@ -20,12 +20,13 @@ import uuid
 from typing import Any, Literal, NotRequired, TypedDict, Union, get_args, get_origin, get_type_hints
 
 TaskState = Literal[
-    "created", "planned", "running", "waiting_parameters", "waiting_approval",
+    "created", "queued", "planned", "running", "waiting_parameters", "waiting_approval",
     "completed", "failed", "cancelled",
 ]
 ErrorType = Literal[
     "malformed_message", "unknown_message_type", "invalid_parameter", "not_found", "forbidden",
     "conflict", "cancelled", "unknown_capability", "capability_failed", "timeout", "unavailable", "internal",
+    "poison_message",
 ]
 PauseKind = Literal["waiting_parameters", "waiting_approval"]
 
@@ -108,6 +109,22 @@ class TaskPaused(TypedDict):
     capability: NotRequired[str]
 
 
+class TaskQueued(TypedDict):
+    """Reply to the user (AgentActor → InteractionActor → user): the task is accepted but waits
+    for a free slot under the concurrency limits. It starts by itself, oldest first; its result
+    comes as a notification. ``position`` is 1 for the next to start; ``scope`` is the limit
+    that is full (``user``, ``capability`` or ``tenant``)."""
+
+    message_type: Literal["task_queued"]
+    msg_id: str
+    task_id: str
+    message: str
+    position: int
+    scope: NotRequired[str]
+    limit: NotRequired[int]
+    capability: NotRequired[str]
+
+
 class ChatReply(TypedDict):
     """Reply to the user: conversation, no task involved."""
 
@@ -179,10 +196,12 @@ class Analyze(TypedDict):
     content: str
     intent: NotRequired[str]
     capability: NotRequired[str]
+    instruction: NotRequired[str]  # a revision's added instruction, for the planner
 
 
 class AnalysisResult(TypedDict):
-    """ExecutionActor → AgentActor: what the request means."""
+    """ExecutionActor → AgentActor: what the request means. ``plan`` (a Plan as JSON, with
+    ``capability`` "plan") when the request takes several steps."""
 
     message_type: Literal["analysis_result"]
     task_id: str
@@ -191,6 +210,7 @@ class AnalysisResult(TypedDict):
     parameters: NotRequired[dict]
     options: NotRequired[list[Option]]
     message: NotRequired[str]
+    plan: NotRequired[dict]
 
 
 class Execute(TypedDict):
@@ -226,6 +246,35 @@ class SubtaskResult(TypedDict):
     error: NotRequired[str]
     retryable: NotRequired[bool]
     message: NotRequired[str]
+
+
+# --------------------------------------------------------------------------- plans
+class RunPlan(TypedDict):
+    """AgentActor → TaskGroupAggregatorActor: run the plan recorded with task ``task_id``
+    (``meta.plan``), or, with ``resume``, continue it after the user answered its paused
+    step. Answered with ``plan_result`` or a ``task_paused`` for the plan's task."""
+
+    message_type: Literal["run_plan"]
+    task_id: str
+    tenant_id: str
+    user_id: str
+    resume: NotRequired[bool]
+
+
+class PlanResult(TypedDict):
+    """TaskGroupAggregatorActor → AgentActor: a plan's task ended (the group already
+    recorded its state); ``result`` holds the aggregate and the plan, or ``ok`` false the
+    error. The AgentActor turns it into the user's reply."""
+
+    message_type: Literal["plan_result"]
+    task_id: str
+    tenant_id: str
+    ok: bool
+    result: NotRequired[Any]
+    message: NotRequired[str]
+    error_type: NotRequired[ErrorType]
+    error: NotRequired[str]
+    retryable: NotRequired[bool]
 
 
 # --------------------------------------------------------------------------- loop tasks
@@ -335,6 +384,7 @@ class Configured(TypedDict):
 
     message_type: Literal["configured"]
     role: str
+    node: NotRequired[str]  # the node the actor runs on (where Thespian placed it)
 
 
 class RouteRequest(TypedDict):
@@ -359,6 +409,7 @@ class Heartbeat(TypedDict):
 
     message_type: Literal["heartbeat"]
     seq: int
+    nodes: NotRequired[list[str]]  # the nodes alive in the node registry now (their entries not expired)
 
 
 class HeartbeatAck(TypedDict):
@@ -384,13 +435,14 @@ class StatusReply(TypedDict):
 
 MESSAGE_TYPES: dict[str, type] = {
     get_args(_hints(cls)["message_type"])[0]: cls
-    for cls in (UserInput, TaskCompleted, TaskPaused, ChatReply, Clarification, TaskError,
+    for cls in (UserInput, TaskCompleted, TaskPaused, TaskQueued, ChatReply, Clarification, TaskError,
                 AgentTask, ResumeTask, Analyze, AnalysisResult, Execute, ResumeExecution,
-                SubtaskResult, LoopCommand, LoopFire, RunTask, Notification, Subscribe,
+                SubtaskResult, RunPlan, PlanResult, LoopCommand, LoopFire, RunTask, Notification, Subscribe,
                 NotificationsRequest, NotificationsReply, Configure, Configured, RouteRequest,
                 RouteReply, Heartbeat, HeartbeatAck, StatusRequest, StatusReply)
 }
-REPLY_TYPES = frozenset({"task_completed", "task_paused", "chat_reply", "clarification", "task_error"})
+REPLY_TYPES = frozenset({"task_completed", "task_paused", "task_queued", "chat_reply", "clarification",
+                         "task_error"})
 
 
 def reply_text(reply: dict) -> str:
@@ -401,6 +453,8 @@ def reply_text(reply: dict) -> str:
         return f"[error: {reply.get('error_type')}] {text}"
     if kind == "task_paused":
         return f"{text}\n(task {reply.get('task_id')} is waiting for your answer)"
+    if kind == "task_queued":
+        return f"{text}\n(task {reply.get('task_id')} starts by itself; its result comes as a notification)"
     return text
 
 
@@ -513,6 +567,11 @@ def task_paused(*, msg_id: str, task_id: str, message: str, missing_parameters: 
     return _build(TaskPaused, **locals())  # type: ignore[return-value]
 
 
+def task_queued(*, msg_id: str, task_id: str, message: str, position: int, scope: str | None = None,
+                limit: int | None = None, capability: str | None = None) -> TaskQueued:
+    return _build(TaskQueued, **locals())  # type: ignore[return-value]
+
+
 def chat_reply(*, msg_id: str, message: str) -> ChatReply:
     return _build(ChatReply, **locals())  # type: ignore[return-value]
 
@@ -537,12 +596,13 @@ def resume_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, repl
 
 
 def analyze(*, task_id: str, tenant_id: str, user_id: str, content: str, intent: str | None = None,
-            capability: str | None = None) -> Analyze:
+            capability: str | None = None, instruction: str | None = None) -> Analyze:
     return _build(Analyze, **locals())  # type: ignore[return-value]
 
 
 def analysis_result(*, task_id: str, intent: str, capability: str | None = None, parameters: dict | None = None,
-                    options: list[Option] | None = None, message: str | None = None) -> AnalysisResult:
+                    options: list[Option] | None = None, message: str | None = None,
+                    plan: dict | None = None) -> AnalysisResult:
     return _build(AnalysisResult, **locals())  # type: ignore[return-value]
 
 
@@ -557,6 +617,16 @@ def resume_execution(*, task_id: str, tenant_id: str, user_id: str) -> ResumeExe
 def subtask_result(*, task_id: str, tenant_id: str, capability: str, ok: bool, result: Any = None, error_type: str | None = None,
                    error: str | None = None, retryable: bool | None = None, message: str | None = None) -> SubtaskResult:
     return _build(SubtaskResult, **locals())  # type: ignore[return-value]
+
+
+def run_plan(*, task_id: str, tenant_id: str, user_id: str, resume: bool | None = None) -> RunPlan:
+    return _build(RunPlan, **locals())  # type: ignore[return-value]
+
+
+def plan_result(*, task_id: str, tenant_id: str, ok: bool, result: Any = None, message: str | None = None,
+                error_type: str | None = None, error: str | None = None,
+                retryable: bool | None = None) -> PlanResult:
+    return _build(PlanResult, **locals())  # type: ignore[return-value]
 
 
 def loop_command(*, msg_id: str, tenant_id: str, user_id: str, op: str, reference: str | None = None,
@@ -597,7 +667,7 @@ def configure(*, config: dict, router: Any = None, agent: Any = None, scheduler:
     return _build(Configure, **locals())  # type: ignore[return-value]
 
 
-def configured(*, role: str) -> Configured:
+def configured(*, role: str, node: str | None = None) -> Configured:
     return _build(Configured, **locals())  # type: ignore[return-value]
 
 
@@ -609,7 +679,7 @@ def route_reply(*, tenant_id: str, node: str, agent: Any) -> RouteReply:
     return _build(RouteReply, **locals())  # type: ignore[return-value]
 
 
-def heartbeat(*, seq: int) -> Heartbeat:
+def heartbeat(*, seq: int, nodes: list[str] | None = None) -> Heartbeat:
     return _build(Heartbeat, **locals())  # type: ignore[return-value]
 
 
@@ -627,10 +697,12 @@ def status_reply(*, status: dict) -> StatusReply:
 
 CONSTRUCTORS = {
     "user_input": user_input, "task_completed": task_completed, "task_paused": task_paused,
+    "task_queued": task_queued,
     "chat_reply": chat_reply, "clarification": clarification, "task_error": task_error,
     "agent_task": agent_task, "resume_task": resume_task, "analyze": analyze,
     "analysis_result": analysis_result, "execute": execute, "resume_execution": resume_execution,
-    "subtask_result": subtask_result, "loop_command": loop_command, "loop_fire": loop_fire,
+    "subtask_result": subtask_result, "run_plan": run_plan, "plan_result": plan_result,
+    "loop_command": loop_command, "loop_fire": loop_fire,
     "run_task": run_task, "notification": notification, "subscribe": subscribe,
     "notifications_request": notifications_request, "notifications_reply": notifications_reply,
     "configure": configure, "configured": configured,

@@ -13,11 +13,24 @@ class EventType(str, Enum):
     TASK_RESUMED = "TASK_RESUMED"
     LOOP_TASK_REGISTERED = "LOOP_TASK_REGISTERED"
     TASK_TRIGGERED = "TASK_TRIGGERED"
+    # a task that runs a plan (grouped execution): recorded on the plan's own task
+    PLAN_CREATED = "PLAN_CREATED"  # data: the plan
+    STEP_STARTED = "STEP_STARTED"  # data: step, task_id of the step's record, capability, attempt
+    STEP_COMPLETED = "STEP_COMPLETED"
+    STEP_FAILED = "STEP_FAILED"  # the step gave up (no retry left, or not retryable)
+    STEP_RETRIED = "STEP_RETRIED"  # data: attempt, delay_s, error
+    PLAN_COMPLETED = "PLAN_COMPLETED"  # data: the aggregate
+    TASK_COMMENTED = "TASK_COMMENTED"  # a user's comment on a task
+    # limits and supervision
+    TASK_QUEUED = "TASK_QUEUED"  # data: scope, limit, position, reason
+    TASK_RETRY_SCHEDULED = "TASK_RETRY_SCHEDULED"  # data: attempt, delay_s, reason
+    POISON_MESSAGE = "POISON_MESSAGE"  # a request that was not a task yet made a worker raise; data: traceback
 
 
 # The event each task state publishes when a task enters it.
 STATE_EVENTS = {
     "created": EventType.TASK_CREATED,
+    "queued": EventType.TASK_QUEUED,
     "running": EventType.TASK_STARTED,
     "waiting_parameters": EventType.TASK_PAUSED,
     "waiting_approval": EventType.TASK_PAUSED,

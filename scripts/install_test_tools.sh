@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# The browser test drives Debian's Chromium through its chromedriver (no browser download).
-# Installs both with apt when missing; fails loudly when they cannot be had.
+# What the test suite needs beyond Python packages, from Debian's own packages (no downloads
+# from elsewhere): Chromium and its chromedriver for the browser test, and Compose to check
+# docker-compose.yml. Installs what is missing with apt; fails loudly when it cannot be had.
 set -euo pipefail
-if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]]; then
+have_compose() {
+    command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1
+}
+if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] && have_compose; then
     exit 0
 fi
 if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
-    echo "install: chromium and chromium-driver (apt)"
+    echo "install: chromium, chromium-driver and docker-compose (apt)"
     apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        chromium chromium-driver docker-compose >/dev/null
 fi
 if [[ ! -x /usr/bin/chromium || ! -x /usr/bin/chromedriver ]]; then
     echo "install: the browser test needs /usr/bin/chromium and /usr/bin/chromedriver" \
          "(Debian: apt-get install chromium chromium-driver)" >&2
+    exit 1
+fi
+if ! have_compose; then
+    echo "install: the compose file test needs docker-compose or 'docker compose'" \
+         "(Debian: apt-get install docker-compose)" >&2
     exit 1
 fi

@@ -5,7 +5,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 bash scripts/install.sh --dev
-bash scripts/install_browser.sh
+bash scripts/install_test_tools.sh
 .venv/bin/python scripts/check_services.py
 export FLORA_REQUIRE_REAL_MODEL=1
 exec .venv/bin/python -m pytest "$@"

@@ -56,7 +56,7 @@ class InteractionCoordinator:
         msg = {**raw, "msg_id": msg_id, "tenant_id": raw.get("tenant_id") or self._default_tenant}  # type: ignore[union-attr]
         decision = self._conversation.handle_user_input(msg)
         log.info("user input msg_id=%s user=%s action=%s task_id=%s", msg_id, msg["user_id"], decision.action,
-                 decision.task_id)
+                 decision.task_id, extra={"tenant_id": msg["tenant_id"], "task_id": decision.task_id})
         return self._act(msg, decision)
 
     def _act(self, msg: dict, d: Decision) -> list[Out]:

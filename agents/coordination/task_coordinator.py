@@ -17,6 +17,10 @@ Every method returns a list of ``(destination, message)`` where destination is
 ``"worker"`` (any ExecutionActor), ``"loops"`` (the LoopSchedulerActor) or ``"reply"``
 (back to whoever sent the task, keyed by the message's ``msg_id``). Task state is in the store; ``_inflight`` only remembers which
 user message a running task answers, and is rebuilt from the store if lost.
+
+Whether a task starts now or waits under the concurrency limits, and what happens to work a
+dead worker had in flight (retried after a back-off, or failed), is its WorkQueue's decision
+(``agents/coordination/work_queue.py``); it adds ``("wakeup", ...)`` to the destinations.
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ from capabilities.cognition.intent_router import IntentRouter
 from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request
 from capabilities.loop.schedule import ScheduleError
 from common import messages as m
+from common.cluster import current_node
 from common.tasks.models import COMPLETED, CREATED, FAILED, PAUSED_STATES, InvalidTransition, TaskRecord
 from common.tasks.store import TaskStore
+from agents.coordination.work_queue import POISON_MESSAGE, WorkQueue, traceback_tail
+from agents.coordination.plan_desk import PlanDesk
 from events.event_bus import EventBus
 
 log = logging.getLogger("flora.agent")
@@ -40,8 +47,13 @@ Out = tuple[str, dict]
 
 class TaskCoordinator:
     def __init__(self, store: TaskStore, events: EventBus, *, rules: IntentRouter | None = None,
-                 agent_id: str = "agent", loops=None):
+                 agent_id: str = "agent", loops=None, queue: WorkQueue | None = None, tenant_id: str = "default",
+                 node: str | None = None, planner=None, registry=None):
         self._store = store
+        self._node = current_node("local") if node is None else node
+        self._tenant_id = tenant_id  # the one tenant this AgentActor serves
+        self.queue = queue or WorkQueue(store, events, None, agent_id=agent_id)
+        self._analyze_attempts: dict[str, int] = {}  # task_id -> analyses lost with a worker
         self._events = events
         self._rules = rules
         self._agent_id = agent_id
@@ -49,6 +61,9 @@ class TaskCoordinator:
         self._pending: dict[str, m.AgentTask] = {}  # analysis in progress, by task_id
         self._pending_loops: dict[str, tuple[dict, str]] = {}  # task_id -> (meta, what to run)
         self._runs: set[str] = set()  # loop runs being executed, answered to the scheduler
+        # plans and operations on existing tasks (a TaskPlanner without a model: rules only)
+        self.plans = PlanDesk(store, events, registry, planner, start=self._start, pending=self._pending,
+                              agent_id=agent_id) if planner is not None else None
 
     def on_agent_task(self, msg: m.AgentTask) -> list[Out]:
         """Route by rules here when they are sure (cheap, never blocks); a worker is asked
@@ -66,6 +81,9 @@ class TaskCoordinator:
                                                  parameters=request.parameters or None))]
             if isinstance(request, NewLoop):
                 return self._new_loop(msg, request)
+        planned = self.plans.on_agent_task(msg) if self.plans is not None else None
+        if planned is not None:  # an operation on an existing task, or a plan of several steps
+            return planned
         ruled = None
         if self._rules is not None and msg.get("intent") not in ("chat", "system"):
             ruled = self._rules.decide_by_rules(msg["content"], msg.get("capability"))
@@ -95,6 +113,7 @@ class TaskCoordinator:
 
     def on_analysis(self, msg: m.AnalysisResult) -> list[Out]:
         request = self._pending.pop(msg["task_id"], None)
+        self._analyze_attempts.pop(msg["task_id"], None)
         if request is None:
             log.warning("analysis for unknown request task_id=%s", msg["task_id"])
             return []
@@ -106,12 +125,15 @@ class TaskCoordinator:
                 return self._start(request, intent, msg["capability"], msg.get("parameters", {}), meta)
             return self._start(request, "task", "remind", _reminder(wanted), meta)  # nothing to run: remind
 
+        revision = self.plans.take_meta(msg["task_id"]) if self.plans is not None else {}
+        if msg.get("plan") is not None and self.plans is not None:
+            return self.plans.start(request, msg["plan"], revision)
         if intent in ("chat", "system"):
             return [("reply", m.chat_reply(msg_id=request["msg_id"], message=msg.get("message", "")))]
         if intent == "clarify":
             return [("reply", m.clarification(msg_id=request["msg_id"], message=msg.get("message", ""),
                                               options=msg.get("options", [])))]
-        return self._start(request, intent, msg["capability"], msg.get("parameters", {}))
+        return self._start(request, intent, msg["capability"], msg.get("parameters", {}), revision or None)
 
     def _start(self, request: m.AgentTask, intent: str, capability: str, parameters: dict,
                meta: dict | None = None) -> list[Out]:
@@ -119,11 +141,10 @@ class TaskCoordinator:
         task = TaskRecord(task_id=request["task_id"], tenant_id=request["tenant_id"], user_id=request["user_id"],
                           content=request["content"], msg_id=request["msg_id"], intent=intent,
                           capability=capability, parameters={**parameters, **request.get("parameters", {})},
-                          meta=meta or {})
-        self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
-                                 data={"capability": task.capability, "intent": intent, "content": task.content})
-        return [("worker", m.execute(task_id=task.task_id, tenant_id=task.tenant_id, user_id=task.user_id,
-                                     capability=task.capability, parameters=task.parameters))]
+                          meta={**(meta or {}), "node": self._node})  # whose restart answers for it until it runs
+        task = self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
+                                        data={"capability": task.capability, "intent": intent, "content": task.content})
+        return self.queue.admit(task)
 
     def on_resume_task(self, msg: m.ResumeTask) -> list[Out]:
         task = self._store.get_task(msg["tenant_id"], msg["task_id"])
@@ -135,9 +156,13 @@ class TaskCoordinator:
         if task.state not in PAUSED_STATES:
             return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="conflict", task_id=task.task_id,
                                            message=f"Task {task.task_id} is {task.state}, not paused."))]
-        self._store.update_task(task.tenant_id, task.task_id, msg_id=msg["msg_id"])
-        return [("worker", m.resume_execution(task_id=task.task_id, tenant_id=task.tenant_id,
-                                              user_id=task.user_id))]
+        task = self._store.update_task(task.tenant_id, task.task_id, msg_id=msg["msg_id"])
+        resumed = self.plans.resume(task) if self.plans is not None else None
+        if resumed is not None:  # a plan: its group resumes the step that asked
+            return resumed
+        # a paused task held no slot: it takes one again, or waits in the queue like a new one
+        return self.queue.admit(task, m.resume_execution(task_id=task.task_id, tenant_id=task.tenant_id,
+                                                         user_id=task.user_id))
 
     def on_run_task(self, msg: m.RunTask) -> list[Out]:
         """Run a recorded loop run. Only from ``created``: a run handed on twice runs once."""
@@ -152,8 +177,24 @@ class TaskCoordinator:
         return [("worker", m.execute(task_id=task.task_id, tenant_id=task.tenant_id, user_id=task.user_id,
                                      capability=task.capability, parameters=task.parameters))]
 
+    def on_plan_reply(self, msg: dict) -> list[Out]:
+        """The TaskGroupAggregatorActor's ``plan_result`` or ``task_paused`` for a plan task.
+        Plans take no slot under the concurrency limits, so none is given back."""
+        outs = self.plans.on_plan_result(msg) if msg["message_type"] == "plan_result" else [("reply", msg)]
+        final = msg["message_type"] == "plan_result"
+        return [(self._answer_to(msg["task_id"], final=final), out) for _, out in outs]
+
     def on_task_paused(self, msg: m.TaskPaused) -> list[Out]:
-        return [(self._answer_to(msg["task_id"]), msg)]
+        task = self._store.get_task(self._tenant_id, msg["task_id"])
+        return self._settle(task, [(self._answer_to(msg["task_id"]), msg)])
+
+    def _settle(self, task: TaskRecord | None, outs: list[Out]) -> list[Out]:
+        """A task stopped running (ended or paused): free its slot and start what fits now. Its
+        answer goes to the ask only if that was not answered already with ``task_queued``."""
+        if task is None:
+            return outs
+        waiting, started = self.queue.finished(task, outs[0][1])
+        return [*(outs if waiting or outs[0][0] != "reply" else []), *started]
 
     def on_subtask_result(self, msg: m.SubtaskResult) -> list[Out]:
         task = self._store.get_task(msg["tenant_id"], msg["task_id"])
@@ -162,28 +203,85 @@ class TaskCoordinator:
             return []
         if msg["ok"]:
             done = self._complete(task, msg.get("result"), msg.get("message"))
-            return [(self._answer_to(task.task_id, final=True), done)]
+            return self._settle(task, [(self._answer_to(task.task_id, final=True), done)])
         if msg.get("error_type") == "conflict":  # the task is someone else's now (a run handed on twice)
             taken = m.task_error(msg_id=task.msg_id, error_type="conflict", task_id=task.task_id,
                                  message=msg.get("error", "") or "The task is already being handled.")
             return [(self._answer_to(task.task_id), taken)]
         failed = self._fail(task, msg.get("error_type", "capability_failed"), msg.get("error", ""),
                             bool(msg.get("retryable", False)))
-        return [(self._answer_to(task.task_id, final=True), failed)]
+        return self._settle(task, [(self._answer_to(task.task_id, final=True), failed)])
 
     def on_worker_lost(self, poisoned: Any, reason: str) -> list[Out]:
-        """A message to a worker came back undelivered or crashed it: tell the user."""
+        """A worker died with this message in flight: send it again after a back-off while
+        ``actors.retry_max_attempts`` allows, else tell the user how often it was tried."""
         if not isinstance(poisoned, dict) or "task_id" not in poisoned:
             return []
-        request = self._pending.pop(poisoned["task_id"], None)
-        task = self._store.get_task(poisoned.get("tenant_id", "default"), poisoned["task_id"])
+        task_id = poisoned["task_id"]
+        if poisoned.get("message_type") == "analyze" and task_id in self._pending:
+            attempt = self._analyze_attempts.get(task_id, 0) + 1
+            if attempt <= self.queue.retry.max_attempts:  # nothing recorded yet: the count lives here
+                self._analyze_attempts[task_id] = attempt
+                return [("wakeup", {"delay_s": self.queue.retry.delay(attempt), "payload": {"resend": poisoned}})]
+        elif poisoned.get("message_type") in ("execute", "resume_execution"):
+            retried = self.queue.lost(poisoned, reason)
+            if retried is not None:
+                return retried
+        request = self._pending.pop(task_id, None)
+        tries = self._analyze_attempts.pop(task_id, 0)
+        task = self._store.get_task(poisoned.get("tenant_id", self._tenant_id), task_id)
+        tries = 1 + (int(task.meta.get("attempts", 0)) if task is not None else tries)
+        text = (f"The task failed after {tries} attempts: {reason} each time." if tries > 1
+                else f"The worker failed: {reason}")
         if task is not None and task.state not in (COMPLETED, FAILED):
-            failed = self._fail(task, "internal", f"The worker failed: {reason}", True)
-            return [(self._answer_to(task.task_id, final=True), failed)]
+            failed = self._fail(task, "internal", text, True)
+            return self._settle(task, [(self._answer_to(task.task_id, final=True), failed)])
         if request is not None:
             return [("reply", m.task_error(msg_id=request["msg_id"], error_type="internal", retryable=True,
-                                           task_id=request["task_id"], message=f"The worker failed: {reason}"))]
+                                           task_id=request["task_id"], message=text))]
         return []
+
+    def on_poisoned(self, poisoned: Any, details: Any) -> list[Out]:
+        """A worker raised twice on this message (Thespian's PoisonMessage): a bug, so it is
+        reported, with the traceback's tail on the event, and never retried."""
+        tail = traceback_tail(details)
+        kind = poisoned.get("message_type") if isinstance(poisoned, dict) else type(poisoned).__name__
+        task_id = poisoned.get("task_id") if isinstance(poisoned, dict) else None
+        log.warning("poison message %s task_id=%s: the worker raised on it twice; not retried: %s", kind, task_id,
+                    tail.strip().splitlines()[-1] if tail.strip() else "(no details)")
+        self.queue.poisoned(poisoned)
+        if not isinstance(task_id, str):
+            return []
+        last = tail.strip().splitlines()[-1] if tail.strip() else "an error"
+        text = f"The worker raised on this task twice ({last}), so it was stopped and will not be retried."
+        request = self._pending.pop(task_id, None)
+        self._analyze_attempts.pop(task_id, None)
+        task = self._store.get_task(poisoned.get("tenant_id", self._tenant_id), task_id)
+        if task is not None and task.state not in (COMPLETED, FAILED):
+            failed = self._fail(task, "poison_message", text, False, data={"message_type": kind, "traceback": tail})
+            return self._settle(task, [(self._answer_to(task.task_id, final=True), failed)])
+        if request is not None:  # not a task yet: the event stands alone
+            self._events.publish_task_event(task_id=task_id, event_type=POISON_MESSAGE, source=SOURCE,
+                                            tenant_id=request["tenant_id"], user_id=request["user_id"],
+                                            agent_id=self._agent_id,
+                                            data={"message_type": kind, "traceback": tail, "error": text})
+            return [("reply", m.task_error(msg_id=request["msg_id"], error_type="poison_message", message=text,
+                                           task_id=task_id))]
+        return []
+
+    def on_wakeup(self, payload: Any) -> list[Out]:
+        """A back-off is over: an analysis is sent again, or the queue starts what is due."""
+        if not isinstance(payload, dict):
+            return []
+        resend = payload.get("resend")
+        if isinstance(resend, dict):
+            return [("worker", resend)] if resend["task_id"] in self._pending else []
+        return self.queue.on_wakeup(payload)
+
+    def resume_queued(self) -> list[Out]:
+        """At start: the tenant's queued tasks (left by a previous life, or waiting for a
+        retry) start again, oldest first, as far as the limits allow."""
+        return self.queue.drain(self._tenant_id)
 
     def _answer_to(self, task_id: str, *, final: bool = False) -> str:
         """Where a task's reply goes: a loop run's to the LoopSchedulerActor (matched there by
@@ -205,10 +303,11 @@ class TaskCoordinator:
         return m.task_completed(msg_id=task.msg_id, task_id=task.task_id, result=result, capability=task.capability,
                                 message=message or f"{task.capability} finished.\n{_preview(result)}")
 
-    def _fail(self, task: TaskRecord, error_type: str, error: str, retryable: bool) -> dict:
+    def _fail(self, task: TaskRecord, error_type: str, error: str, retryable: bool, data: dict | None = None) -> dict:
         try:
             task = self._events.transition(task.tenant_id, task.task_id, FAILED, source=SOURCE,
-                                           agent_id=self._agent_id, data={"error_type": error_type, "error": error},
+                                           agent_id=self._agent_id,
+                                           data={"error_type": error_type, "error": error, **(data or {})},
                                            error=error)
         except InvalidTransition:
             log.info("task %s already ended; reporting the error only", task.task_id)

@@ -22,8 +22,9 @@ _HELP = re.compile(
     r"帮助|你能做什么|你会什么|能做什么|有哪些能力)[\s?？!！.。]*$", re.I)
 
 
-_REQUEST = re.compile(r"\b(run|execute|call|fetch|send|start|trigger|make|create|please|can you|could you)\b|"
-                      r"执行|运行|调用|帮我|请|启动|获取|发送", re.I)
+_REQUEST = re.compile(r"\b(run|execute|call|fetch|send|start|trigger|make|create|please|can you|could you|"
+                      r"ask|show|list|find|query|search|write)\b|"
+                      r"执行|运行|调用|帮我|请|启动|获取|发送|让|问|查询|查一下", re.I)
 
 
 def sounds_like_request(text: str) -> bool:
@@ -131,6 +132,27 @@ def mentions(text: str, phrase: str) -> bool:
     if _CJK.search(phrase):
         return phrase in text
     return _word(phrase).search(text) is not None
+
+
+def text_after(text: str, phrases) -> str:
+    """What the request says after the last of ``phrases`` it mentions ("ask the experts:
+    which database?" → "which database?"), without the punctuation that joins them; "" when
+    none is mentioned or nothing follows."""
+    ends = []
+    for phrase in phrases:
+        if not phrase:
+            continue
+        if _CJK.search(phrase):
+            at = text.find(phrase)
+            if at >= 0:
+                ends.append(at + len(phrase))
+        else:
+            found = _word(phrase).search(text)
+            if found is not None:
+                ends.append(found.end())
+    if not ends:
+        return ""
+    return text[max(ends):].strip().lstrip(":：,，、-—").strip()
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")

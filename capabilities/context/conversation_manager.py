@@ -21,8 +21,10 @@ from capabilities.context import answers
 from capabilities.loop.requests import looks_like_loop_request
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
+from capabilities.routing.task_operations import read_operation
 from capabilities.routing.task_router import TaskRouter
 from common.messages import MissingParameter, Option, new_id
+from common.tasks.cancel import cancel_task_tree
 from common.tasks.models import (
     CANCELLED, PAUSED_STATES, WAITING_APPROVAL, WAITING_PARAMETERS, Draft, TaskRecord,
 )
@@ -87,16 +89,24 @@ class ConversationManager:
             return Decision("chat", needs_backend=True, content=text, intent="chat")
         if answers.is_help(text):
             return Decision("chat", needs_backend=True, content=text, intent="system")
-        paused = self._store.paused_tasks(tenant, user)
+        paused = self._paused(tenant, user)
         if paused:
             decision = self._answer_paused(tenant, user, paused, text)
             if decision is not None:
                 return decision
         return Decision("new_task", needs_backend=True, content=text)
 
+    def _paused(self, tenant: str, user: str) -> list[TaskRecord]:
+        """The user's paused tasks as the user knows them: a plan's step that waits is
+        answered through its plan (which waits with the step's question), never alone."""
+        return [t for t in self._store.paused_tasks(tenant, user) if not t.meta.get("parent")]
+
     def _answer_named_task(self, tenant: str, user: str, task_id: str, text: str,
                            parameters: dict | None, approve: bool | None) -> Decision:
         task = self._store.get_task(tenant, task_id)
+        if task is not None and task.meta.get("parent"):  # a plan's step: its plan takes the answer
+            task_id = task.meta["parent"]
+            task = self._store.get_task(tenant, task_id)
         if task is None:
             return _error("not_found", f"There is no task {task_id}.", task_id)
         if task.user_id != user:
@@ -132,7 +142,7 @@ class ConversationManager:
         return Decision("new_task", needs_backend=True, content=draft.content, capability=choice.get("capability"))
 
     def _resume_latest(self, tenant: str, user: str) -> Decision:
-        paused = self._store.paused_tasks(tenant, user)
+        paused = self._paused(tenant, user)
         if not paused:
             return Decision("chat", message="There is nothing unfinished to continue.")
         task = paused[0]
@@ -153,6 +163,8 @@ class ConversationManager:
             return None  # asks for a capability by name: a new request, not an answer
         if not named and looks_like_loop_request(text):
             return None  # "remind me at 15:30...", "list my reminders": a new request, not an answer
+        if not named and read_operation(text) is not None:
+            return None  # "cancel it", "重新执行": an operation on a task, not an answer
         values = {t.task_id: answers.answer_values(text, _names(t.missing), _schemas(t.missing)) for t in waiting}
         fitting = named or [t for t in waiting if values[t.task_id]]
         sure = len(paused) == 1
@@ -198,8 +210,10 @@ class ConversationManager:
         if task.state != WAITING_PARAMETERS:
             return _error("conflict", f"Task {task_id} is {task.state}, not waiting for parameters.", task_id)
         merged = {**task.parameters, **values}
+        # a plan waits on one of its steps: the answer is checked against that step's capability
+        capability = (task.meta.get("paused_step") or {}).get("capability") or task.capability
         try:
-            spec = self._registry.get_executable(task.capability)
+            spec = self._registry.get_executable(capability)
         except UnknownCapability:
             spec = None
         if spec is not None:
@@ -210,10 +224,11 @@ class ConversationManager:
                 still = [*refused, *[m for m in task.missing if m["name"] not in values]]
                 self._store.update_task(tenant_id, task_id, parameters=keep, missing=still)
                 return Decision("parameter_completion", task_id=task_id, missing=still, needs_backend=False,
-                                message=ask_message(task.capability, still), capability=task.capability)
+                                message=ask_message(capability, still), capability=capability)
             merged = {k: v for k, v in merged.items() if k in check.values or k not in spec.properties}
         self._store.update_task(tenant_id, task_id, parameters=merged)
-        log.info("parameters completed task_id=%s names=%s", task_id, sorted(values))
+        log.info("parameters completed task_id=%s names=%s", task_id, sorted(values),
+                 extra={"tenant_id": tenant_id, "task_id": task_id})
         return Decision("parameter_completion", task_id=task_id, parameters=values, needs_backend=True,
                         capability=task.capability)
 
@@ -222,8 +237,12 @@ class ConversationManager:
             self._store.update_task(task.tenant_id, task.task_id, approved=True)
             return Decision("parameter_completion", task_id=task.task_id, needs_backend=True,
                             capability=task.capability)
-        self._events.transition(task.tenant_id, task.task_id, CANCELLED, source=self._source,
-                                data={"reason": "approval rejected"}, error="rejected by the user")
+        if task.meta.get("children"):  # a plan waiting on a step's approval: the whole plan stops
+            cancel_task_tree(self._events, self._store, task.tenant_id, task.task_id, source=self._source,
+                             by=task.user_id, reason="rejected by the user")
+        else:
+            self._events.transition(task.tenant_id, task.task_id, CANCELLED, source=self._source,
+                                    data={"reason": "approval rejected"}, error="rejected by the user")
         return Decision("rejected", task_id=task.task_id, message=f"Cancelled: {task.capability} was not approved.")
 
 

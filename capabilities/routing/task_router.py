@@ -10,10 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from capabilities.base import CapabilitySpec
-from capabilities.context.answers import mentions, named_values, urls, values_by_schema
+from capabilities.context.answers import mentions, named_values, text_after, urls, values_by_schema
 from capabilities.registry import CapabilityRegistry
 
 CONFIDENT_SCORE = 2.0
+# JSON-schema keyword a capability puts on one string parameter: the words after its keywords
+# in the request are that parameter ("ask the experts: which database?" → the question)
+REQUEST_TEXT = "x-flora-request-text"
 
 
 @dataclass(frozen=True)
@@ -66,4 +69,12 @@ class TaskRouter:
         for value in values.values():  # a value already given by name is not given twice
             unclaimed = unclaimed.replace(str(value), " ", 1)
         rest = {n: sc for n, sc in spec.properties.items() if n not in values}
+        for name, schema in list(rest.items()):
+            # a parameter that takes what the request says after the capability's keywords
+            if schema.get(REQUEST_TEXT) and not values:
+                said = text_after(content, (*spec.keywords, spec.name.replace("_", " ")))
+                if said:
+                    values[name] = said
+                    rest.pop(name)
+                break
         return {**values_by_schema(unclaimed, rest), **values}

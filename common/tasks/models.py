@@ -3,6 +3,11 @@
 ``created → planned → running → (waiting_parameters | waiting_approval) → running →
 completed | failed | cancelled``. The allowed moves are listed once, here; the stores
 refuse any other (a resumed task that is no longer paused, a completed task re-run).
+
+``queued`` is a task waiting for a free slot under the concurrency limits
+(``common.tasks.limits``): a new one (from ``created``), a resumed one (from a pause) or
+one whose execution process died and waits to be retried (from ``running``). It leaves
+only by starting, or by being failed or cancelled.
 """
 
 from __future__ import annotations
@@ -14,17 +19,20 @@ from typing import Any
 CREATED, PLANNED, RUNNING = "created", "planned", "running"
 WAITING_PARAMETERS, WAITING_APPROVAL = "waiting_parameters", "waiting_approval"
 COMPLETED, FAILED, CANCELLED = "completed", "failed", "cancelled"
+QUEUED = "queued"
 
 PAUSED_STATES = frozenset({WAITING_PARAMETERS, WAITING_APPROVAL})
 FINAL_STATES = frozenset({COMPLETED, FAILED, CANCELLED})
-UNFINISHED_STATES = frozenset({CREATED, PLANNED, RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL})
+UNFINISHED_STATES = frozenset({CREATED, QUEUED, PLANNED, RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL})
 
 TRANSITIONS: dict[str, frozenset[str]] = {
-    CREATED: frozenset({PLANNED, RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL, COMPLETED, FAILED, CANCELLED}),
+    CREATED: frozenset({PLANNED, QUEUED, RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL, COMPLETED, FAILED,
+                        CANCELLED}),
+    QUEUED: frozenset({RUNNING, FAILED, CANCELLED}),
     PLANNED: frozenset({RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL, FAILED, CANCELLED}),
-    RUNNING: frozenset({WAITING_PARAMETERS, WAITING_APPROVAL, COMPLETED, FAILED, CANCELLED}),
-    WAITING_PARAMETERS: frozenset({RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL, FAILED, CANCELLED}),
-    WAITING_APPROVAL: frozenset({RUNNING, WAITING_PARAMETERS, FAILED, CANCELLED}),
+    RUNNING: frozenset({QUEUED, WAITING_PARAMETERS, WAITING_APPROVAL, COMPLETED, FAILED, CANCELLED}),
+    WAITING_PARAMETERS: frozenset({QUEUED, RUNNING, WAITING_PARAMETERS, WAITING_APPROVAL, FAILED, CANCELLED}),
+    WAITING_APPROVAL: frozenset({QUEUED, RUNNING, WAITING_PARAMETERS, FAILED, CANCELLED}),
     COMPLETED: frozenset(),
     FAILED: frozenset(),
     CANCELLED: frozenset(),

@@ -49,7 +49,8 @@ def server_config(data_dir: Path) -> dict:
     }
 
 
-def start_server(data_dir: Path, *, env_keys: str = f"{OTHER_KEY}=team-b", extra: dict | None = None) -> APIServer:
+def start_server(data_dir: Path, *, env_keys: str = f"{OTHER_KEY}=team-b", extra: dict | None = None,
+                 args: tuple[str, ...] = ()) -> APIServer:
     data_dir.mkdir(parents=True, exist_ok=True)
     config = {**server_config(data_dir), **(extra or {})}
     (data_dir / "config.json").write_text(json.dumps(config))
@@ -57,7 +58,7 @@ def start_server(data_dir: Path, *, env_keys: str = f"{OTHER_KEY}=team-b", extra
     env = {**os.environ, "FLORA_API_KEYS": env_keys, "PYTHONPATH": str(REPO)}
     log = open(data_dir / "server.log", "wb")
     process = subprocess.Popen([sys.executable, "main.py", "--api", "--config", str(data_dir / "config.json"),
-                                "--port", str(port)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+                                "--port", str(port), *args], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     server = APIServer(f"http://127.0.0.1:{port}", KEY, OTHER_KEY, PINNED_KEY, data_dir, process)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:

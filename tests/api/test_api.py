@@ -286,7 +286,8 @@ def test_metrics_and_readiness(api_server, user):
     with api_server.client() as client:
         assert say(client, user, "add numbers a=1 b=1")["message_type"] == "task_completed"
         text = client.get("/metrics").text
-    assert re.search(r'^flora_tasks\{state="completed"\} [1-9]\d*$', text, re.M), text
+    assert re.search(r'^flora_tasks\{tenant="[^"]+",state="completed"\} [1-9]\d*$', text, re.M), text
+    assert "flora_store_up 1" in text and re.search(r"^flora_nodes [1-9]\d*$", text, re.M), text
     assert 'flora_http_requests_total{method="POST",route="/v1/messages",status="200"}' in text
     assert "flora_reply_seconds_count" in text
     ready = httpx.get(api_server.url + "/ready")

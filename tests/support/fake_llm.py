@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+CRASH = "crash the model"  # a request the model raises on (poison-message tests)
+
 # phrase in the request -> (intent, capability)
 ROUTES = [
     (re.compile(r"weather|joke|story|天气|笑话", re.I), ("chat", "none")),
@@ -22,6 +24,10 @@ ROUTES = [
 
 def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
     request = messages[-1]["content"]
+    if CRASH in request:  # a back end with a bug: what it raises is not an LLMError, so it reaches the actor
+        raise RuntimeError("the test model crashed on this prompt")
+    if json_schema is not None and json_schema.get("title") == "Plan":
+        return _plan(request)
     if json_schema is None:
         return f"(test model) you said: {request.removeprefix('Request: ').removesuffix(chr(10) + 'JSON:')}"
     for pattern, (intent, capability) in ROUTES:
@@ -30,3 +36,14 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
             return {"intent": intent, "capability": capability if capability in allowed else "none",
                     "parameters": {"api_key": "invented-by-the-model"}}
     return {"intent": "chat", "capability": "none", "parameters": {}}
+
+
+def _plan(request: str) -> dict:
+    """A plan for the one request it knows ("the numbers report"); an empty, invalid one
+    otherwise, which the planner refuses, leaving the request to the normal path."""
+    if "numbers report" not in request:
+        return {"steps": []}
+    steps = [{"id": "s1", "capability": "add_numbers", "parameters": {"a": 1, "b": 2}, "depends_on": []},
+             {"id": "s2", "capability": "add_numbers", "parameters": {"a": "${s1.result.sum}", "b": 10},
+              "depends_on": ["s1"]}]
+    return {"steps": steps, "aggregation": {"strategy": "concat"}}

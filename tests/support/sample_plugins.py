@@ -68,3 +68,44 @@ def slow_job(seconds: float, pid_file: str) -> dict:
     os.replace(pid_file + ".tmp", pid_file)
     time.sleep(seconds)
     return {"slept": seconds}
+
+
+@capability(
+    name="slow_once",
+    description="Write this worker's process id to a file and wait, the first time only; run again "
+                "(the file is there) it returns at once (for retry tests).",
+    parameters={
+        "type": "object",
+        "properties": {
+            "seconds": {"type": "number", "description": "how long the first run waits"},
+            "pid_file": {"type": "string", "description": "where to write the process id"},
+        },
+        "required": ["seconds", "pid_file"],
+    },
+    keywords=("slow once",),
+)
+def slow_once(seconds: float, pid_file: str) -> dict:
+    import os
+
+    if os.path.exists(pid_file):
+        return {"ran_again": True}
+    return {**slow_job(seconds, pid_file), "ran_again": False}
+
+
+
+class _UnreadableResult(dict):
+    """A result that breaks Flora's own handling after the capability returned (a stand-in
+    for a bug in Flora between running a task and reporting it)."""
+
+    def get(self, *args, **kwargs):
+        raise RuntimeError("this result cannot be read")
+
+
+@capability(
+    name="broken_result",
+    description="Return a result Flora itself fails on (for internal-error tests).",
+    parameters={"type": "object", "properties": {}},
+    keywords=("broken result",),
+)
+def broken_result() -> dict:
+    return _UnreadableResult(value=1)

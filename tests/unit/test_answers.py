@@ -128,3 +128,27 @@ def test_mentions_uses_word_boundaries_for_latin_and_substrings_for_cjk(text, ph
 
 def test_urls_stop_at_chinese_punctuation():
     assert urls("打开 https://example.com/a?b=1，然后 http://x.org/。") == ["https://example.com/a?b=1", "http://x.org/"]
+
+
+def test_text_after_takes_the_words_that_follow_the_last_keyword_mentioned():
+    from capabilities.context.answers import text_after
+
+    assert text_after("ask the experts: which database?", ("experts", "ask the experts")) == "which database?"
+    assert text_after("让专家们讨论一下：要不要上微服务？", ("专家",)) == "们讨论一下：要不要上微服务？"
+    assert text_after("让专家们讨论一下：要不要上微服务？", ("专家", "让专家们讨论一下")) == "要不要上微服务？"
+    assert text_after("ask the experts", ("ask the experts",)) == ""
+    assert text_after("nothing here", ("experts",)) == ""
+    assert text_after("the expertsystem says", ("experts",)) == ""  # a whole word only
+
+
+def test_a_request_text_parameter_takes_the_question_only_when_nothing_is_named():
+    from config import load_config
+    from init_plugins import build_registry
+    from capabilities.routing.task_router import TaskRouter
+
+    registry = build_registry(load_config({"llm": {"backend": "none"}}, env={}))
+    spec = registry.get_executable("ask_experts")
+    assert TaskRouter.extract_parameters(spec, "ask the experts: tabs or spaces?") == {"question": "tabs or spaces?"}
+    assert TaskRouter.extract_parameters(spec, "ask the experts") == {}
+    assert TaskRouter.extract_parameters(spec, "ask the experts question=why strategy=voting") == {
+        "question": "why", "strategy": "voting"}

@@ -20,6 +20,8 @@ SAMPLES: dict[str, dict] = {
     "user_input": dict(user_id="alice", content="weather in Paris", tenant_id="acme"),
     "task_completed": dict(msg_id="msg_1", task_id="task_1", message="Done.", result={"temp_c": 21}),
     "task_paused": dict(msg_id="msg_1", task_id="task_1", message="Which city?", missing_parameters=[MISSING_CITY]),
+    "task_queued": dict(msg_id="msg_1", task_id="task_1", message="Queued at position 2 (limit: 1 running per user).",
+                        position=2, scope="user", limit=1, capability="slow_job"),
     "chat_reply": dict(msg_id="msg_1", message="Hello!"),
     "clarification": dict(msg_id="msg_1", message="Which one?", options=[OPTION]),
     "task_error": dict(msg_id="msg_1", error_type="not_found", message="There is no such task."),
@@ -31,6 +33,8 @@ SAMPLES: dict[str, dict] = {
                     parameters={"city": "Paris"}),
     "resume_execution": dict(task_id="task_1", tenant_id="acme", user_id="alice"),
     "subtask_result": dict(task_id="task_1", tenant_id="acme", capability="weather", ok=True, result=[1, 2.5]),
+    "run_plan": dict(task_id="task_1", tenant_id="acme", user_id="alice", resume=True),
+    "plan_result": dict(task_id="task_1", tenant_id="acme", ok=True, result={"value": [1, 2]}, message="Done."),
     "loop_command": dict(msg_id="msg_1", tenant_id="acme", user_id="alice", op="pause", reference="the GRPO one"),
     "loop_fire": dict(tenant_id="acme", user_id="alice", loop_task_id="loop_1", run_key="loop_1:2026-03-02T01:00:00Z",
                       task_id="run_1"),
@@ -63,8 +67,9 @@ def test_every_message_type_has_a_constructor_and_nothing_else_does():
     assert set(CONSTRUCTORS) == set(MESSAGE_TYPES)
 
 
-def test_reply_types_are_the_five_replies_to_user_input():
-    assert REPLY_TYPES == {"task_completed", "task_paused", "chat_reply", "clarification", "task_error"}
+def test_reply_types_are_the_six_replies_to_user_input():
+    assert REPLY_TYPES == {"task_completed", "task_paused", "task_queued", "chat_reply", "clarification",
+                           "task_error"}
     assert REPLY_TYPES <= set(MESSAGE_TYPES)
 
 

@@ -11,13 +11,15 @@ from agents.interaction_actor import InteractionActor
 from agents.router_actor import RouterActor
 from capability_actors.execution_actor import ExecutionActor
 from capability_actors.loop_scheduler_actor import LoopSchedulerActor
+from capability_actors.task_group_aggregator_actor import TaskGroupAggregatorActor
 from common import messages as m
 
 # message type -> the actor classes that receive it ("caller" = whoever asked: main, a test, a user)
 RECEIVERS = {
     "user_input": [InteractionActor],
     "task_completed": [InteractionActor, AgentActor, LoopSchedulerActor, "caller"],
-    "task_paused": [InteractionActor, AgentActor, LoopSchedulerActor, "caller"],
+    "task_paused": [InteractionActor, AgentActor, LoopSchedulerActor, TaskGroupAggregatorActor, "caller"],
+    "task_queued": [InteractionActor, "caller"],
     "chat_reply": [InteractionActor, "caller"],
     "clarification": [InteractionActor, "caller"],
     "task_error": [InteractionActor, AgentActor, LoopSchedulerActor, "caller"],
@@ -27,7 +29,9 @@ RECEIVERS = {
     "analysis_result": [AgentActor],
     "execute": [ExecutionActor],
     "resume_execution": [ExecutionActor],
-    "subtask_result": [AgentActor],
+    "subtask_result": [AgentActor, TaskGroupAggregatorActor],
+    "run_plan": [TaskGroupAggregatorActor],
+    "plan_result": [AgentActor],
     "loop_command": [LoopSchedulerActor],
     "loop_fire": [LoopSchedulerActor],
     "run_task": [AgentActor],
@@ -35,7 +39,8 @@ RECEIVERS = {
     "subscribe": [InteractionActor],
     "notifications_request": [InteractionActor],
     "notifications_reply": ["caller"],
-    "configure": [RouterActor, AgentActor, ExecutionActor, InteractionActor, LoopSchedulerActor],
+    "configure": [RouterActor, AgentActor, ExecutionActor, InteractionActor, LoopSchedulerActor,
+                  TaskGroupAggregatorActor],
     "configured": ["caller"],
     "route_request": [RouterActor],
     "route_reply": [InteractionActor, LoopSchedulerActor, "caller"],

@@ -1,0 +1,325 @@
+"""Live counts for operators: ``python main.py --status`` and the HTTP ``/metrics`` text.
+
+:func:`collect_status` reads the configured task store and loop registry, so it answers the
+same whether Flora is running or not, and from any node when the store is the shared Redis:
+tasks by state (per tenant and in total), queue lengths (tasks in state ``queued`` per
+tenant), loop tasks by status, and the nodes. :func:`render_text` makes a short table of it,
+:func:`render_prometheus` the Prometheus exposition text; :class:`StatusCache` collects at
+most once per interval, so a scrape storm does not become a storm on the store.
+
+Counting goes through the stores' own interfaces (``count_by_state``, ``list``); only finding
+which tenants exist reads the backends directly, read-only, since neither interface lists
+tenants. A SQLite file that does not exist yet is reported as empty, not created.
+
+Exceptions::
+
+    StatusUnavailable     the store or loop registry cannot be reached (the message names the key)
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+
+from common.loops.registry import open_loop_registry
+from common.tasks.models import QUEUED  # a tenant's queue length is its count of queued tasks
+from common.tasks.store import open_store
+from config import FloraConfig
+
+log = logging.getLogger("flora.status")
+
+REDIS_TIMEOUT_S = 3.0  # a status call must fail fast on a wrong host, not hang on connect
+DEFAULT_MAX_AGE_S = 1.0
+CONFIGURED_NODES_NOTE = "from the configuration (actors.node), not checked live"
+
+NodesSource = Callable[[], Iterable[dict]]
+
+
+class StatusUnavailable(RuntimeError):
+    """The store or loop registry cannot be reached; the message names the configuration key."""
+
+
+# --------------------------------------------------------------------------- collecting
+def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dict:
+    """The live counts, as JSON values::
+
+        {"generated_at": 1767000000.0,
+         "store": {"backend": "sqlite", "location": "data/flora.db"},
+         "loop_registry": {"backend": "sqlite", "location": "data/flora.db"},
+         "tasks": {"total": {"completed": 3}, "by_tenant": {"default": {"completed": 3}}},
+         "queues": {"default": 0},
+         "loop_tasks": {"total": {"active": 1}, "by_tenant": {"default": {"active": 1}}},
+         "nodes": [{"name": "local"}], "nodes_note": "from the configuration ..."}
+
+    ``nodes`` lists the live nodes (dicts with at least ``name``); without it the node the
+    configuration names is reported, with a note saying so. Raises StatusUnavailable.
+    """
+    by_tenant = _task_counts(config)
+    loops_by_tenant = _loop_counts(config)
+    tenants = sorted(set(by_tenant) | {config.default_tenant})
+    if nodes is None and config.store.backend == "redis":
+        node_list, note = _registered_nodes(config), ""
+    elif nodes is None:
+        node_list, note = [{"name": config.actors.node}], CONFIGURED_NODES_NOTE
+    else:
+        node_list, note = [dict(n) for n in nodes()], ""
+    return {
+        "generated_at": time.time(),
+        "store": _location(config, config.store.backend),
+        "loop_registry": _location(config, config.loops.registry),
+        "tasks": {"total": _sum(by_tenant.values()), "by_tenant": by_tenant},
+        "queues": {tenant: by_tenant.get(tenant, {}).get(QUEUED, 0) for tenant in tenants},
+        "loop_tasks": {"total": _sum(loops_by_tenant.values()), "by_tenant": loops_by_tenant},
+        "nodes": node_list,
+        "nodes_note": note,
+    }
+
+
+def _registered_nodes(config: FloraConfig) -> list[dict]:
+    """The nodes alive in the shared registry (their entries not expired), with how many
+    AgentActors each runs."""
+    from common.cluster import open_cluster
+
+    cluster = open_cluster(config)
+    try:
+        with _reaching(config, "redis"):
+            nodes, agents = cluster.nodes(), cluster.agents()
+    finally:
+        cluster.close()
+    now = time.time()
+    return [{"name": n.name, "role": n.role, "execution": n.execution, "host": n.host, "pid": n.pid,
+             "admin_port": n.admin_port, "agents": sum(1 for a in agents if a["node"] == n.name),
+             "up_s": round(now - n.started_at, 1)} for n in nodes]
+
+
+def _task_counts(config: FloraConfig) -> dict[str, dict[str, int]]:
+    backend = config.store.backend
+    if backend == "sqlite" and not Path(config.sqlite_path).exists():
+        return {}
+    with _reaching(config, backend):
+        tenants = (_sqlite_tenants(config.sqlite_path, "tasks") if backend == "sqlite"
+                   else _redis_task_tenants(config))
+        if not tenants:
+            return {}
+        store = open_store(config)
+        try:
+            counts = {tenant: store.count_by_state(tenant) for tenant in sorted(tenants)}
+        finally:
+            store.close()
+    return {tenant: dict(sorted(c.items())) for tenant, c in counts.items() if c}
+
+
+def _loop_counts(config: FloraConfig) -> dict[str, dict[str, int]]:
+    backend = config.loops.registry
+    if backend == "sqlite" and not Path(config.sqlite_path).exists():
+        return {}
+    with _reaching(config, backend):
+        tenants = (_sqlite_tenants(config.sqlite_path, "loop_tasks") if backend == "sqlite"
+                   else _redis_loop_tenants(config))
+        if not tenants:
+            return {}
+        registry = open_loop_registry(backend, sqlite_path=config.sqlite_path, redis_url=config.redis.url,
+                                      prefix=config.loops.redis_prefix)
+        try:
+            counts = {tenant: Counter(t.state for t in registry.list(tenant)) for tenant in sorted(tenants)}
+        finally:
+            registry.close()
+    return {tenant: dict(sorted(c.items())) for tenant, c in counts.items() if c}
+
+
+@contextmanager
+def _reaching(config: FloraConfig, backend: str) -> Iterator[None]:
+    """Turns the backend's connection errors into StatusUnavailable naming the key to check."""
+    try:
+        yield
+    except (redis.RedisError, ValueError) as exc:
+        if backend != "redis":
+            raise
+        raise StatusUnavailable(f"cannot read Redis at redis.url {_redact(config.redis.url)}: {exc}") from exc
+    except sqlite3.Error as exc:
+        if backend != "sqlite":
+            raise
+        raise StatusUnavailable(f"cannot read the SQLite store at store.sqlite_path {config.sqlite_path}: "
+                                f"{exc}") from exc
+
+
+def _sqlite_tenants(path: Path, table: str) -> list[str]:
+    # read-only: a status call must not create or change the file
+    db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=REDIS_TIMEOUT_S)
+    try:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone():
+            return []  # that part of Flora has not been used with this file yet
+        return [row[0] for row in db.execute(f"SELECT DISTINCT tenant_id FROM {table}")]
+    finally:
+        db.close()
+
+
+def _redis_client(config: FloraConfig) -> redis.Redis:
+    client = redis.Redis.from_url(config.redis.url, decode_responses=True, socket_connect_timeout=REDIS_TIMEOUT_S,
+                                  socket_timeout=REDIS_TIMEOUT_S)
+    client.ping()
+    return client
+
+
+def _redis_task_tenants(config: FloraConfig) -> set[str]:
+    # the set RedisTaskStore keeps of the tenants that have tasks (see common/tasks/redis_store.py)
+    client = _redis_client(config)
+    try:
+        return set(client.smembers(f"{config.loops.redis_prefix}:tenants"))
+    finally:
+        client.close()
+
+
+def _redis_loop_tenants(config: FloraConfig) -> set[str]:
+    # each tenant's listing key, <prefix>:{<tenant>}:loop:tasks (see common/loops/redis_registry.py)
+    prefix = config.loops.redis_prefix
+    client = _redis_client(config)
+    try:
+        keys = client.scan_iter(match=f"{_glob_escape(prefix)}:{{*}}:loop:tasks", count=1000)
+        head = len(prefix) + 2
+        return {key[head:key.rindex("}:loop:tasks")] for key in keys}
+    finally:
+        client.close()
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
+
+
+def _sum(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for c in counts:
+        total.update(c)
+    return dict(sorted(total.items()))
+
+
+def _location(config: FloraConfig, backend: str) -> dict[str, str]:
+    where = str(config.sqlite_path) if backend == "sqlite" else _redis_location(config)
+    return {"backend": backend, "location": where}
+
+
+def _redis_location(config: FloraConfig) -> str:
+    return f"{_redact(config.redis.url)} (keys {config.loops.redis_prefix}:*)"
+
+
+def _redact(url: str) -> str:
+    """The URL without its password."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(unparsable URL)"
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+# --------------------------------------------------------------------------- caching
+class StatusCache:
+    """``collect()`` at most once per ``max_age_s``; callers in between get the last answer
+    (or the last StatusUnavailable). One collection runs at a time: concurrent callers wait
+    for it rather than starting their own."""
+
+    def __init__(self, collect: Callable[[], dict], *, max_age_s: float = DEFAULT_MAX_AGE_S,
+                 clock: Callable[[], float] = time.monotonic):
+        self._collect, self.max_age_s, self._clock = collect, max_age_s, clock
+        self._lock = threading.Lock()
+        self._at: float | None = None
+        self._value: dict | None = None
+        self._error: StatusUnavailable | None = None
+
+    def get(self) -> dict:
+        with self._lock:
+            if self._at is None or self._clock() - self._at >= self.max_age_s:
+                try:
+                    self._value, self._error = self._collect(), None
+                except StatusUnavailable as exc:
+                    self._value, self._error = None, exc
+                self._at = self._clock()
+            if self._error is not None:
+                raise self._error
+            assert self._value is not None
+            return self._value
+
+
+# --------------------------------------------------------------------------- rendering
+def render_text(status: dict) -> str:
+    """A short aligned table for a terminal."""
+    rows: list[tuple[str, str, str, str]] = []
+    tasks = status["tasks"]
+    for tenant, counts in tasks["by_tenant"].items():
+        rows += [("tasks", tenant, state, str(n)) for state, n in counts.items()]
+    rows += [("tasks", "(all)", state, str(n)) for state, n in tasks["total"].items()]
+    if not tasks["total"]:
+        rows.append(("tasks", "(all)", "-", "0"))
+    rows += [("queue", tenant, QUEUED, str(n)) for tenant, n in status["queues"].items()]
+    loops = status["loop_tasks"]
+    for tenant, counts in loops["by_tenant"].items():
+        rows += [("loop tasks", tenant, state, str(n)) for state, n in counts.items()]
+    rows += [("loop tasks", "(all)", state, str(n)) for state, n in loops["total"].items()]
+    if not loops["total"]:
+        rows.append(("loop tasks", "(all)", "-", "0"))
+    rows += [("node", str(node.get("name", "?")), _node_detail(node), "") for node in status["nodes"]]
+    header = ("WHAT", "TENANT/NODE", "STATE", "COUNT")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    lines = [f"store: {status['store']['backend']} {status['store']['location']}",
+             f"loop registry: {status['loop_registry']['backend']} {status['loop_registry']['location']}", ""]
+    for row in [header, *rows]:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3].rjust(5))
+    if status.get("nodes_note"):
+        lines.append(f"nodes: {status['nodes_note']}")
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _node_detail(node: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in node.items() if k != "name" and v not in (None, "")) or "-"
+
+
+def render_prometheus(status: dict) -> str:
+    """The status as Prometheus exposition text (version 0.0.4), one family per count."""
+    lines = ["# HELP flora_store_up Whether the task store and loop registry could be read.",
+             "# TYPE flora_store_up gauge", "flora_store_up 1",
+             "# HELP flora_tasks Tasks in the store by tenant and state.", "# TYPE flora_tasks gauge"]
+    for tenant, counts in status["tasks"]["by_tenant"].items():
+        lines += [f"flora_tasks{_labels(tenant=tenant, state=state)} {n}" for state, n in counts.items()]
+    lines += ["# HELP flora_queue_length Tasks waiting in the queue (state queued) by tenant.",
+              "# TYPE flora_queue_length gauge"]
+    lines += [f"flora_queue_length{_labels(tenant=tenant)} {n}" for tenant, n in status["queues"].items()]
+    lines += ["# HELP flora_loop_tasks Loop tasks by status, all tenants.", "# TYPE flora_loop_tasks gauge"]
+    lines += [f"flora_loop_tasks{_labels(status=state)} {n}" for state, n in status["loop_tasks"]["total"].items()]
+    lines += ["# HELP flora_nodes Flora nodes known.", "# TYPE flora_nodes gauge", f"flora_nodes {len(status['nodes'])}"]
+    return "\n".join(lines) + "\n"
+
+
+def render_prometheus_unavailable() -> str:
+    """What ``/metrics`` says about the store when it cannot be read."""
+    return ("# HELP flora_store_up Whether the task store and loop registry could be read.\n"
+            "# TYPE flora_store_up gauge\nflora_store_up 0\n")
+
+
+def metrics_text(cache: StatusCache) -> str:
+    """The status part of ``/metrics``: the counts, or ``flora_store_up 0`` when unreachable."""
+    try:
+        return render_prometheus(cache.get())
+    except StatusUnavailable as exc:
+        log.warning("metrics without store counts: %s", exc)
+        return render_prometheus_unavailable()
+
+
+def _labels(**labels: Any) -> str:
+    return "{" + ",".join(f'{name}="{_escape(str(value))}"' for name, value in labels.items()) + "}"
+
+
+def _escape(value: str) -> str:
+    """A label value as the exposition format wants it: backslash, quote and newline escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
