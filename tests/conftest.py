@@ -9,8 +9,12 @@
 from __future__ import annotations
 
 import os
+import uuid
 
 import pytest
+import redis
+
+REDIS_URL = os.environ.get("FLORA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 @pytest.fixture(autouse=True)
@@ -50,3 +54,20 @@ def _default_flora_logging():
     logger.propagate = True
     logger.setLevel(logging.NOTSET)
     yield
+
+
+@pytest.fixture
+def redis_prefix():
+    """A key prefix no other test uses; its keys are deleted after the test."""
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        client.ping()
+    except redis.ConnectionError as exc:
+        pytest.fail(f"Redis at {REDIS_URL} is unreachable ({exc}); the redis task store is tested against a "
+                    "real Redis", pytrace=False)
+    prefix = f"flora-test-{uuid.uuid4().hex[:12]}"
+    yield prefix
+    leftover = list(client.scan_iter(f"{prefix}:*", count=1000))
+    if leftover:
+        client.delete(*leftover)
+    client.close()

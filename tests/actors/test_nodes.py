@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 
 import httpx
 import pytest
@@ -24,23 +23,16 @@ from common.cluster import RedisCluster
 from main import _free_port
 from tests.actors.test_restart_recovery import kill_9
 from tests.api.conftest import REPO, start_server, stop_server
+from tests.conftest import REDIS_URL
 
 pytestmark = pytest.mark.timeout(180)
 
-REDIS_URL = "redis://127.0.0.1:6379/0"
 BEAT_S = 0.5
 
 
 @pytest.fixture
-def prefix():
-    prefix = f"flora-nodes-{uuid.uuid4().hex[:8]}"
-    yield prefix
-    import redis
-
-    client = redis.Redis.from_url(REDIS_URL)
-    for key in client.scan_iter(match=f"{prefix}:*", count=1000):
-        client.delete(key)
-    client.close()
+def prefix(redis_prefix):
+    return redis_prefix
 
 
 def node_config(prefix: str, node: str, admin_port: int, leader_port: int, *, execution: bool = True) -> dict:

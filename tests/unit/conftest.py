@@ -6,16 +6,13 @@ fails the test rather than skipping it. A test that asks for ``db_path`` is abou
 SQLite file itself, so it runs on SQLite only.
 """
 
-import os
-import uuid
 
 import pytest
-import redis
 
 from common.tasks.store import open_store
 from config import load_config
 
-REDIS_URL = os.environ.get("FLORA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+from tests.conftest import REDIS_URL  # noqa: F401  (redis_prefix comes from there too)
 
 
 def pytest_generate_tests(metafunc):
@@ -26,23 +23,6 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture
 def db_path(tmp_path):
     return tmp_path / "flora.db"
-
-
-@pytest.fixture
-def redis_prefix():
-    """A key prefix no other test uses; its keys are deleted after the test."""
-    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-    try:
-        client.ping()
-    except redis.ConnectionError as exc:
-        pytest.fail(f"Redis at {REDIS_URL} is unreachable ({exc}); the redis task store is tested against a "
-                    "real Redis", pytrace=False)
-    prefix = f"flora-test-{uuid.uuid4().hex[:12]}"
-    yield prefix
-    leftover = list(client.scan_iter(f"{prefix}:*", count=1000))
-    if leftover:
-        client.delete(*leftover)
-    client.close()
 
 
 @pytest.fixture

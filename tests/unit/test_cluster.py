@@ -6,26 +6,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-import uuid
 
 import pytest
-import redis
 
 from capability_actors.execution_actor import ExecutionActor
 from common.cluster import LocalCluster, NodeBeacon, NodeInfo, NodeNameTaken, RedisCluster, open_cluster
 from config import ConfigError, load_config
+from tests.conftest import REDIS_URL
 
-REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 @pytest.fixture
-def prefix():
-    prefix = f"flora-cluster-{uuid.uuid4().hex[:8]}"
-    yield prefix
-    client = redis.Redis.from_url(REDIS_URL)
-    for key in client.scan_iter(match=f"{prefix}:*", count=1000):
-        client.delete(key)
-    client.close()
+def prefix(redis_prefix):
+    return redis_prefix
 
 
 @pytest.fixture
