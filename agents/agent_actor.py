@@ -5,7 +5,6 @@ by ``actors.retry_max_attempts``). Its WorkQueue holds tasks beyond the concurre
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +13,8 @@ from thespian.actors import ActorExitRequest, ChildActorExited, PoisonMessage, W
 from agents.base import FloraActor
 from agents.coordination.task_coordinator import TaskCoordinator
 from agents.coordination.work_queue import RetryPolicy, WorkQueue
+from capability_actors.execution_actor import create_execution_actor
+from capability_actors.execution_pool import ExecutionPool, Worker
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.routing.task_planner import TaskPlanner
 from capabilities.routing.task_router import TaskRouter
@@ -22,32 +23,16 @@ from common.cluster import current_node
 from common.tasks.limits import Admission, Limits, open_slots
 
 
-@dataclass
-class Worker:
-    """An ExecutionActor and the messages it has not answered yet (addresses are not
-    hashable, so workers are kept in a list)."""
-
-    address: Any
-    in_flight: dict[str, dict] = field(default_factory=dict)  # by task_id
-    node: str = ""  # where Thespian placed it, known once it answers ``configured``
-    ready: bool = False
-    beats_unready: int = 0  # heartbeats seen while not ready: placement has not happened
-
-
-UNPLACED_BEATS = 3  # heartbeats to wait for an ExecutionActor to be placed before asking again
-
-
 class AgentActor(FloraActor):
     role = "agent"
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.coordinator: TaskCoordinator | None = None
-        self.workers: list[Worker] = []
+        self.pool: ExecutionPool | None = None
         self.reply_to: dict[str, Any] = {}  # msg_id -> who waits for the reply
         self.frontend: Any = None
         self.scheduler: Any = None  # the LoopSchedulerActor
-        self.backlog: list[dict] = []  # work for a worker while none is ready yet
         self.group: Any = None  # the TaskGroupAggregatorActor that runs plans, created on the first
 
     def handlers(self):
@@ -70,7 +55,8 @@ class AgentActor(FloraActor):
                                                                max_steps=self.runtime.config.planning.max_steps),
                                            registry=self.runtime.registry)
         self.config_message = message["config"]
-        for _ in range(self.runtime.config.actors.execution_pool_size):
+        self.pool = ExecutionPool(self.runtime.config.actors.execution_pool_size)
+        for _ in range(self.pool.size):
             self._add_worker()
         self._send_all(self.coordinator.resume_queued())  # queued work outlives a restart
 
@@ -87,22 +73,11 @@ class AgentActor(FloraActor):
                          retry=RetryPolicy.from_config(config.actors))
 
     def _add_worker(self) -> None:
-        from capability_actors.execution_actor import ExecutionActor
-
-        # Thespian places it on a node that accepts ExecutionActors (this one if it does)
-        wanted = self.runtime.config.actors.execution_node
-        address = self.createActor(ExecutionActor, targetActorRequirements={"node": wanted} if wanted else None)
-        self.send(address, m.configure(config=self.config_message, role="execution"))
-        self.workers.append(Worker(address))
+        self.pool.add(create_execution_actor(self, self.config_message))
 
     def on_worker_configured(self, message, sender):
-        worker = self._worker(sender)
-        if worker.address is None:
-            return
-        worker.ready, worker.node = True, message.get("node", "")
-        backlog, self.backlog = self.backlog, []
-        for msg in backlog:
-            self._dispatch(msg)
+        for batch in self.pool.ready(sender, message.get("node", "")):
+            self._dispatch(*batch)
 
     def on_request(self, message, sender):
         try:
@@ -136,7 +111,7 @@ class AgentActor(FloraActor):
         if self.group is not None and sender == self.group:
             self.on_group_reply(message, sender)
             return
-        self._worker(sender).in_flight.pop(message.get("task_id"), None)
+        self.pool.answered(sender, message.get("task_id"))
         kind = message["message_type"]
         if kind == "analysis_result":
             outs = self.coordinator.on_analysis(message)
@@ -149,39 +124,28 @@ class AgentActor(FloraActor):
     def on_heartbeat(self, message, sender):
         self.send(sender, m.heartbeat_ack(seq=message["seq"], role=self.role))
         live = message.get("nodes")
-        for worker in list(self.workers):
-            remote = worker.node and worker.node != current_node(self.runtime.config.actors.node)
-            if worker.ready and live is not None and remote and worker.node not in live:
-                # its node's entry expired: killed, or cut off; Thespian would notice far later
-                self._replace_worker(worker, f"node {worker.node} stopped answering", stop=True)
-            elif not worker.ready:
-                worker.beats_unready += 1
-                if worker.beats_unready >= UNPLACED_BEATS:
-                    self._replace_worker(worker, "it was never placed on a node", stop=True)
-        missing = self.runtime.config.actors.execution_pool_size - len(self.workers)
-        if missing > 0:
-            if not any(w.ready for w in self.workers):
+        own = current_node(self.runtime.config.actors.node)
+        for worker, reason in self.pool.to_replace(None if live is None else set(live), own):
+            self._replace_worker(worker, reason, stop=True)
+        if self.pool.missing():
+            if not self.pool.any_ready():
                 self.log.warning("no node accepts ExecutionActors yet (actors.execution_node=%r); %d task(s) wait",
-                                 self.runtime.config.actors.execution_node, len(self.backlog))
-            for _ in range(missing):
+                                 self.runtime.config.actors.execution_node, len(self.pool.backlog))
+            for _ in range(self.pool.missing()):
                 self._add_worker()
 
     def on_status_request(self, message, sender):
         self.send(sender, m.status_reply(status={
-            "workers": [{"node": w.node, "ready": w.ready, "in_flight": len(w.in_flight)} for w in self.workers],
-            "waiting_for_a_worker": len(self.backlog),
+            "workers": self.pool.snapshot(),
+            "waiting_for_a_worker": len(self.pool.backlog),
             "queued": self.coordinator.queue.queue_lengths(self._tenant()),
             "running": self.coordinator.queue.running_counts(self._tenant())}))
 
     def _dispatch(self, msg: dict) -> None:
         """To the least busy ExecutionActor that is ready; held until one is."""
-        ready = [w for w in self.workers if w.ready]
-        if not ready:
-            self.backlog.append(msg)
-            return
-        worker = min(ready, key=lambda w: len(w.in_flight))
-        worker.in_flight[msg["task_id"]] = msg
-        self.send(worker.address, msg)
+        worker = self.pool.assign([msg])
+        if worker is not None:
+            self.send(worker.address, msg)
 
     def _send_all(self, outs) -> None:
         for destination, msg in outs:
@@ -214,7 +178,7 @@ class AgentActor(FloraActor):
     def _replace_worker(self, lost: Worker, reason: str, *, stop: bool = False) -> None:
         """A worker is gone (exited, its node died, never placed): make another and settle
         what it had in flight."""
-        self.workers.remove(lost)
+        lost_work = self.pool.remove(lost)
         if stop:
             self.send(lost.address, ActorExitRequest())  # in case it lives on, cut off
         if lost.ready:
@@ -222,22 +186,19 @@ class AgentActor(FloraActor):
                              len(lost.in_flight))
             self._add_worker()
         # one never placed (no node takes ExecutionActors yet) is asked for again at the next heartbeat
-        for msg in lost.in_flight.values():
+        for msg in lost_work:
             self._send_all(self.coordinator.on_worker_lost(msg, reason))
 
-    def _worker(self, address: Any) -> Worker:
-        return next((w for w in self.workers if w.address == address), Worker(None))
-
     def on_system_message(self, message, sender):
-        if isinstance(message, ChildActorExited) and self._worker(message.childAddress).address is not None:
-            self._replace_worker(self._worker(message.childAddress), "the execution process exited")
+        if isinstance(message, ChildActorExited) and self.pool.find(message.childAddress) is not None:
+            self._replace_worker(self.pool.find(message.childAddress), "the execution process exited")
         elif isinstance(message, ChildActorExited) and message.childAddress == self.group:
             self.log.warning("the TaskGroupAggregatorActor exited; the next plan starts another")
             self.group = None
         elif isinstance(message, PoisonMessage):
             poisoned = message.poisonMessage
             if isinstance(poisoned, dict):
-                self._worker(sender).in_flight.pop(poisoned.get("task_id"), None)
+                self.pool.answered(sender, poisoned.get("task_id"))
             # the receiver raised on it twice: reported, never retried (WorkQueue's docstring says why)
             self._send_all(self.coordinator.on_poisoned(poisoned, message.details))
         elif isinstance(message, WakeupMessage) and self.coordinator is not None:

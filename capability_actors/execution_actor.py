@@ -54,3 +54,13 @@ class ExecutionActor(FloraActor):
         except Exception as exc:
             self.log.exception("internal error running task_id=%s", msg.get("task_id"))
             return self.service.crashed(msg, exc)
+
+
+def create_execution_actor(parent, config: dict):
+    """Create an ExecutionActor under ``parent`` (an actor) and configure it. Thespian places it
+    on a node that accepts ExecutionActors, this one if it does; its ``configured`` reply says
+    which (ExecutionPool.ready)."""
+    wanted = parent.runtime.config.actors.execution_node
+    address = parent.createActor(ExecutionActor, targetActorRequirements={"node": wanted} if wanted else None)
+    parent.send(address, m.configure(config=config, role="execution"))
+    return address
