@@ -29,17 +29,17 @@ ExecutionActor), :class:`Retry` (call :meth:`TaskGroupRunner.retry` after a dela
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from capabilities.aggregation.result_aggregator import AggregationError, Outcome
+from capabilities.aggregation.result_aggregator import AggregationError
 from capabilities.routing.context_resolver import UnresolvedReference
 from capabilities.routing.plan import Plan
 from capabilities.routing.plan_graph import PlanGraph, Unit
+from capability_actors.plan_outcome import combine
 from common import messages as m
 from common.tasks.models import (
     CANCELLED, COMPLETED, FAILED, PAUSED_STATES, PLANNED, RUNNING, UNFINISHED_STATES, InvalidTransition,
@@ -408,40 +408,27 @@ class TaskGroupRunner:
 
     # -- endings -------------------------------------------------------------------------
     def _finish(self) -> None:
-        leaves = [s for s in self.plan.steps if s.kind != "intermediate"] or list(self.plan.steps)
-        outcomes = [Outcome(source=s.id, ok=s.id in self.results, value=self.results.get(s.id),
-                            error=self.errors.get(s.id, "")) for s in leaves]
-        options = {k: v for k, v in self.plan.aggregation.items() if k != "strategy"}
-        if self.policy.failure_policy == CONTINUE:
-            options.setdefault("min_ok", self.policy.min_ok)
-        strategy = self.plan.aggregation.get("strategy", "concat")
         try:
-            aggregate = self._aggregator.aggregate(outcomes, strategy, **options)
+            outcome = combine(self.plan, self.results, self.errors, self.children, self._aggregator,
+                              min_ok=self.policy.min_ok if self.policy.failure_policy == CONTINUE else None)
         except AggregationError as exc:
             self._finish_failed("capability_failed", f"The steps' results could not be combined: {exc}")
             return
-        steps = {s.id: {"capability": s.capability, "kind": s.kind, "task_id": self.children.get(s.id, ""),
-                        "ok": s.id in self.results, **({"result": self.results[s.id]} if s.id in self.results
-                                                      else {"error": self.errors.get(s.id, "not run")})}
-                 for s in self.plan.steps}
-        result = {"value": aggregate.value, "strategy": aggregate.strategy, "detail": aggregate.detail,
-                  "failed": list(aggregate.failed), "plan": self.plan.to_dict(), "steps": steps}
         self.finished = True
         try:
             self._events.transition(self.tenant_id, self.task_id, COMPLETED, source=SOURCE, expect=(RUNNING,),
-                                    data={"capability": PLAN_CAPABILITY}, result=result)
+                                    data={"capability": PLAN_CAPABILITY}, result=outcome.result)
         except InvalidTransition as exc:  # cancelled as the last step ended: nothing is reported done
             log.info("plan task_id=%s not completed: %s", self.task_id, exc)
             self._end("abandoned")
             return
+        aggregate = outcome.aggregate
         self._event(EventType.PLAN_COMPLETED, aggregate={"strategy": aggregate.strategy, "value": aggregate.value,
                                                           "failed": list(aggregate.failed)})
         self._end("completed")
-        failed = f" ({len(aggregate.failed)} failed: {', '.join(aggregate.failed)})" if aggregate.failed else ""
-        self._out.append(Report(m.plan_result(
-            task_id=self.task_id, tenant_id=self.tenant_id, ok=True, result=result,
-            message=f"Done: {len(self.plan.steps)} steps, combined by {aggregate.strategy}{failed}.\n"
-                    f"{_preview(aggregate.value)}")))
+        self._out.append(Report(m.plan_result(task_id=self.task_id, tenant_id=self.tenant_id, ok=True,
+                                              result=outcome.result,
+                                              message=f"{outcome.summary}\n{m.preview(aggregate.value)}")))
 
     def _finish_failed(self, error_type: str, error: str) -> None:
         self.finished = True
@@ -506,8 +493,3 @@ class TaskGroupRunner:
     def _drain(self) -> list[Action]:
         out, self._out = self._out, []
         return out
-
-
-def _preview(value: Any, limit: int = 500) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"

@@ -15,6 +15,7 @@ Replies to ``user_input`` (the reply contract, see docs/protocol.md) are one of
 
 
 import functools
+import json
 import types
 import uuid
 from typing import Any, Literal, NotRequired, TypedDict, Union, get_args, get_origin, get_type_hints
@@ -443,6 +444,12 @@ MESSAGE_TYPES: dict[str, type] = {
 }
 REPLY_TYPES = frozenset({"task_completed", "task_paused", "task_queued", "chat_reply", "clarification",
                          "task_error"})
+
+
+def preview(value: Any, limit: int = 500) -> str:
+    """A result as short text for a reply's ``message`` (JSON unless it is text already)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def reply_text(reply: dict) -> str:

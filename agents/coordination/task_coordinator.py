@@ -301,7 +301,7 @@ class TaskCoordinator:
         except InvalidTransition as exc:
             return m.task_error(msg_id=task.msg_id, error_type="conflict", message=str(exc), task_id=task.task_id)
         return m.task_completed(msg_id=task.msg_id, task_id=task.task_id, result=result, capability=task.capability,
-                                message=message or f"{task.capability} finished.\n{_preview(result)}")
+                                message=message or f"{task.capability} finished.\n{m.preview(result)}")
 
     def _fail(self, task: TaskRecord, error_type: str, error: str, retryable: bool, data: dict | None = None) -> dict:
         try:
@@ -320,10 +320,3 @@ def _reminder(request: NewLoop) -> dict:
     if request.auto_continue:
         parameters["auto_continue"] = True
     return parameters
-
-
-def _preview(result: Any, limit: int = 500) -> str:
-    import json
-
-    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"
