@@ -10,6 +10,8 @@ about 22 minutes by default). Keys::
     <prefix>:node:<name>              JSON NodeInfo, with a TTL; ``instance`` tells two
                                       processes using the same name apart
     <prefix>:agent:<tenant>|<node>    JSON {tenant, node, instance, since}, with a TTL
+    <prefix>:nodes, <prefix>:agents   sorted sets of those names, scored by when they expire:
+                                      listing reads these, never SCANs the keyspace
 
 A single node on SQLite has no shared registry: :class:`LocalCluster` answers for it alone,
 so the rest of Flora asks the same questions either way.
@@ -121,7 +123,26 @@ class RedisCluster:
         return f"{self._prefix}:node:{name}"
 
     def _agent_key(self, tenant_id: str, node: str) -> str:
-        return f"{self._prefix}:agent:{tenant_id}|{node}"
+        return f"{self._prefix}:agent:{self._agent_name(tenant_id, node)}"
+
+    @staticmethod
+    def _agent_name(tenant_id: str, node: str) -> str:
+        return f"{tenant_id}|{node}"
+
+    def _put(self, key: str, value: str, index: str, member: str, *, nx: bool = False) -> bool:
+        """Write an entry with its TTL and list it in its index (until it expires)."""
+        if not self._redis.set(key, value, nx=nx, px=self._ttl_ms):
+            return False
+        self._redis.zadd(f"{self._prefix}:{index}", {member: time.time() * 1000 + self._ttl_ms})
+        return True
+
+    def _listed(self, index: str, key_of) -> list[bytes]:
+        """The values of the live entries of an index; expired members are pruned."""
+        index_key = f"{self._prefix}:{index}"
+        self._redis.zremrangebyscore(index_key, "-inf", time.time() * 1000)
+        members = sorted(m.decode() for m in self._redis.zrange(index_key, 0, -1))
+        values = self._redis.mget([key_of(member) for member in members]) if members else []
+        return [v for v in values if v is not None]  # the key's own TTL is the truth
 
     def announce(self, node: NodeInfo, *, wait_s: float | None = None) -> None:
         """Claim the node's name. An entry left by an earlier life of this node on this host
@@ -130,12 +151,12 @@ class RedisCluster:
         key = self._node_key(node.name)
         deadline = time.monotonic() + (self._ttl_ms / 1000 if wait_s is None else wait_s)
         while True:
-            if self._redis.set(key, node.to_json(), nx=True, px=self._ttl_ms):
+            if self._put(key, node.to_json(), "nodes", node.name, nx=True):
                 return
             raw = self._redis.get(key)
             held = NodeInfo.from_json(raw) if raw is not None else None
             if held is None or held.instance == node.instance or _earlier_life(held, node):
-                self._redis.set(key, node.to_json(), px=self._ttl_ms)
+                self._put(key, node.to_json(), "nodes", node.name)
                 return
             if time.monotonic() >= deadline:
                 raise NodeNameTaken(held)
@@ -147,7 +168,7 @@ class RedisCluster:
         held = self._redis.get(key)
         if held is not None and NodeInfo.from_json(held).instance != node.instance:
             return False
-        self._redis.set(key, node.to_json(), px=self._ttl_ms)
+        self._put(key, node.to_json(), "nodes", node.name)
         return True
 
     def leave(self, node: NodeInfo) -> None:
@@ -155,11 +176,10 @@ class RedisCluster:
         held = self._redis.get(key)
         if held is not None and NodeInfo.from_json(held).instance == node.instance:
             self._redis.delete(key)
+            self._redis.zrem(f"{self._prefix}:nodes", node.name)
 
     def nodes(self) -> list[NodeInfo]:
-        keys = sorted(self._redis.scan_iter(match=self._node_key("*"), count=500))
-        values = self._redis.mget(keys) if keys else []
-        return [NodeInfo.from_json(v) for v in values if v is not None]
+        return [NodeInfo.from_json(v) for v in self._listed("nodes", self._node_key)]
 
     def live_names(self) -> set[str]:
         return {n.name for n in self.nodes()}
@@ -169,20 +189,21 @@ class RedisCluster:
         if not tenants:
             return
         now = time.time()
+        expires = now * 1000 + self._ttl_ms
         with self._redis.pipeline(transaction=False) as pipe:
             for tenant in tenants:
                 pipe.set(self._agent_key(tenant, node),
                          json.dumps({"tenant_id": tenant, "node": node, "instance": instance, "since": now}),
                          px=self._ttl_ms)
+            pipe.zadd(f"{self._prefix}:agents", {self._agent_name(t, node): expires for t in tenants})
             pipe.execute()
 
     def drop_agent(self, tenant_id: str, node: str) -> None:
         self._redis.delete(self._agent_key(tenant_id, node))
+        self._redis.zrem(f"{self._prefix}:agents", self._agent_name(tenant_id, node))
 
     def agents(self) -> list[dict]:
-        keys = sorted(self._redis.scan_iter(match=f"{self._prefix}:agent:*", count=500))
-        values = self._redis.mget(keys) if keys else []
-        return [json.loads(v) for v in values if v is not None]
+        return [json.loads(v) for v in self._listed("agents", lambda name: f"{self._prefix}:agent:{name}")]
 
     def close(self) -> None:
         self._redis.close()

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+import redis
 
 from capability_actors.execution_actor import ExecutionActor
 from common.cluster import LocalCluster, NodeBeacon, NodeInfo, NodeNameTaken, RedisCluster, open_cluster
@@ -34,7 +35,7 @@ def dead_pid() -> int:
     return child.pid
 
 
-def test_a_node_that_stops_beating_drops_out_when_its_entry_expires(cluster):
+def test_a_node_that_stops_beating_drops_out_when_its_entry_expires(cluster, prefix):
     a, b = NodeInfo("A", admin_port=1), NodeInfo("B", admin_port=2, role="worker")
     cluster.announce(a)
     cluster.announce(b)
@@ -44,6 +45,9 @@ def test_a_node_that_stops_beating_drops_out_when_its_entry_expires(cluster):
         time.sleep(0.15)
         assert cluster.beat(a)
     assert cluster.live_names() == {"A"}
+    index = redis.Redis.from_url(REDIS_URL)
+    assert index.zrange(f"{prefix}:nodes", 0, -1) == [b"A"]  # the lapsed entry left the index too
+    index.close()
 
 
 def test_a_live_name_cannot_be_taken_by_another_process(cluster):
