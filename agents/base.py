@@ -35,7 +35,7 @@ def _in_log_context(receive: Callable[[Any, Any, Any], None]) -> Callable[[Any, 
     @functools.wraps(receive)
     def receiveMessage(self: "FloraActor", message: Any, sender: Any) -> None:
         with log_context.bound(actor=self.role, actor_addr=str(self.myAddress),
-                               node=self.runtime.config.actors.node if self.runtime else None,
+                               node=current_node(self.runtime.config.actors.node) if self.runtime else None,
                                **log_context.message_fields(message)):
             receive(self, message, sender)
 

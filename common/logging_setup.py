@@ -15,6 +15,7 @@ import logging
 import sys
 import time
 
+from common.cluster import current_node
 from common.log_context import ContextFilter, text_suffix, update_process
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
@@ -65,4 +66,5 @@ def configure_logging(level: str = "WARNING", fmt: str = "text", stream=None) ->
 def configure_process_logging(config: dict) -> None:
     """Configure logging in an actor process from the JSON config it was sent."""
     configure_logging(config.get("log_level", "WARNING"), config.get("log_format", "text"))
-    update_process(node=(config.get("actors") or {}).get("node"))
+    # the node this process runs on, which for an actor placed elsewhere is not the sender's
+    update_process(node=current_node((config.get("actors") or {}).get("node") or "local"))
