@@ -19,7 +19,6 @@ Exceptions::
 from __future__ import annotations
 
 import logging
-import re
 import sqlite3
 import threading
 import time
@@ -105,15 +104,12 @@ def _registered_nodes(config: FloraConfig) -> list[dict]:
 def _task_counts(config: FloraConfig) -> dict[str, dict[str, int]]:
     backend = config.store.backend
     if backend == "sqlite" and not Path(config.sqlite_path).exists():
-        return {}
+        return {}  # a status call never creates the store
     with _reaching(config, backend):
-        tenants = (_sqlite_tenants(config.sqlite_path, "tasks") if backend == "sqlite"
-                   else _redis_task_tenants(config))
-        if not tenants:
-            return {}
+        _check_redis(config, backend)
         store = open_store(config)
         try:
-            counts = {tenant: store.count_by_state(tenant) for tenant in sorted(tenants)}
+            counts = {tenant: store.count_by_state(tenant) for tenant in store.tenants()}
         finally:
             store.close()
     return {tenant: dict(sorted(c.items())) for tenant, c in counts.items() if c}
@@ -124,14 +120,11 @@ def _loop_counts(config: FloraConfig) -> dict[str, dict[str, int]]:
     if backend == "sqlite" and not Path(config.sqlite_path).exists():
         return {}
     with _reaching(config, backend):
-        tenants = (_sqlite_tenants(config.sqlite_path, "loop_tasks") if backend == "sqlite"
-                   else _redis_loop_tenants(config))
-        if not tenants:
-            return {}
+        _check_redis(config, backend)
         registry = open_loop_registry(backend, sqlite_path=config.sqlite_path, redis_url=config.redis.url,
                                       prefix=config.loops.redis_prefix)
         try:
-            counts = {tenant: Counter(t.state for t in registry.list(tenant)) for tenant in sorted(tenants)}
+            counts = {tenant: Counter(t.state for t in registry.list(tenant)) for tenant in registry.tenants()}
         finally:
             registry.close()
     return {tenant: dict(sorted(c.items())) for tenant, c in counts.items() if c}
@@ -153,47 +146,16 @@ def _reaching(config: FloraConfig, backend: str) -> Iterator[None]:
                                 f"{exc}") from exc
 
 
-def _sqlite_tenants(path: Path, table: str) -> list[str]:
-    # read-only: a status call must not create or change the file
-    db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=REDIS_TIMEOUT_S)
-    try:
-        if not db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone():
-            return []  # that part of Flora has not been used with this file yet
-        return [row[0] for row in db.execute(f"SELECT DISTINCT tenant_id FROM {table}")]
-    finally:
-        db.close()
-
-
-def _redis_client(config: FloraConfig) -> redis.Redis:
-    client = redis.Redis.from_url(config.redis.url, decode_responses=True, socket_connect_timeout=REDIS_TIMEOUT_S,
+def _check_redis(config: FloraConfig, backend: str) -> None:
+    """Fail fast, within REDIS_TIMEOUT_S, on a Redis that does not answer."""
+    if backend != "redis":
+        return
+    client = redis.Redis.from_url(config.redis.url, socket_connect_timeout=REDIS_TIMEOUT_S,
                                   socket_timeout=REDIS_TIMEOUT_S)
-    client.ping()
-    return client
-
-
-def _redis_task_tenants(config: FloraConfig) -> set[str]:
-    # the set RedisTaskStore keeps of the tenants that have tasks (see common/tasks/redis_store.py)
-    client = _redis_client(config)
     try:
-        return set(client.smembers(f"{config.loops.redis_prefix}:tenants"))
+        client.ping()
     finally:
         client.close()
-
-
-def _redis_loop_tenants(config: FloraConfig) -> set[str]:
-    # each tenant's listing key, <prefix>:{<tenant>}:loop:tasks (see common/loops/redis_registry.py)
-    prefix = config.loops.redis_prefix
-    client = _redis_client(config)
-    try:
-        keys = client.scan_iter(match=f"{_glob_escape(prefix)}:{{*}}:loop:tasks", count=1000)
-        head = len(prefix) + 2
-        return {key[head:key.rindex("}:loop:tasks")] for key in keys}
-    finally:
-        client.close()
-
-
-def _glob_escape(text: str) -> str:
-    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
 
 
 def _sum(counts: Iterable[dict[str, int]]) -> dict[str, int]:

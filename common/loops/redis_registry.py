@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from dataclasses import replace
 from typing import Any, Iterable
@@ -89,6 +90,12 @@ class RedisLoopRegistry(LoopTaskRegistry):
     def get(self, tenant_id: str, loop_task_id: str) -> LoopTask | None:
         raw = self._redis.hgetall(self._task_key(tenant_id, loop_task_id))
         return _decode(raw) if raw else None
+
+    def tenants(self) -> list[str]:
+        # each tenant's listing key is <prefix>:{<tenant>}:loop:tasks; operators ask rarely, so a SCAN
+        head, tail = len(self._prefix) + 2, "}:loop:tasks"
+        keys = self._redis.scan_iter(match=f"{_glob_escape(self._prefix)}:{{*{tail}", count=1000)
+        return sorted({(k.decode() if isinstance(k, bytes) else k)[head:-len(tail)] for k in keys})
 
     def list(self, tenant_id: str, *, user_id: str | None = None,
              states: Iterable[str] | None = None) -> list[LoopTask]:
@@ -198,3 +205,7 @@ def _encode(values: dict) -> dict:
 
 def _decode(raw: dict) -> LoopTask:
     return LoopTask.from_dict({k: json.loads(v) for k, v in raw.items()})
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)

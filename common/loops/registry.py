@@ -32,6 +32,10 @@ class LoopTaskRegistry(ABC):
         """Oldest first (by ``created_at``); every state, deleted included, unless ``states``."""
 
     @abstractmethod
+    def tenants(self) -> list[str]:
+        """The tenants that have loop tasks, sorted (for operators' counts)."""
+
+    @abstractmethod
     def update(self, tenant_id: str, loop_task_id: str, *, user_id: str, **changes) -> LoopTask:
         """Apply ``changes`` (fields in ``MUTABLE_FIELDS``) atomically and return the task.
 

@@ -93,6 +93,10 @@ class SQLiteLoopRegistry(LoopTaskRegistry):
                                    (tenant_id, loop_task_id)).fetchone()
         return _task(row) if row else None
 
+    def tenants(self) -> list[str]:
+        with self._lock:
+            return [row[0] for row in self._db.execute("SELECT DISTINCT tenant_id FROM loop_tasks ORDER BY tenant_id")]
+
     def list(self, tenant_id: str, *, user_id: str | None = None,
              states: Iterable[str] | None = None) -> list[LoopTask]:
         sql, args = "SELECT * FROM loop_tasks WHERE tenant_id=?", [tenant_id]

@@ -207,6 +207,9 @@ class RedisTaskStore(TaskStore):
             total.update({state: int(n) for state, n in counts.items()})
         return {state: n for state, n in total.items() if n > 0}
 
+    def tenants(self) -> list[str]:
+        return sorted(self._redis.smembers(f"{self._prefix}:tenants"))
+
     def unfinished_tasks(self, states: Iterable[str], *, updated_before: float,
                          limit: int = 10_000) -> list[TaskRecord]:
         wanted = set(states)

@@ -209,6 +209,10 @@ class SQLiteTaskStore(TaskStore):
             rows = self._db.execute(sql + " GROUP BY state", args).fetchall()
         return {state: n for state, n in rows}
 
+    def tenants(self) -> list[str]:
+        with self._lock:
+            return [row[0] for row in self._db.execute("SELECT DISTINCT tenant_id FROM tasks ORDER BY tenant_id")]
+
     # -- drafts --------------------------------------------------------------------
     def unfinished_tasks(self, states: Iterable[str], *, updated_before: float, limit: int = 10_000) -> list[TaskRecord]:
         states = list(states)

@@ -57,6 +57,10 @@ class TaskStore(ABC):
     def count_by_state(self, tenant_id: str | None = None) -> dict[str, int]: ...
 
     @abstractmethod
+    def tenants(self) -> list[str]:
+        """The tenants that have tasks, sorted (for operators' counts)."""
+
+    @abstractmethod
     def unfinished_tasks(self, states: Iterable[str], *, updated_before: float, limit: int = 10_000) -> list[TaskRecord]:
         """Tasks of every tenant in ``states`` last changed before ``updated_before``, oldest
         first: what a restarted node looks through for work its previous life left behind."""

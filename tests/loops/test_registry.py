@@ -34,6 +34,14 @@ def test_add_then_get_returns_an_equal_task(reg):
     assert reg.get("acme", "nope") is None
 
 
+def test_tenants_are_those_with_loop_tasks_sorted(reg):
+    assert reg.tenants() == []
+    reg.add(task("a", tenant="zeta"))
+    reg.add(task("b", tenant="acme"))
+    reg.add(task("c", tenant="acme"))
+    assert reg.tenants() == ["acme", "zeta"]
+
+
 def test_add_refuses_an_id_already_taken(reg):
     reg.add(task())
     with pytest.raises(LoopTaskExists):

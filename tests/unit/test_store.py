@@ -308,6 +308,7 @@ def test_count_by_state_per_tenant_and_overall(store):
     assert store.count_by_state(TENANT) == {RUNNING: 2, COMPLETED: 1}
     assert store.count_by_state(OTHER_TENANT) == {RUNNING: 1}
     assert store.count_by_state() == {RUNNING: 3, COMPLETED: 1}
+    assert store.tenants() == sorted([TENANT, OTHER_TENANT])
 
 
 # -- drafts -----------------------------------------------------------------------------
