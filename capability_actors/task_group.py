@@ -22,24 +22,25 @@ recorded with the parent, is copied to the step when the parent resumes. A cance
 (cancelled by anyone, in any process: the store says so) stops the runner: no step starts,
 and results that arrive later are dropped.
 
+When every step has ended the results go to the ResultAggregatorActor (:class:`Aggregate`);
+its answer (:meth:`TaskGroupRunner.on_aggregated`) completes or fails the parent.
+
 Each public method returns the actions for the actor: :class:`Dispatch` (messages for one
-ExecutionActor), :class:`Retry` (call :meth:`TaskGroupRunner.retry` after a delay) and
-:class:`Report` (a message for the AgentActor). A bug raises.
+ExecutionActor), :class:`Retry` (call :meth:`TaskGroupRunner.retry` after a delay),
+:class:`Aggregate` (a message for the ResultAggregatorActor) and :class:`Report` (a message
+for the AgentActor). A bug raises.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from capabilities.aggregation.result_aggregator import AggregationError
 from capabilities.routing.context_resolver import UnresolvedReference
 from capabilities.routing.plan import Plan
 from capabilities.routing.plan_graph import PlanGraph, Unit
-from capability_actors.plan_outcome import combine
 from common import messages as m
 from common.tasks.models import (
     CANCELLED, COMPLETED, FAILED, PAUSED_STATES, PLANNED, RUNNING, UNFINISHED_STATES, InvalidTransition,
@@ -76,6 +77,7 @@ class Setting:
     concurrency: int
     batch_size: int
     trial: Any = None  # the optimizer's ParallelSetting, or None for a fixed setting
+    mode: str = "fixed"  # serial | fixed | tuned: who decided (ParallelTaskAggregator)
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,12 @@ class Report:
     message: dict  # ``plan_result`` or ``task_paused``, for the AgentActor
 
 
-Action = Dispatch | Retry | Report
+@dataclass(frozen=True)
+class Aggregate:
+    message: dict  # ``aggregate_plan``, for the ResultAggregatorActor; its answer goes to on_aggregated
+
+
+Action = Dispatch | Retry | Report | Aggregate
 
 
 @dataclass
@@ -139,6 +146,7 @@ class TaskGroupRunner:
         self.paused: str | None = None  # the step task the parent waits on
         self._pause_queue: list[dict] = []  # further steps' questions, asked one at a time
         self.was_paused = False
+        self.aggregating = False  # every step ended; waiting for the ResultAggregatorActor
         self.finished = False
         self.items = self.errors_seen = 0
         self._started = clock()
@@ -149,7 +157,7 @@ class TaskGroupRunner:
         try:
             self._events.transition(self.tenant_id, self.task_id, RUNNING, source=SOURCE, expect=(PLANNED,),
                                     data={"capability": PLAN_CAPABILITY, "steps": len(self.plan.steps),
-                                          "concurrency": self.setting.concurrency,
+                                          "parallel": self.setting.mode, "concurrency": self.setting.concurrency,
                                           "batch_size": self.setting.batch_size})
         except InvalidTransition as exc:  # cancelled before it began
             log.info("plan task_id=%s not started: %s", self.task_id, exc)
@@ -272,7 +280,7 @@ class TaskGroupRunner:
     @property
     def idle(self) -> bool:
         """Nothing of this plan is running or due: the runner may be forgotten."""
-        return self.finished or (not self.in_flight and not self.waiting_retry)
+        return self.finished or (not self.in_flight and not self.waiting_retry and not self.aggregating)
 
     # -- scheduling ----------------------------------------------------------------------
     def _pump(self) -> list[Action]:
@@ -303,7 +311,7 @@ class TaskGroupRunner:
                         break
         size = max(1, self.setting.batch_size)
         self._out.extend(Dispatch(tuple(starts[i:i + size])) for i in range(0, len(starts), size))
-        if not self.finished and not self.running and self.paused is None:
+        if not self.finished and not self.aggregating and not self.running and self.paused is None:
             self._finish()
         return self._drain()
 
@@ -408,27 +416,35 @@ class TaskGroupRunner:
 
     # -- endings -------------------------------------------------------------------------
     def _finish(self) -> None:
-        try:
-            outcome = combine(self.plan, self.results, self.errors, self.children, self._aggregator,
-                              min_ok=self.policy.min_ok if self.policy.failure_policy == CONTINUE else None)
-        except AggregationError as exc:
-            self._finish_failed("capability_failed", f"The steps' results could not be combined: {exc}")
-            return
+        """Every step has ended: hand the results to the ResultAggregatorActor."""
+        self.aggregating = True
+        self._out.append(Aggregate(m.aggregate_plan(
+            task_id=self.task_id, tenant_id=self.tenant_id, plan=self.plan.to_dict(), results=dict(self.results),
+            errors=dict(self.errors), children=dict(self.children),
+            min_ok=self.policy.min_ok if self.policy.failure_policy == CONTINUE else None)))
+
+    def on_aggregated(self, msg: dict) -> list[Action]:
+        """The ResultAggregatorActor's ``plan_aggregated``: the plan's task ends with it."""
+        if not self.aggregating or self.finished:
+            return []
+        self.aggregating = False
+        if not msg["ok"]:
+            self._finish_failed(msg.get("error_type", "capability_failed"), msg.get("error", "") or "no reason given")
+            return self._drain()
         self.finished = True
+        result = msg["result"]
         try:
             self._events.transition(self.tenant_id, self.task_id, COMPLETED, source=SOURCE, expect=(RUNNING,),
-                                    data={"capability": PLAN_CAPABILITY}, result=outcome.result)
-        except InvalidTransition as exc:  # cancelled as the last step ended: nothing is reported done
+                                    data={"capability": PLAN_CAPABILITY}, result=result)
+        except InvalidTransition as exc:  # cancelled while it was combined: nothing is reported done
             log.info("plan task_id=%s not completed: %s", self.task_id, exc)
             self._end("abandoned")
-            return
-        aggregate = outcome.aggregate
-        self._event(EventType.PLAN_COMPLETED, aggregate={"strategy": aggregate.strategy, "value": aggregate.value,
-                                                          "failed": list(aggregate.failed)})
+            return self._drain()
+        self._event(EventType.PLAN_COMPLETED, aggregate={key: result[key] for key in ("strategy", "value", "failed")})
         self._end("completed")
         self._out.append(Report(m.plan_result(task_id=self.task_id, tenant_id=self.tenant_id, ok=True,
-                                              result=outcome.result,
-                                              message=f"{outcome.summary}\n{m.preview(aggregate.value)}")))
+                                              result=result, message=msg.get("message"))))
+        return self._drain()
 
     def _finish_failed(self, error_type: str, error: str) -> None:
         self.finished = True
@@ -474,10 +490,6 @@ class TaskGroupRunner:
     @property
     def elapsed_s(self) -> float:
         return self._clock() - self._started
-
-    def dominant_capability(self) -> str:
-        """The capability most of the plan's steps run: whose parallel setting the plan uses."""
-        return Counter(s.capability for s in self.plan.steps).most_common(1)[0][0]
 
     def _parent_alive(self) -> bool:
         parent = self._store.get_task(self.tenant_id, self.task_id)

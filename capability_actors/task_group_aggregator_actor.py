@@ -2,9 +2,13 @@
 
 It keeps its own pool of ExecutionActors (children, created as plans need them, up to
 ``planning.max_workers``; one that dies is replaced on demand and its steps are retried),
-so a wide plan never queues behind the AgentActor's single requests and vice versa. Its
-TaskGroupService decides; this actor moves messages, and turns a retry's delay into a
-``wakeupAfter`` (never a sleep: the steps of other plans keep coming in meanwhile).
+so a wide plan never queues behind the AgentActor's single requests and vice versa. A plan
+whose steps have all ended goes to its ResultAggregatorActor (a child, created with the first
+such plan) to be combined, so a slow combination (a model's summary) holds up no other
+plan's steps; one that dies with plans in hand is replaced and they are sent again, once,
+before those plans fail. Its TaskGroupService decides; this actor moves messages, and turns a
+retry's delay into a ``wakeupAfter`` (never a sleep: the steps of other plans keep coming in
+meanwhile).
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from thespian.actors import ChildActorExited, PoisonMessage, WakeupMessage
 from agents.base import FloraActor
 from capability_actors.execution_actor import create_execution_actor
 from capability_actors.execution_pool import ExecutionPool
-from capability_actors.task_group import Dispatch, Report, Retry
+from capability_actors.result_aggregator_actor import ResultAggregatorActor
+from capability_actors.task_group import Aggregate, Dispatch, Report, Retry
 from capability_actors.task_group_service import TaskGroupService
 from common import messages as m
 
@@ -29,10 +34,13 @@ class TaskGroupAggregatorActor(FloraActor):
         self.service: TaskGroupService | None = None
         self.pool: ExecutionPool | None = None
         self.agent: Any = None  # the AgentActor: plans' results go back to it
+        self.aggregator: Any = None  # the ResultAggregatorActor
+        self.aggregating: dict[str, tuple[dict, int]] = {}  # plan task id -> (aggregate_plan, times sent)
 
     def handlers(self):
         return {"run_plan": self.on_run_plan, "subtask_result": self.on_step_reply,
-                "task_paused": self.on_step_reply, "configured": self.on_worker_configured}
+                "task_paused": self.on_step_reply, "plan_aggregated": self.on_aggregated,
+                "configured": self.on_worker_configured}
 
     def configured(self, message, sender):
         rt = self.runtime
@@ -51,6 +59,11 @@ class TaskGroupAggregatorActor(FloraActor):
         self.pool.answered(sender, message.get("task_id"))
         self._act(self.service.on_step_reply(m.validate(message)))
 
+    def on_aggregated(self, message, sender):
+        msg = m.validate(message)
+        self.aggregating.pop(msg["task_id"], None)
+        self._act(self.service.on_aggregated(msg))
+
     def on_worker_configured(self, message, sender):
         for batch in self.pool.ready(sender, message.get("node", "")):
             self._send_batch(batch)
@@ -61,8 +74,29 @@ class TaskGroupAggregatorActor(FloraActor):
                 self._send_batch(action.messages)
             elif isinstance(action, Retry):
                 self.wakeupAfter(action.delay_s, payload={"task_id": action.task_id, "step": action.step_id})
+            elif isinstance(action, Aggregate):
+                self._aggregate(action.message)
             elif isinstance(action, Report) and self.agent is not None:
                 self.send(self.agent, action.message)
+
+    def _aggregate(self, msg: dict, times: int = 1) -> None:
+        if self.aggregator is None:
+            self.aggregator = self.createActor(ResultAggregatorActor)
+            self.send(self.aggregator, m.configure(config=self.config_message, role="result_aggregator"))
+        self.aggregating[msg["task_id"]] = (msg, times)
+        self.send(self.aggregator, msg)
+
+    def _aggregator_lost(self, reason: str) -> None:
+        """The ResultAggregatorActor died: a new one gets the plans it held, once more each."""
+        self.aggregator = None
+        held, self.aggregating = self.aggregating, {}
+        for msg, times in held.values():
+            if times < 2:
+                self._aggregate(msg, times + 1)
+            else:
+                self._act(self.service.on_aggregated(m.plan_aggregated(
+                    task_id=msg["task_id"], tenant_id=msg["tenant_id"], ok=False, error_type="internal",
+                    error=f"Combining the steps' results failed twice: {reason}")))
 
     def _send_batch(self, batch: list[dict]) -> None:
         """To one ExecutionActor: an idle one, else a new one while the pool may grow (it holds
@@ -77,6 +111,17 @@ class TaskGroupAggregatorActor(FloraActor):
     def on_system_message(self, message, sender):
         if isinstance(message, WakeupMessage) and isinstance(message.payload, dict) and self.service is not None:
             self._act(self.service.on_retry(message.payload["task_id"], message.payload["step"]))
+        elif isinstance(message, ChildActorExited) and self.aggregator is not None \
+                and message.childAddress == self.aggregator:
+            self.log.warning("ResultAggregatorActor exited with %d plan(s) in hand", len(self.aggregating))
+            self._aggregator_lost("the aggregating process exited")
+        elif isinstance(message, PoisonMessage) and isinstance(message.poisonMessage, dict) \
+                and message.poisonMessage.get("message_type") == "aggregate_plan":
+            self.aggregating.pop(message.poisonMessage["task_id"], None)
+            msg = message.poisonMessage
+            self._act(self.service.on_aggregated(m.plan_aggregated(
+                task_id=msg["task_id"], tenant_id=msg["tenant_id"], ok=False, error_type="internal",
+                error=f"Combining the steps' results failed: {str(message.details)[-300:]}")))
         elif isinstance(message, ChildActorExited) and self.pool.find(message.childAddress) is not None:
             lost = self.pool.remove(self.pool.find(message.childAddress))
             self.log.warning("ExecutionActor exited with %d step(s) in flight", len(lost))

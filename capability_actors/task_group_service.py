@@ -1,12 +1,10 @@
 """TaskGroupService: what the TaskGroupAggregatorActor does, as a plain class.
 
 It keeps one :class:`~capability_actors.task_group.TaskGroupRunner` per plan being run,
-routes each step's ``subtask_result`` / ``task_paused`` to the runner that started the step,
-and picks each plan's width: from the ``parallel_optimization`` service (Optuna suggests a
-concurrency and batch size for the plan's main capability and is told how it went), or the
-fixed ``planning.concurrency`` / ``planning.batch_size`` when ``planning.parallelism`` is
-``fixed``. A plan that paused for the user is not reported to the optimizer: the time the
-user took says nothing about the setting.
+routes each step's ``subtask_result`` / ``task_paused`` to the runner that started the step
+and each ``plan_aggregated`` to the runner whose results were combined, and asks the
+:class:`~capability_actors.parallel_task_aggregator.ParallelTaskAggregator` how wide each
+plan runs (and tells it how each plan did).
 
 A runner the service has forgotten (the actor restarted while its plan waited for the user)
 is rebuilt from the plan's records when the answer comes (``run_plan`` with ``resume``).
@@ -17,9 +15,8 @@ from __future__ import annotations
 import logging
 
 from capabilities.routing.context_resolver import ContextResolver
-from capability_actors.task_group import (
-    Action, Dispatch, GroupPolicy, Report, Setting, TaskGroupRunner,
-)
+from capability_actors.parallel_task_aggregator import ParallelTaskAggregator
+from capability_actors.task_group import Action, Dispatch, GroupPolicy, Report, Setting, TaskGroupRunner
 from common import messages as m
 from common.tasks.models import PAUSED_STATES, PLANNED
 
@@ -29,7 +26,7 @@ log = logging.getLogger("flora.task_group")
 class TaskGroupService:
     def __init__(self, *, store, events, registry, config, optimizer=None):
         self._store, self._events, self._registry, self._config = store, events, registry, config
-        self._optimizer = optimizer
+        self.parallel = ParallelTaskAggregator(config.planning, optimizer)
         self._resolver = registry.get_capability("context_resolver", None) or ContextResolver()
         self.runners: dict[str, TaskGroupRunner] = {}  # by the plan's task id
         self._owner: dict[str, str] = {}  # a step's task id -> its plan's task id
@@ -63,6 +60,14 @@ class TaskGroupService:
             return self._track(runner, runner.on_paused(msg))
         return self._track(runner, runner.on_result(msg))
 
+    def on_aggregated(self, msg: dict) -> list[Action]:
+        """The ResultAggregatorActor's ``plan_aggregated``."""
+        runner = self.runners.get(msg["task_id"])
+        if runner is None:
+            log.info("aggregate for plan task_id=%s of no running plan; dropped", msg["task_id"])
+            return []
+        return self._track(runner, runner.on_aggregated(msg))
+
     def on_retry(self, task_id: str, step_id: str) -> list[Action]:
         runner = self.runners.get(task_id)
         return self._track(runner, runner.retry(step_id)) if runner is not None else []
@@ -77,7 +82,7 @@ class TaskGroupService:
         runner = TaskGroupRunner(parent, events=self._events, store=self._store, resolver=self._resolver,
                                  aggregator=self._registry.get_capability("result_aggregation"),
                                  setting=Setting(1, 1), policy=self._policy(), on_finish=self._finished)
-        runner.setting = self._setting(runner.dominant_capability())
+        runner.setting = self.parallel.decide(runner.plan, runner.graph)
         self.runners[parent.task_id] = runner
         return runner
 
@@ -91,22 +96,9 @@ class TaskGroupService:
         return actions
 
     def _finished(self, runner: TaskGroupRunner, how: str) -> None:
-        """Tell the optimizer how the setting did: only for a plan that ran to its end
-        unattended (a cancelled or paused one measures the user, not the setting)."""
         for task_id in list(runner.in_flight):
             self._owner.pop(task_id, None)
-        trial = runner.setting.trial
-        if trial is None or self._optimizer is None or runner.was_paused or how == "abandoned":
-            return
-        self._optimizer.report(trial, runner.dominant_capability(), items=runner.items + runner.errors_seen,
-                               elapsed_s=max(runner.elapsed_s, 1e-6), errors=runner.errors_seen)
-
-    def _setting(self, capability: str) -> Setting:
-        planning = self._config.planning
-        if planning.parallelism == "fixed" or self._optimizer is None:
-            return Setting(planning.concurrency, planning.batch_size)
-        suggested = self._optimizer.suggest(capability)
-        return Setting(suggested.concurrency, suggested.batch_size, suggested)
+        self.parallel.observe(runner, how)
 
     def _policy(self) -> GroupPolicy:
         p = self._config.planning

@@ -278,6 +278,37 @@ class PlanResult(TypedDict):
     retryable: NotRequired[bool]
 
 
+class AggregatePlan(TypedDict):
+    """TaskGroupAggregatorActor → ResultAggregatorActor: every step of the plan of task
+    ``task_id`` has ended; combine the results of its leaf and workflow steps by the plan's
+    ``aggregation``. ``results`` and ``errors`` are keyed by step id, ``children`` maps a step id
+    to its task id. Answered with ``plan_aggregated``."""
+
+    message_type: Literal["aggregate_plan"]
+    task_id: str
+    tenant_id: str
+    plan: dict
+    results: dict
+    errors: dict
+    children: dict
+    min_ok: NotRequired[int]
+
+
+class PlanAggregated(TypedDict):
+    """ResultAggregatorActor → TaskGroupAggregatorActor: the combined result of a plan
+    (``result``: value, strategy, detail, failed, plan, steps; ``message``: the summary for the
+    user), or ``ok`` false with why the results could not be combined."""
+
+    message_type: Literal["plan_aggregated"]
+    task_id: str
+    tenant_id: str
+    ok: bool
+    result: NotRequired[Any]
+    message: NotRequired[str]
+    error_type: NotRequired[ErrorType]
+    error: NotRequired[str]
+
+
 # --------------------------------------------------------------------------- loop tasks
 LoopOp = Literal["list", "trigger", "pause", "resume", "delete", "modify"]
 
@@ -438,7 +469,7 @@ MESSAGE_TYPES: dict[str, type] = {
     get_args(_hints(cls)["message_type"])[0]: cls
     for cls in (UserInput, TaskCompleted, TaskPaused, TaskQueued, ChatReply, Clarification, TaskError,
                 AgentTask, ResumeTask, Analyze, AnalysisResult, Execute, ResumeExecution,
-                SubtaskResult, RunPlan, PlanResult, LoopCommand, LoopFire, RunTask, Notification, Subscribe,
+                SubtaskResult, RunPlan, PlanResult, AggregatePlan, PlanAggregated, LoopCommand, LoopFire, RunTask, Notification, Subscribe,
                 NotificationsRequest, NotificationsReply, Configure, Configured, RouteRequest,
                 RouteReply, Heartbeat, HeartbeatAck, StatusRequest, StatusReply)
 }
@@ -636,6 +667,16 @@ def plan_result(*, task_id: str, tenant_id: str, ok: bool, result: Any = None, m
     return _build(PlanResult, **locals())  # type: ignore[return-value]
 
 
+def aggregate_plan(*, task_id: str, tenant_id: str, plan: dict, results: dict, errors: dict, children: dict,
+                   min_ok: int | None = None) -> AggregatePlan:
+    return _build(AggregatePlan, **locals())  # type: ignore[return-value]
+
+
+def plan_aggregated(*, task_id: str, tenant_id: str, ok: bool, result: Any = None, message: str | None = None,
+                    error_type: ErrorType | None = None, error: str | None = None) -> PlanAggregated:
+    return _build(PlanAggregated, **locals())  # type: ignore[return-value]
+
+
 def loop_command(*, msg_id: str, tenant_id: str, user_id: str, op: str, reference: str | None = None,
                  loop_task_id: str | None = None, schedule_text: str | None = None, parameters: dict | None = None,
                  reply_to: Any = None) -> LoopCommand:
@@ -709,6 +750,7 @@ CONSTRUCTORS = {
     "agent_task": agent_task, "resume_task": resume_task, "analyze": analyze,
     "analysis_result": analysis_result, "execute": execute, "resume_execution": resume_execution,
     "subtask_result": subtask_result, "run_plan": run_plan, "plan_result": plan_result,
+    "aggregate_plan": aggregate_plan, "plan_aggregated": plan_aggregated,
     "loop_command": loop_command, "loop_fire": loop_fire,
     "run_task": run_task, "notification": notification, "subscribe": subscribe,
     "notifications_request": notifications_request, "notifications_reply": notifications_reply,

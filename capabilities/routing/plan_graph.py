@@ -68,6 +68,17 @@ class PlanGraph:
         """Units not done or running whose units waited for are all in ``done`` (unit ids)."""
         return [u for u in self._units if u.id not in done and u.id not in running and u.depends_on <= done]
 
+    def width(self) -> int:
+        """How many units can run at once, at least: the most units at one depth (the longest
+        chain of units before them). 1 means the units form one chain: nothing runs in parallel."""
+        depth: dict[str, int] = {}
+        for unit in self._units:  # topological
+            depth[unit.id] = 1 + max((depth[dep] for dep in unit.depends_on), default=-1)
+        counts: dict[int, int] = {}
+        for level in depth.values():
+            counts[level] = counts.get(level, 0) + 1
+        return max(counts.values(), default=0)
+
     def critical_path(self, durations: dict[str, float], *, rounds: int = 1) -> float:
         """The longest chain of units by duration: no schedule can finish sooner.
 

@@ -70,6 +70,8 @@ def test_a_three_step_plan_passes_a_result_on_and_answers_with_the_aggregate(flo
     assert task.state == "completed" and task.meta["plan"] == plan
     kinds = events_of(store, done["task_id"])
     assert kinds[:2] == ["TASK_CREATED", "PLAN_CREATED"] and kinds[-1] == "PLAN_COMPLETED"
+    (started,) = store.events("default", task_id=done["task_id"], event_type="TASK_STARTED")
+    assert started.data["parallel"] == "fixed" and started.data["concurrency"] == 4  # s1 and s2 can run at once
     assert kinds.count("STEP_STARTED") == 3 and kinds.count("STEP_COMPLETED") == 3
     steps = [store.get_task("default", cid) for cid in task.meta["children"].values()]
     assert all(s.meta["parent"] == done["task_id"] and s.state == "completed" for s in steps)

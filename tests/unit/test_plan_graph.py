@@ -135,3 +135,37 @@ def test_critical_path_names_a_step_without_a_duration():
     graph = PlanGraph(make_plan({"a": [], "b": ["a"]}))
     with pytest.raises(ValueError, match="'b'"):
         graph.critical_path({"a": 1.0})
+
+
+@pytest.mark.parametrize("deps, width", [
+    ({"a": []}, 1),
+    ({"a": [], "b": ["a"], "c": ["b"]}, 1),  # a chain
+    ({"a": ["b"], "b": ["a"], "c": ["a"]}, 1),  # a coupled unit, then c: still a chain of units
+    ({"a": [], "b": [], "c": ["a", "b"]}, 2),
+    ({"a": [], "b": ["a"], "c": ["a"], "d": ["a"], "e": ["b", "c", "d"]}, 3),
+    ({"a": [], "b": ["a"], "c": []}, 2),  # c runs beside a, or beside b
+])
+def test_width_says_how_many_units_can_run_at_once(deps, width):
+    assert PlanGraph(make_plan(deps)).width() == width
+
+
+def test_width_one_means_every_unit_waits_for_the_one_before():
+    rng = random.Random(3)
+    for _ in range(200):
+        n = rng.randint(1, 8)
+        deps = {f"s{i}": [f"s{j}" for j in range(i) if rng.random() < 0.3] for i in range(n)}
+        units = PlanGraph(make_plan(deps)).units()
+        chain = all(units[i].id in _reaches(units, units[i + 1].id) for i in range(len(units) - 1))
+        assert (PlanGraph(make_plan(deps)).width() == 1) == chain
+
+
+def _reaches(units: list[Unit], unit_id: str) -> set[str]:
+    """The units ``unit_id`` waits for, directly or not."""
+    by_id = {u.id: u for u in units}
+    seen, todo = set(), [unit_id]
+    while todo:
+        for dep in by_id[todo.pop()].depends_on:
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen

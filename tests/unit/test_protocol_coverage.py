@@ -11,6 +11,7 @@ from agents.interaction_actor import InteractionActor
 from agents.router_actor import RouterActor
 from capability_actors.execution_actor import ExecutionActor
 from capability_actors.loop_scheduler_actor import LoopSchedulerActor
+from capability_actors.result_aggregator_actor import ResultAggregatorActor
 from capability_actors.task_group_aggregator_actor import TaskGroupAggregatorActor
 from common import messages as m
 
@@ -32,6 +33,8 @@ RECEIVERS = {
     "subtask_result": [AgentActor, TaskGroupAggregatorActor],
     "run_plan": [TaskGroupAggregatorActor],
     "plan_result": [AgentActor],
+    "aggregate_plan": [ResultAggregatorActor],
+    "plan_aggregated": [TaskGroupAggregatorActor],
     "loop_command": [LoopSchedulerActor],
     "loop_fire": [LoopSchedulerActor],
     "run_task": [AgentActor],
@@ -40,7 +43,7 @@ RECEIVERS = {
     "notifications_request": [InteractionActor],
     "notifications_reply": ["caller"],
     "configure": [RouterActor, AgentActor, ExecutionActor, InteractionActor, LoopSchedulerActor,
-                  TaskGroupAggregatorActor],
+                  TaskGroupAggregatorActor, ResultAggregatorActor],
     "configured": ["caller"],
     "route_request": [RouterActor],
     "route_reply": [InteractionActor, LoopSchedulerActor, "caller"],

@@ -12,8 +12,9 @@ from capabilities.parallel.optuna_optimizer import OptunaOptimizer
 from capabilities.registry import CapabilityRegistry
 from capabilities.routing.context_resolver import ContextResolver
 from capabilities.routing.plan import Plan
+from capability_actors.plan_outcome import aggregate_reply
 from capability_actors.task_group import (
-    CONTINUE, PLAN_CAPABILITY, Dispatch, GroupPolicy, Report, Retry, Setting, TaskGroupRunner,
+    CONTINUE, PLAN_CAPABILITY, Aggregate, Dispatch, GroupPolicy, Report, Retry, Setting, TaskGroupRunner,
 )
 from capability_actors.task_group_service import TaskGroupService
 from common import messages as m
@@ -54,8 +55,17 @@ def sent(actions) -> list[dict]:
     return [msg for a in actions if isinstance(a, Dispatch) for msg in a.messages]
 
 
-def reports(actions) -> list[dict]:
-    return [a.message for a in actions if isinstance(a, Report)]
+def reports(actions, via) -> list[dict]:
+    """The messages for the AgentActor. A plan whose steps all ended asks to be aggregated first:
+    that is answered as the ResultAggregatorActor answers, through ``via`` (the runner or the
+    service that asked)."""
+    out = []
+    for action in actions:
+        if isinstance(action, Aggregate):
+            out += reports(via.on_aggregated(aggregate_reply(action.message, ResultAggregator())), via)
+        elif isinstance(action, Report):
+            out.append(action.message)
+    return out
 
 
 def ok(msg: dict, result) -> dict:
@@ -85,7 +95,7 @@ def test_independent_steps_start_together_and_a_reference_carries_an_earlier_res
     assert after_s1["s3"]["parameters"] == {"a": 3, "b": 100}  # the number, not the text "3"
 
     assert runner.on_result(ok(first["s2"], {"sum": 30})) == []
-    (done,) = reports(runner.on_result(ok(after_s1["s3"], {"sum": 103})))
+    (done,) = reports(runner.on_result(ok(after_s1["s3"], {"sum": 103})), runner)
     assert done["message_type"] == "plan_result" and done["ok"] is True
     assert done["result"]["value"] == [{"source": "s1", "value": {"sum": 3}}, {"source": "s2", "value": {"sum": 30}},
                                        {"source": "s3", "value": {"sum": 103}}]
@@ -122,7 +132,7 @@ def test_a_retryable_failure_is_retried_after_a_growing_backoff_then_succeeds(st
     (wait,) = runner.on_result(failed(second, retryable=True))
     assert wait.delay_s == 1.0
     (third,) = sent(runner.retry("s1"))
-    (done,) = reports(runner.on_result(ok(third, {"sum": 3})))
+    (done,) = reports(runner.on_result(ok(third, {"sum": 3})), runner)
     assert done["ok"] is True
     assert store.get_task(TENANT, first["task_id"]).state == "failed"
     assert store.get_task(TENANT, third["task_id"]).meta["attempt"] == 3
@@ -136,7 +146,7 @@ def test_retries_stop_at_the_limit_and_a_non_retryable_failure_is_not_retried(st
     (first,) = sent(runner.start())
     runner.on_result(failed(first, retryable=True))
     (second,) = sent(runner.retry("s1"))
-    (gave_up,) = reports(runner.on_result(failed(second, retryable=True)))
+    (gave_up,) = reports(runner.on_result(failed(second, retryable=True)), runner)
     assert gave_up["ok"] is False and "s1" in gave_up["error"]
 
     parent = plan_task(events, [step("s1", a=1, b=2)], task_id="task_plan2")
@@ -144,14 +154,14 @@ def test_retries_stop_at_the_limit_and_a_non_retryable_failure_is_not_retried(st
     (first,) = sent(runner.start())
     actions = runner.on_result(failed(first, retryable=False))
     assert not [a for a in actions if isinstance(a, Retry)]
-    assert reports(actions)[0]["ok"] is False
+    assert reports(actions, runner)[0]["ok"] is False
 
 
 def test_fail_fast_ends_the_plan_and_cancels_what_still_runs(store, events):
     parent = plan_task(events, [step("s1", a=1, b=2), step("s2", a=1, b=2), step("s3", a="${s1.result.sum}", b=1)])
     runner = runner_for(store, events, parent)
     first = by_step(store, sent(runner.start()))
-    (end,) = reports(runner.on_result(failed(first["s1"], retryable=False)))
+    (end,) = reports(runner.on_result(failed(first["s1"], retryable=False)), runner)
     assert end["ok"] is False
     assert store.get_task(TENANT, parent.task_id).state == "failed"
     assert store.get_task(TENANT, first["s2"]["task_id"]).state == "cancelled"
@@ -164,7 +174,7 @@ def test_continue_runs_what_does_not_need_the_failed_step_and_aggregates_the_res
     runner = runner_for(store, events, parent, failure_policy=CONTINUE, min_ok=1)
     first = by_step(store, sent(runner.start()))
     assert sent(runner.on_result(failed(first["s1"], retryable=False))) == []  # s3 cannot run
-    (done,) = reports(runner.on_result(ok(first["s2"], {"sum": 2})))
+    (done,) = reports(runner.on_result(ok(first["s2"], {"sum": 2})), runner)
     assert done["ok"] is True
     assert done["result"]["value"] == [{"source": "s2", "value": {"sum": 2}}]
     assert sorted(done["result"]["failed"]) == ["s1", "s3"]
@@ -176,7 +186,7 @@ def test_continue_fails_the_plan_when_fewer_than_min_ok_steps_succeed(store, eve
     runner = runner_for(store, events, parent, failure_policy=CONTINUE, min_ok=2)
     first = by_step(store, sent(runner.start()))
     runner.on_result(failed(first["s1"], retryable=False))
-    (end,) = reports(runner.on_result(ok(first["s2"], {"sum": 2})))
+    (end,) = reports(runner.on_result(ok(first["s2"], {"sum": 2})), runner)
     assert end["ok"] is False and "s1" in end["error"]
     assert store.get_task(TENANT, parent.task_id).state == "failed"
 
@@ -199,7 +209,7 @@ def test_intermediate_steps_feed_others_but_stay_out_of_the_aggregate(store, eve
     runner = runner_for(store, events, parent)
     (first,) = sent(runner.start())
     (second,) = sent(runner.on_result(ok(first, {"sum": 3})))
-    (done,) = reports(runner.on_result(ok(second, {"sum": 4})))
+    (done,) = reports(runner.on_result(ok(second, {"sum": 4})), runner)
     assert done["result"]["value"] == [{"source": "s2", "value": {"sum": 4}}]
 
 
@@ -209,7 +219,7 @@ def test_plan_aggregation_strategy_is_honoured(store, events):
     runner = runner_for(store, events, parent)
     first = sent(runner.start())
     runner.on_result(ok(first[0], {"sum": 3}))
-    (done,) = reports(runner.on_result(ok(first[1], {"sum": 4})))
+    (done,) = reports(runner.on_result(ok(first[1], {"sum": 4})), runner)
     assert done["result"]["strategy"] == "map_reduce" and done["result"]["value"] == 7
 
 
@@ -224,7 +234,7 @@ def test_coupled_steps_run_in_rounds_reading_the_partners_previous_result(store,
     assert r2s1["parameters"] == {"a": 11, "b": 1}
     (r2s2,) = sent(runner.on_result(ok(r2s1, {"sum": 12})))
     assert r2s2["parameters"] == {"a": 12, "b": 10}
-    (done,) = reports(runner.on_result(ok(r2s2, {"sum": 22})))
+    (done,) = reports(runner.on_result(ok(r2s2, {"sum": 22})), runner)
     assert [v["value"] for v in done["result"]["value"]] == [{"sum": 12}, {"sum": 22}]
 
 
@@ -249,7 +259,7 @@ def test_a_paused_step_pauses_the_plan_and_the_answer_resumes_it(store, events, 
     parent = plan_task(events, [step("s1", a=1), step("s2", a="${s1.result.sum}", b=5)])
     (first,) = sent(service.on_run_plan(m.run_plan(task_id=parent.task_id, tenant_id=TENANT, user_id=USER)))
     store.transition(TENANT, first["task_id"], "waiting_parameters", parameters={"a": 1})  # as the step pauses
-    (asked,) = reports(service.on_step_reply(pause(first)))
+    (asked,) = reports(service.on_step_reply(pause(first)), service)
     assert asked["message_type"] == "task_paused" and asked["task_id"] == parent.task_id
     assert "Step s1" in asked["message"] and asked["missing_parameters"][0]["name"] == "b"
 
@@ -270,7 +280,7 @@ def test_a_paused_step_pauses_the_plan_and_the_answer_resumes_it(store, events, 
     store.transition(TENANT, first["task_id"], "running")
     (second,) = sent(service.on_step_reply(ok(first, {"sum": 3})))
     assert second["parameters"] == {"a": 3, "b": 5}
-    (done,) = reports(service.on_step_reply(ok(second, {"sum": 8})))
+    (done,) = reports(service.on_step_reply(ok(second, {"sum": 8})), service)
     assert done["ok"] is True
     assert store.get_task(TENANT, parent.task_id).state == "completed"
 
@@ -285,8 +295,68 @@ def test_the_optimizer_suggests_the_width_and_hears_how_an_unattended_plan_went(
     assert 1 <= runner.setting.concurrency <= 4 and runner.setting.trial is not None
     for msg in sent(actions):
         actions = service.on_step_reply(ok(msg, {"sum": 3}))
-    while not reports(actions):  # concurrency 1: the second step starts after the first
+    while not reports(actions, service):  # concurrency 1: the second step starts after the first
         actions = service.on_step_reply(ok(sent(actions)[0], {"sum": 3}))
     trials = optimizer.trials("add_numbers")
     assert len(trials) == 1 and trials[0]["value"] > 0
     assert parent.task_id not in service.runners
+
+
+def test_the_finished_steps_go_to_the_result_aggregator_and_its_answer_ends_the_plan(store, events):
+    parent = plan_task(events, [step("s1", a=1, b=2), step("s2", kind="intermediate", a=1, b=1)])
+    runner = runner_for(store, events, parent)
+    first = sent(runner.start())
+    runner.on_result(ok(first[0], {"sum": 3}))
+    (asked,) = runner.on_result(ok(first[1], {"sum": 2}))
+    assert isinstance(asked, Aggregate)
+    assert asked.message["results"] == {"s1": {"sum": 3}, "s2": {"sum": 2}}
+    assert set(asked.message["children"]) == {"s1", "s2"} and "min_ok" not in asked.message
+    assert not runner.idle and store.get_task(TENANT, parent.task_id).state == "running"  # not done until combined
+
+    failed_reply = m.plan_aggregated(task_id=parent.task_id, tenant_id=TENANT, ok=False,
+                                     error_type="capability_failed", error="voting: every answer tied")
+    (end,) = reports(runner.on_aggregated(failed_reply), runner)
+    assert end["ok"] is False and end["error"] == "voting: every answer tied"
+    assert store.get_task(TENANT, parent.task_id).state == "failed"
+    assert runner.on_aggregated(failed_reply) == [] and runner.idle  # a second answer changes nothing
+
+
+def test_a_plan_cancelled_while_its_results_are_combined_is_not_reported_done(store, events):
+    parent = plan_task(events, [step("s1", a=1, b=2)])
+    runner = runner_for(store, events, parent)
+    (first,) = sent(runner.start())
+    (asked,) = runner.on_result(ok(first, {"sum": 3}))
+    cancel_task_tree(events, store, TENANT, parent.task_id, source="test", by=USER)
+    assert runner.on_aggregated(aggregate_reply(asked.message, ResultAggregator())) == []
+    assert runner.finished and store.get_task(TENANT, parent.task_id).state == "cancelled"
+    kinds = [e.event_type for e in store.events(TENANT, task_id=parent.task_id)]
+    assert "PLAN_COMPLETED" not in kinds
+
+
+def test_a_workflow_step_contributes_its_outputs_and_keeps_its_run_in_the_record():
+    plan = Plan.from_dict({"steps": [step("s1", capability="dify_workflow", kind="workflow"),
+                                     step("s2", capability="echo", kind="intermediate"),
+                                     step("s3", capability="echo")],
+                           "aggregation": {"strategy": "concat"}})
+    run = {"workflow_run_id": "run_9", "status": "succeeded", "outputs": {"text": "42 sales"}, "total_tokens": 17}
+    reply = aggregate_reply(m.aggregate_plan(task_id="task_p", tenant_id=TENANT, plan=plan.to_dict(),
+                                             results={"s1": run, "s2": "fed s3", "s3": "done"}, errors={},
+                                             children={"s1": "t1", "s2": "t2", "s3": "t3"}), ResultAggregator())
+    assert reply["ok"] is True
+    assert reply["result"]["value"] == [{"source": "s1", "value": {"text": "42 sales"}},
+                                        {"source": "s3", "value": "done"}]
+    assert reply["result"]["steps"]["s1"]["result"]["workflow_run_id"] == "run_9"
+    assert reply["message"].startswith("Done: 3 steps, combined by concat.")
+
+
+def test_results_that_cannot_be_combined_are_answered_not_raised():
+    plan = Plan.from_dict({"steps": [step("s1"), step("s2")], "aggregation": {"strategy": "map_reduce",
+                                                                             "map": "sum", "reduce": "sum"}})
+    reply = aggregate_reply(m.aggregate_plan(task_id="task_p", tenant_id=TENANT, plan=plan.to_dict(),
+                                             results={"s1": {"sum": 1}, "s2": {"sum": "many"}}, errors={},
+                                             children={}), ResultAggregator())
+    assert reply["ok"] is False and reply["error_type"] == "capability_failed"
+    assert reply["error"].startswith("The steps' results could not be combined:")
+    broken = aggregate_reply(m.aggregate_plan(task_id="task_p", tenant_id=TENANT, plan={"steps": []}, results={},
+                                              errors={}, children={}), ResultAggregator())
+    assert broken["ok"] is False and "steps" in broken["error"]
