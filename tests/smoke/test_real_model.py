@@ -77,3 +77,24 @@ def test_readme_quickstart_example_runs_as_written(model_file):
     assert lines[0].startswith("task_paused | To run convert_temperature")
     assert any(line == "task_completed | {'value': 70.7, 'unit': 'fahrenheit'}" for line in lines)
     assert lines[-1].startswith("chat_reply | ")
+
+
+def test_a_plan_summarised_by_the_real_model(model_file, tmp_path):
+    """Two steps at once, then the ResultAggregatorActor asks the packaged model for the summary."""
+    flora = main.start_flora({
+        "data_dir": str(tmp_path),
+        "llm": {"backend": "local", "model_path": str(model_file)},
+        "actors": {"system_base": "multiprocTCPBase", "ask_timeout_s": 180},
+        "capabilities": {"plugin_modules": ["tests.support.plan_plugins"]},
+    })
+    try:
+        reply = flora.system.ask(flora.interaction, m.user_input(
+            user_id="smoke", content="slow fetch label=sales, slow fetch label=returns, and write me a summary"), 180)
+        m.validate(reply)
+        assert reply["message_type"] == "task_completed", reply
+        result = reply["result"]
+        assert [s["capability"] for s in result["plan"]["steps"]] == ["slow_fetch", "slow_fetch"]
+        assert result["strategy"] == "map_reduce" and result["detail"]["reduce"] == "summary"
+        assert isinstance(result["value"], str) and result["value"].strip()
+    finally:
+        flora.shutdown()
