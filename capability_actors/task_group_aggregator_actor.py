@@ -117,8 +117,8 @@ class TaskGroupAggregatorActor(FloraActor):
             self._aggregator_lost("the aggregating process exited")
         elif isinstance(message, PoisonMessage) and isinstance(message.poisonMessage, dict) \
                 and message.poisonMessage.get("message_type") == "aggregate_plan":
-            self.aggregating.pop(message.poisonMessage["task_id"], None)
             msg = message.poisonMessage
+            self.aggregating.pop(msg["task_id"], None)
             self._act(self.service.on_aggregated(m.plan_aggregated(
                 task_id=msg["task_id"], tenant_id=msg["tenant_id"], ok=False, error_type="internal",
                 error=f"Combining the steps' results failed: {str(message.details)[-300:]}")))
