@@ -232,3 +232,16 @@ def test_a_request_the_rules_cannot_split_is_planned_by_the_model(flora, user, s
     assert done["result"]["plan"]["source"] == "llm"
     assert [v["value"] for v in done["result"]["value"]] == [{"sum": 3}, {"sum": 13}]  # s2 read s1's sum
     assert "PLAN_CREATED" in events_of(store, done["task_id"])
+
+
+def test_a_workflow_step_contributes_its_outputs_to_the_answer(flora, user, store):
+    asked = ask(flora, user, "run workflow, and slow fetch label=sales")
+    assert asked["message_type"] == "task_paused" and asked["missing_parameters"][0]["name"] == "api_key", asked
+    done = ask(flora, user, "sk-test")
+    assert done["message_type"] == "task_completed", done
+    steps = done["result"]["plan"]["steps"]
+    assert [(s["capability"], s["kind"]) for s in steps] == [("dify_workflow", "workflow"), ("slow_fetch", "leaf")]
+    value = {v["source"]: v["value"] for v in done["result"]["value"]}
+    assert value["s1"] == {"echo": {}, "user": user}  # the workflow's outputs, not the run around them
+    assert done["result"]["steps"]["s1"]["result"]["status"] == "succeeded"  # the run stays in the step's record
+    assert value["s2"]["label"] == "sales"
