@@ -122,14 +122,14 @@ class _UnitRun:
 
 
 class TaskGroupRunner:
-    def __init__(self, parent: TaskRecord, *, events, store, resolver, aggregator, setting: Setting,
+    def __init__(self, parent: TaskRecord, *, events, store, resolver, setting: Setting,
                  policy: GroupPolicy, on_finish: Callable[["TaskGroupRunner", str], None] | None = None,
                  clock: Callable[[], float] = time.monotonic):
         self.task_id, self.tenant_id, self.user_id = parent.task_id, parent.tenant_id, parent.user_id
         self.plan = Plan.from_dict(parent.meta["plan"])
         self.graph = PlanGraph(self.plan)
         self.setting, self.policy = setting, policy
-        self._events, self._store, self._resolver, self._aggregator = events, store, resolver, aggregator
+        self._events, self._store, self._resolver = events, store, resolver
         self._instruction = parent.meta.get("instruction", "")
         self._on_finish = on_finish
         self._clock = clock

@@ -25,7 +25,7 @@ log = logging.getLogger("flora.task_group")
 
 class TaskGroupService:
     def __init__(self, *, store, events, registry, config, optimizer=None):
-        self._store, self._events, self._registry, self._config = store, events, registry, config
+        self._store, self._events, self._config = store, events, config
         self.parallel = ParallelTaskAggregator(config.planning, optimizer)
         self._resolver = registry.get_capability("context_resolver", None) or ContextResolver()
         self.runners: dict[str, TaskGroupRunner] = {}  # by the plan's task id
@@ -80,7 +80,6 @@ class TaskGroupService:
     # -- helpers ------------------------------------------------------------------------
     def _runner(self, parent) -> TaskGroupRunner:
         runner = TaskGroupRunner(parent, events=self._events, store=self._store, resolver=self._resolver,
-                                 aggregator=self._registry.get_capability("result_aggregation"),
                                  setting=Setting(1, 1), policy=self._policy(), on_finish=self._finished)
         runner.setting = self.parallel.decide(runner.plan, runner.graph)
         self.runners[parent.task_id] = runner

@@ -47,8 +47,7 @@ def events(store):
 
 def runner_for(store, events, parent, *, concurrency=4, batch=1, **policy) -> TaskGroupRunner:
     return TaskGroupRunner(parent, events=events, store=store, resolver=ContextResolver(),
-                           aggregator=ResultAggregator(), setting=Setting(concurrency, batch),
-                           policy=GroupPolicy(**policy))
+                           setting=Setting(concurrency, batch), policy=GroupPolicy(**policy))
 
 
 def sent(actions) -> list[dict]:
