@@ -11,6 +11,7 @@ import sqlite3
 import pytest
 
 import main
+from common.tasks.sqlite_store import SQLiteTaskStore
 from tests.support.dify_server import dify_server
 
 BASES = ["simpleSystemBase", "multiprocTCPBase"]
@@ -51,6 +52,14 @@ def flora(request, tmp_path_factory, dify, sales_db):
     running = main.start_flora(flora_config(data_dir, dify.url, sales_db, request.param))
     yield running
     running.shutdown()
+
+
+@pytest.fixture
+def store(flora):
+    """The running Flora's task store, opened beside it (the ``flora`` of the test's module)."""
+    opened = SQLiteTaskStore(flora.config.sqlite_path)
+    yield opened
+    opened.close()
 
 
 @pytest.fixture

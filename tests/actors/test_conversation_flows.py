@@ -94,18 +94,12 @@ def test_continue_resumes_the_latest_unfinished_draft(flora, user):
     assert nothing["message_type"] == "chat_reply"
 
 
-def test_greetings_get_a_chat_reply_and_create_no_task(flora, user):
-    from common.tasks.sqlite_store import SQLiteTaskStore
-
+def test_greetings_get_a_chat_reply_and_create_no_task(flora, user, store):
     for text in ("hi", "你好", "tell me a joke"):
         reply = ask(flora, user, text)
         assert reply["message_type"] == "chat_reply", text
         assert "task_id" not in reply
-    store = SQLiteTaskStore(flora.config.sqlite_path)
-    try:
-        assert store.list_tasks(flora.config.default_tenant, user_id=user) == []
-    finally:
-        store.close()
+    assert store.list_tasks(flora.config.default_tenant, user_id=user) == []
 
 
 def test_request_without_a_clear_capability_gets_options_and_the_pick_runs(flora, user):
@@ -145,17 +139,12 @@ def test_structured_answer_by_task_id_and_parameters(flora, user):
     assert done["result"] == {"sum": 15}
 
 
-def test_events_record_the_task_life_cycle(flora, user):
+def test_events_record_the_task_life_cycle(flora, user, store):
     from events.event_bus import EventBus
-    from common.tasks.sqlite_store import SQLiteTaskStore
 
     paused = ask(flora, user, "add numbers a=1")
     ask(flora, user, "b=2")
-    store = SQLiteTaskStore(flora.config.sqlite_path)
-    try:
-        history = EventBus(store).history(flora.config.default_tenant, task_id=paused["task_id"])
-    finally:
-        store.close()
+    history = EventBus(store).history(flora.config.default_tenant, task_id=paused["task_id"])
     assert [e.event_type for e in history] == ["TASK_CREATED", "TASK_PAUSED", "TASK_RESUMED", "TASK_COMPLETED"]
     assert {e.source for e in history} == {"AgentActor", "ExecutionActor"}
 

@@ -14,7 +14,6 @@ import pytest
 
 import main
 from common import messages as m
-from common.tasks.sqlite_store import SQLiteTaskStore
 from tests.actors.conftest import flora_config
 from tests.support.fake_llm import CRASH
 
@@ -27,13 +26,6 @@ def flora(tmp_path_factory, dify, sales_db):
     running = main.start_flora(config)
     yield running
     running.shutdown()
-
-
-@pytest.fixture
-def store(flora):
-    opened = SQLiteTaskStore(flora.config.sqlite_path)
-    yield opened
-    opened.close()
 
 
 def replies(flora, n: int, timeout: float = 20) -> list[dict]:

@@ -10,7 +10,6 @@ import pytest
 
 import main
 from common import messages as m
-from common.tasks.sqlite_store import SQLiteTaskStore
 from tests.actors.conftest import BASES, flora_config
 
 TIMEOUT = 60
@@ -30,13 +29,6 @@ def flora(request, tmp_path_factory, dify, sales_db):
     running = main.start_flora(plan_config(data_dir, dify.url, sales_db, request.param))
     yield running
     running.shutdown()
-
-
-@pytest.fixture
-def store(flora):
-    opened = SQLiteTaskStore(flora.config.sqlite_path)
-    yield opened
-    opened.close()
 
 
 def ask(flora, user: str, content: str, **fields) -> dict:
