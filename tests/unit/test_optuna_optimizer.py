@@ -1,7 +1,6 @@
 """OptunaOptimizer: it finds the best concurrency of a simulated capability, and its studies
 persist in SQLite and in the real Redis."""
 
-import uuid
 
 import pytest
 import redis
@@ -32,22 +31,6 @@ def run_batches(optimizer: OptunaOptimizer, capability: str, n: int) -> list[Par
 @pytest.fixture
 def sqlite_url(tmp_path):
     return f"sqlite:///{tmp_path / 'optuna.db'}"
-
-
-@pytest.fixture
-def redis_study_prefix():
-    client = redis.Redis.from_url(REDIS_URL)
-    try:
-        client.ping()
-    except redis.ConnectionError as exc:
-        pytest.fail(f"Redis at {REDIS_URL} is unreachable ({exc}); Optuna's Redis storage is tested against it",
-                    pytrace=False)
-    prefix = f"flora-test-optuna-{uuid.uuid4().hex[:12]}"
-    yield prefix
-    leftover = list(client.scan_iter(f"{prefix}:*", count=1000))
-    if leftover:
-        client.delete(*leftover)
-    client.close()
 
 
 def test_optimizer_moves_toward_the_known_best_concurrency(sqlite_url):
@@ -117,14 +100,14 @@ def test_sqlite_study_persists_across_restarts(sqlite_url):
     assert len(first.trials("sim")) == 7
 
 
-def test_redis_study_persists_across_restarts(redis_study_prefix):
-    first = OptunaOptimizer(REDIS_URL, seed=5, study_prefix=redis_study_prefix)
+def test_redis_study_persists_across_restarts(redis_prefix):
+    first = OptunaOptimizer(REDIS_URL, seed=5, study_prefix=redis_prefix)
     run_batches(first, "sim", 4)
-    second = OptunaOptimizer(REDIS_URL, seed=5, study_prefix=redis_study_prefix)
+    second = OptunaOptimizer(REDIS_URL, seed=5, study_prefix=redis_prefix)
     assert [t["number"] for t in second.trials("sim")] == [0, 1, 2, 3]
     assert second.best("sim") == first.best("sim")
-    assert redis.Redis.from_url(REDIS_URL).exists(f"{redis_study_prefix}:log_number")
-    other = OptunaOptimizer(REDIS_URL, seed=5, study_prefix=f"{redis_study_prefix}-other")
+    assert redis.Redis.from_url(REDIS_URL).exists(f"{redis_prefix}:log_number")
+    other = OptunaOptimizer(REDIS_URL, seed=5, study_prefix=f"{redis_prefix}:other")
     assert other.best("sim") is None  # another prefix is another set of studies
 
 
