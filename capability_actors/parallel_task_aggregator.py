@@ -26,7 +26,8 @@ from collections import Counter
 
 from capabilities.routing.plan import Plan
 from capabilities.routing.plan_graph import PlanGraph
-from capability_actors.task_group import Setting, TaskGroupRunner
+from capability_actors.task_group import TaskGroupRunner
+from capability_actors.task_group_actions import Setting
 
 SERIAL, FIXED, TUNED = "serial", "fixed", "tuned"
 

@@ -22,13 +22,12 @@ recorded with the parent, is copied to the step when the parent resumes. A cance
 (cancelled by anyone, in any process: the store says so) stops the runner: no step starts,
 and results that arrive later are dropped.
 
-When every step has ended the results go to the ResultAggregatorActor (:class:`Aggregate`);
-its answer (:meth:`TaskGroupRunner.on_aggregated`) completes or fails the parent.
+When every step has ended the results go to the ResultAggregatorActor (an ``Aggregate``
+action); its answer (:meth:`TaskGroupRunner.on_aggregated`) completes or fails the parent.
+Results lost with a dying ResultAggregatorActor are sent to its successor once more.
 
-Each public method returns the actions for the actor: :class:`Dispatch` (messages for one
-ExecutionActor), :class:`Retry` (call :meth:`TaskGroupRunner.retry` after a delay),
-:class:`Aggregate` (a message for the ResultAggregatorActor) and :class:`Report` (a message
-for the AgentActor). A bug raises.
+Each public method returns the actions for the actor
+(:mod:`capability_actors.task_group_actions`). A bug raises.
 """
 
 from __future__ import annotations
@@ -41,6 +40,9 @@ from typing import Any, Callable
 from capabilities.routing.context_resolver import UnresolvedReference
 from capabilities.routing.plan import Plan
 from capabilities.routing.plan_graph import PlanGraph, Unit
+from capability_actors.task_group_actions import (
+    CONTINUE, FAIL_FAST, Action, Aggregate, Dispatch, GroupPolicy, Report, Retry, Setting,
+)
 from common import messages as m
 from common.tasks.models import (
     CANCELLED, COMPLETED, FAILED, PAUSED_STATES, PLANNED, RUNNING, UNFINISHED_STATES, InvalidTransition,
@@ -52,57 +54,7 @@ log = logging.getLogger("flora.task_group")
 
 SOURCE = "TaskGroupAggregatorActor"
 PLAN_CAPABILITY = "plan"
-FAIL_FAST, CONTINUE = "fail_fast", "continue"
-
-
-@dataclass(frozen=True)
-class GroupPolicy:
-    """How a group treats failures and coupled units (``planning.*`` in the config)."""
-
-    max_retries: int = 2
-    retry_backoff_s: float = 0.2
-    retry_backoff_max_s: float = 10.0
-    failure_policy: str = FAIL_FAST
-    min_ok: int = 1
-    coupled_rounds: int = 2
-
-    def backoff(self, attempt: int) -> float:
-        return min(self.retry_backoff_s * 2 ** (attempt - 1), self.retry_backoff_max_s)
-
-
-@dataclass(frozen=True)
-class Setting:
-    """How wide one plan runs; ``trial`` is the optimizer's, reported back at the end."""
-
-    concurrency: int
-    batch_size: int
-    trial: Any = None  # the optimizer's ParallelSetting, or None for a fixed setting
-    mode: str = "fixed"  # serial | fixed | tuned: who decided (ParallelTaskAggregator)
-
-
-@dataclass(frozen=True)
-class Dispatch:
-    messages: tuple[dict, ...]  # ``execute`` / ``resume_execution``, all for one ExecutionActor
-
-
-@dataclass(frozen=True)
-class Retry:
-    task_id: str  # the parent
-    step_id: str
-    delay_s: float
-
-
-@dataclass(frozen=True)
-class Report:
-    message: dict  # ``plan_result`` or ``task_paused``, for the AgentActor
-
-
-@dataclass(frozen=True)
-class Aggregate:
-    message: dict  # ``aggregate_plan``, for the ResultAggregatorActor; its answer goes to on_aggregated
-
-
-Action = Dispatch | Retry | Report | Aggregate
+MAX_AGGREGATIONS = 2  # a ResultAggregatorActor that dies holding a plan's results: its successor gets them once
 
 
 @dataclass
@@ -147,6 +99,7 @@ class TaskGroupRunner:
         self._pause_queue: list[dict] = []  # further steps' questions, asked one at a time
         self.was_paused = False
         self.aggregating = False  # every step ended; waiting for the ResultAggregatorActor
+        self._aggregations = 0  # times the results were sent to one
         self.finished = False
         self.items = self.errors_seen = 0
         self._started = clock()
@@ -418,10 +371,27 @@ class TaskGroupRunner:
     def _finish(self) -> None:
         """Every step has ended: hand the results to the ResultAggregatorActor."""
         self.aggregating = True
+        self._send_for_aggregation()
+
+    def _send_for_aggregation(self) -> None:
+        self._aggregations += 1
         self._out.append(Aggregate(m.aggregate_plan(
             task_id=self.task_id, tenant_id=self.tenant_id, plan=self.plan.to_dict(), results=dict(self.results),
             errors=dict(self.errors), children=dict(self.children),
             min_ok=self.policy.min_ok if self.policy.failure_policy == CONTINUE else None)))
+
+    def aggregation_lost(self, reason: str, *, retry: bool = True) -> list[Action]:
+        """The ResultAggregatorActor died holding this plan's results (``retry``: they go to
+        its successor, once more), or could not take them: then the plan fails."""
+        if not self.aggregating or self.finished:
+            return []
+        if retry and self._aggregations < MAX_AGGREGATIONS:
+            self._send_for_aggregation()
+            return self._drain()
+        times = f" {self._aggregations} times" if retry else ""
+        return self.on_aggregated(m.plan_aggregated(task_id=self.task_id, tenant_id=self.tenant_id, ok=False,
+                                                    error_type="internal",
+                                                    error=f"Combining the steps' results failed{times}: {reason}"))
 
     def on_aggregated(self, msg: dict) -> list[Action]:
         """The ResultAggregatorActor's ``plan_aggregated``: the plan's task ends with it."""

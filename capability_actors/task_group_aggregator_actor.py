@@ -21,7 +21,7 @@ from agents.base import FloraActor
 from capability_actors.execution_actor import create_execution_actor
 from capability_actors.execution_pool import ExecutionPool
 from capability_actors.result_aggregator_actor import ResultAggregatorActor
-from capability_actors.task_group import Aggregate, Dispatch, Report, Retry
+from capability_actors.task_group_actions import Aggregate, Dispatch, Report, Retry
 from capability_actors.task_group_service import TaskGroupService
 from common import messages as m
 
@@ -35,7 +35,6 @@ class TaskGroupAggregatorActor(FloraActor):
         self.pool: ExecutionPool | None = None
         self.agent: Any = None  # the AgentActor: plans' results go back to it
         self.aggregator: Any = None  # the ResultAggregatorActor
-        self.aggregating: dict[str, tuple[dict, int]] = {}  # plan task id -> (aggregate_plan, times sent)
 
     def handlers(self):
         return {"run_plan": self.on_run_plan, "subtask_result": self.on_step_reply,
@@ -60,9 +59,7 @@ class TaskGroupAggregatorActor(FloraActor):
         self._act(self.service.on_step_reply(m.validate(message)))
 
     def on_aggregated(self, message, sender):
-        msg = m.validate(message)
-        self.aggregating.pop(msg["task_id"], None)
-        self._act(self.service.on_aggregated(msg))
+        self._act(self.service.on_aggregated(m.validate(message)))
 
     def on_worker_configured(self, message, sender):
         for batch in self.pool.ready(sender, message.get("node", "")):
@@ -79,24 +76,11 @@ class TaskGroupAggregatorActor(FloraActor):
             elif isinstance(action, Report) and self.agent is not None:
                 self.send(self.agent, action.message)
 
-    def _aggregate(self, msg: dict, times: int = 1) -> None:
+    def _aggregate(self, msg: dict) -> None:
         if self.aggregator is None:
             self.aggregator = self.createActor(ResultAggregatorActor)
             self.send(self.aggregator, m.configure(config=self.config_message, role="result_aggregator"))
-        self.aggregating[msg["task_id"]] = (msg, times)
         self.send(self.aggregator, msg)
-
-    def _aggregator_lost(self, reason: str) -> None:
-        """The ResultAggregatorActor died: a new one gets the plans it held, once more each."""
-        self.aggregator = None
-        held, self.aggregating = self.aggregating, {}
-        for msg, times in held.values():
-            if times < 2:
-                self._aggregate(msg, times + 1)
-            else:
-                self._act(self.service.on_aggregated(m.plan_aggregated(
-                    task_id=msg["task_id"], tenant_id=msg["tenant_id"], ok=False, error_type="internal",
-                    error=f"Combining the steps' results failed twice: {reason}")))
 
     def _send_batch(self, batch: list[dict]) -> None:
         """To one ExecutionActor: an idle one, else a new one while the pool may grow (it holds
@@ -113,15 +97,13 @@ class TaskGroupAggregatorActor(FloraActor):
             self._act(self.service.on_retry(message.payload["task_id"], message.payload["step"]))
         elif isinstance(message, ChildActorExited) and self.aggregator is not None \
                 and message.childAddress == self.aggregator:
-            self.log.warning("ResultAggregatorActor exited with %d plan(s) in hand", len(self.aggregating))
-            self._aggregator_lost("the aggregating process exited")
+            self.log.warning("ResultAggregatorActor exited; the plans it held go to a new one")
+            self.aggregator = None
+            self._act(self.service.on_aggregation_lost("the aggregating process exited"))
         elif isinstance(message, PoisonMessage) and isinstance(message.poisonMessage, dict) \
                 and message.poisonMessage.get("message_type") == "aggregate_plan":
-            msg = message.poisonMessage
-            self.aggregating.pop(msg["task_id"], None)
-            self._act(self.service.on_aggregated(m.plan_aggregated(
-                task_id=msg["task_id"], tenant_id=msg["tenant_id"], ok=False, error_type="internal",
-                error=f"Combining the steps' results failed: {str(message.details)[-300:]}")))
+            self._act(self.service.on_aggregation_lost(str(message.details)[-300:],
+                                                       task_id=message.poisonMessage["task_id"]))
         elif isinstance(message, ChildActorExited) and self.pool.find(message.childAddress) is not None:
             lost = self.pool.remove(self.pool.find(message.childAddress))
             self.log.warning("ExecutionActor exited with %d step(s) in flight", len(lost))

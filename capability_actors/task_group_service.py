@@ -16,7 +16,8 @@ import logging
 
 from capabilities.routing.context_resolver import ContextResolver
 from capability_actors.parallel_task_aggregator import ParallelTaskAggregator
-from capability_actors.task_group import Action, Dispatch, GroupPolicy, Report, Setting, TaskGroupRunner
+from capability_actors.task_group import TaskGroupRunner
+from capability_actors.task_group_actions import Action, Dispatch, GroupPolicy, Report, Setting
 from common import messages as m
 from common.tasks.models import PAUSED_STATES, PLANNED
 
@@ -67,6 +68,17 @@ class TaskGroupService:
             log.info("aggregate for plan task_id=%s of no running plan; dropped", msg["task_id"])
             return []
         return self._track(runner, runner.on_aggregated(msg))
+
+    def on_aggregation_lost(self, reason: str, task_id: str | None = None) -> list[Action]:
+        """The ResultAggregatorActor died (every plan it held is sent again, once), or could not
+        take the results of plan ``task_id`` (that plan fails)."""
+        if task_id is not None:
+            runner = self.runners.get(task_id)
+            return self._track(runner, runner.aggregation_lost(reason, retry=False)) if runner is not None else []
+        actions: list[Action] = []
+        for runner in [r for r in self.runners.values() if r.aggregating]:
+            actions += self._track(runner, runner.aggregation_lost(reason))
+        return actions
 
     def on_retry(self, task_id: str, step_id: str) -> list[Action]:
         runner = self.runners.get(task_id)

@@ -10,7 +10,7 @@ import pytest
 from capabilities.parallel.optuna_optimizer import OptunaOptimizer
 from capabilities.routing.plan import Plan, PlanStep
 from capability_actors.parallel_task_aggregator import SERIAL, ParallelTaskAggregator, main_capability
-from capability_actors.task_group import Setting
+from capability_actors.task_group_actions import Setting
 from config import load_config
 
 

@@ -1,6 +1,7 @@
 """The ResultAggregatorActor and how the TaskGroupAggregatorActor hands plans to it, with the
-actors' ``send`` and ``createActor`` captured: answers for good and malformed requests, a
-dead aggregator replaced with its plans sent again once, a poisoned request failing its plan."""
+actors' ``send`` and ``createActor`` captured: answers for good and malformed requests, one
+aggregator for every plan, a dead one replaced for the plans it held, a poisoned request
+reported for its plan."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from thespian.actors import ChildActorExited, PoisonMessage
 from capabilities.aggregation.result_aggregator import ResultAggregator
 from capabilities.registry import CapabilityRegistry
 from capability_actors.result_aggregator_actor import ResultAggregatorActor
+from capability_actors.task_group_actions import Aggregate
 from capability_actors.task_group_aggregator_actor import TaskGroupAggregatorActor
 from common import messages as m
 
@@ -66,17 +68,21 @@ def test_a_bug_while_combining_fails_the_plan_instead_of_leaving_it_waiting():
 
 
 class Service:
-    def __init__(self):
-        self.answers: list[dict] = []
+    """Stands in for TaskGroupService (tested in test_task_group.py): records what the actor
+    tells it, and answers a lost aggregation with the plans to send again."""
 
-    def on_aggregated(self, msg):
-        self.answers.append(m.validate(msg))
-        return []
+    def __init__(self, resend=()):
+        self.lost: list[tuple] = []
+        self.resend = list(resend)
+
+    def on_aggregation_lost(self, reason, task_id=None):
+        self.lost.append((reason, task_id))
+        return [Aggregate(msg) for msg in self.resend]
 
 
-def group_actor() -> tuple[TaskGroupAggregatorActor, list, list]:
+def group_actor(service) -> tuple[TaskGroupAggregatorActor, list, list]:
     actor = TaskGroupAggregatorActor()
-    actor.service, actor.config_message = Service(), {"log_level": "INFO"}
+    actor.service, actor.config_message = service, {"log_level": "INFO"}
     created: list[str] = []
 
     def create(cls, **_):
@@ -86,30 +92,24 @@ def group_actor() -> tuple[TaskGroupAggregatorActor, list, list]:
     return actor, created, captured(actor)
 
 
-def test_a_dead_aggregator_is_replaced_and_its_plans_sent_again_once():
-    actor, created, out = group_actor()
-    actor._aggregate(request("task_a"))
-    actor._aggregate(request("task_b"))
+def test_one_aggregator_serves_every_plan_and_a_dead_one_is_replaced_for_what_it_held():
+    actor, created, out = group_actor(Service(resend=[request("task_b")]))
+    actor._act([Aggregate(request("task_a")), Aggregate(request("task_b"))])
     assert created == ["ResultAggregatorActor-1"]  # one for both
     assert [msg["message_type"] for _, msg in out] == ["configure", "aggregate_plan", "aggregate_plan"]
 
     out.clear()
     actor.on_system_message(ChildActorExited("ResultAggregatorActor-1"), None)
+    assert actor.service.lost == [("the aggregating process exited", None)]
     assert created[-1] == "ResultAggregatorActor-2"
-    assert [(to, msg.get("task_id")) for to, msg in out] == [
-        ("ResultAggregatorActor-2", None), ("ResultAggregatorActor-2", "task_a"), ("ResultAggregatorActor-2", "task_b")]
-
-    actor.on_aggregated(m.plan_aggregated(task_id="task_a", tenant_id="acme", ok=True, result={}), created[-1])
-    actor.on_system_message(ChildActorExited("ResultAggregatorActor-2"), None)  # dies again with task_b
-    (failed,) = [a for a in actor.service.answers if a["task_id"] == "task_b"]
-    assert failed["ok"] is False and failed["error_type"] == "internal" and "twice" in failed["error"]
-    assert actor.aggregating == {}
+    assert [(to, msg.get("task_id")) for to, msg in out] == [("ResultAggregatorActor-2", None),
+                                                             ("ResultAggregatorActor-2", "task_b")]
 
 
-def test_a_request_the_aggregator_cannot_take_fails_its_plan():
-    actor, created, _ = group_actor()
-    actor._aggregate(request("task_a"))
+def test_a_request_the_aggregator_cannot_take_is_reported_for_its_plan():
+    actor, created, _ = group_actor(Service())
+    actor._act([Aggregate(request("task_a"))])
     actor.on_system_message(PoisonMessage(request("task_a"), "Traceback ... MemoryError"), created[-1])
-    (failed,) = actor.service.answers
-    assert failed["task_id"] == "task_a" and failed["ok"] is False and "MemoryError" in failed["error"]
-    assert actor.aggregating == {} and created == ["ResultAggregatorActor-1"]
+    ((reason, task_id),) = actor.service.lost
+    assert task_id == "task_a" and "MemoryError" in reason
+    assert created == ["ResultAggregatorActor-1"] and actor.aggregator == created[-1]  # it is still alive

@@ -13,9 +13,8 @@ from capabilities.registry import CapabilityRegistry
 from capabilities.routing.context_resolver import ContextResolver
 from capabilities.routing.plan import Plan
 from capability_actors.plan_outcome import aggregate_reply
-from capability_actors.task_group import (
-    CONTINUE, PLAN_CAPABILITY, Aggregate, Dispatch, GroupPolicy, Report, Retry, Setting, TaskGroupRunner,
-)
+from capability_actors.task_group import PLAN_CAPABILITY, TaskGroupRunner
+from capability_actors.task_group_actions import CONTINUE, Aggregate, Dispatch, GroupPolicy, Report, Retry, Setting
 from capability_actors.task_group_service import TaskGroupService
 from common import messages as m
 from common.tasks.cancel import cancel_task_tree
@@ -359,3 +358,33 @@ def test_results_that_cannot_be_combined_are_answered_not_raised():
     broken = aggregate_reply(m.aggregate_plan(task_id="task_p", tenant_id=TENANT, plan={"steps": []}, results={},
                                               errors={}, children={}), ResultAggregator())
     assert broken["ok"] is False and "steps" in broken["error"]
+
+
+def test_results_lost_with_their_aggregator_are_sent_once_more_then_the_plan_fails(store, events):
+    parent = plan_task(events, [step("s1", a=1, b=2)])
+    runner = runner_for(store, events, parent)
+    (first,) = sent(runner.start())
+    (asked,) = runner.on_result(ok(first, {"sum": 3}))
+    (again,) = runner.aggregation_lost("the aggregating process exited")
+    assert isinstance(again, Aggregate) and again.message == asked.message
+    (end,) = reports(runner.aggregation_lost("the aggregating process exited"), runner)
+    assert end["ok"] is False and end["error_type"] == "internal"
+    assert end["error"] == "Combining the steps' results failed 2 times: the aggregating process exited"
+    assert store.get_task(TENANT, parent.task_id).state == "failed" and runner.idle
+
+
+def test_results_the_aggregator_cannot_take_fail_the_plan_at_once_and_other_plans_are_untouched(store, events, tmp_path):
+    config = load_config({"data_dir": str(tmp_path), "planning": {"parallelism": "fixed"}}, env={})
+    service = TaskGroupService(store=store, events=events, registry=registry(), config=config)
+    plans = [plan_task(events, [step("s1", a=1, b=2)], task_id=f"task_plan{i}") for i in (1, 2, 3)]
+    firsts = [sent(service.on_run_plan(m.run_plan(task_id=p.task_id, tenant_id=TENANT, user_id=USER)))[0]
+              for p in plans]
+    for msg in firsts[:2]:  # the third plan's step still runs
+        (asked,) = service.on_step_reply(ok(msg, {"sum": 3}))
+        assert isinstance(asked, Aggregate)
+
+    (end,) = reports(service.on_aggregation_lost("MemoryError", task_id=plans[0].task_id), service)
+    assert end["task_id"] == plans[0].task_id and end["ok"] is False and end["error"].endswith(": MemoryError")
+    (again,) = service.on_aggregation_lost("the aggregating process exited")  # only the second plan was held
+    assert again.message["task_id"] == plans[1].task_id
+    assert [store.get_task(TENANT, p.task_id).state for p in plans] == ["failed", "running", "running"]
