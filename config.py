@@ -27,10 +27,12 @@ CONFIG_FILE_ENV = "FLORA_CONFIG"
 DEFAULT_DATA_DIR = "data"
 DEFAULT_SYSTEM_BASE = "multiprocTCPBase"
 DEFAULT_ADMIN_PORT = 0  # 0: a free port each start (embedded); fix it for a convention of nodes
+DEFAULT_BIND_ADDRESS = "127.0.0.1"  # actor and admin sockets: loopback unless a cluster names its private address
 DEFAULT_EXECUTION_POOL_SIZE = 2
 DEFAULT_ASK_TIMEOUT_S = 120.0
 DEFAULT_HEARTBEAT_INTERVAL_S = 5.0
-DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"  # writes the replies people read
+DEFAULT_UNDERSTANDING_MODEL = "qwen2.5-coder-0.5b"  # reads each message first: small and fast
 DEFAULT_LLM_THREADS = 2
 DEFAULT_LLM_CONTEXT = 4096
 DEFAULT_LLM_TIMEOUT_S = 60.0
@@ -63,6 +65,11 @@ class ActorsConfig(_Section):
     system_base: Literal["multiprocTCPBase", "simpleSystemBase", "multiprocQueueBase"] = DEFAULT_SYSTEM_BASE
     admin_port: int = Field(DEFAULT_ADMIN_PORT, ge=0, le=65535)  # 0: any free port
     node: str = Field("local", min_length=1)
+    # The one address every actor and admin socket listens on (and that other nodes are told), or
+    # a host name resolved to it at start. Thespian unpickles whatever reaches these ports: keep it
+    # loopback, or a private address only Flora's nodes reach. 0.0.0.0 (every interface) only when
+    # set on purpose; start-up warns. See docs/deployment.md, "Ports and trust".
+    bind_address: str = DEFAULT_BIND_ADDRESS
     execution_pool_size: int = Field(DEFAULT_EXECUTION_POOL_SIZE, ge=1, le=64)
     ask_timeout_s: float = Field(DEFAULT_ASK_TIMEOUT_S, gt=0)
     heartbeat_interval_s: float = Field(DEFAULT_HEARTBEAT_INTERVAL_S, gt=0)
@@ -82,6 +89,39 @@ class ActorsConfig(_Section):
         if self.retry_backoff_max_s < self.retry_backoff_s:
             raise ValueError(f"retry_backoff_max_s ({self.retry_backoff_max_s}) must not be below retry_backoff_s "
                              f"({self.retry_backoff_s})")
+        return self
+
+    @field_validator("bind_address")
+    @classmethod
+    def _ipv4_or_host(cls, value: str) -> str:
+        import ipaddress
+        import re
+
+        value = value.strip()
+        try:
+            return str(ipaddress.IPv4Address(value))
+        except ValueError:
+            pass
+        if re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?", value) and not value.replace(".", "").isdigit():
+            return value  # a name of this host (a container's hostname), resolved once at start
+        raise ValueError(f"expected one IPv4 address of this host (127.0.0.1, a private address, or 0.0.0.0 for "
+                         f"every interface) or a host name that resolves to one, got {value!r}")
+
+    @model_validator(mode="after")
+    def _reachable_by_the_convention(self) -> "ActorsConfig":
+        import ipaddress
+
+        convention = self.convention()
+        if convention is None or self.bind_address == "0.0.0.0":
+            return self
+        try:
+            leader_loopback = ipaddress.ip_address(convention[0]).is_loopback
+            bind_loopback = ipaddress.ip_address(self.bind_address).is_loopback
+        except ValueError:  # a host name: cannot tell here
+            return self
+        if not leader_loopback and bind_loopback:
+            raise ValueError(f"bind_address {self.bind_address} is loopback but the convention leader is "
+                             f"{convention[0]}: set actors.bind_address to this node's private address")
         return self
 
     @field_validator("convention_address")
@@ -126,6 +166,8 @@ class StoreConfig(_Section):
 class LLMConfig(_Section):
     backend: Literal["local", "openai", "function", "none"] = "local"
     model: str = DEFAULT_MODEL
+    # backend local: the packaged model of the understanding step, on a host of its own; "" uses `model`
+    understanding_model: str = DEFAULT_UNDERSTANDING_MODEL
     model_path: str = ""
     n_threads: int = Field(DEFAULT_LLM_THREADS, ge=1, le=256)
     n_ctx: int = Field(DEFAULT_LLM_CONTEXT, ge=256)
@@ -136,6 +178,7 @@ class LLMConfig(_Section):
     max_retries: int = Field(DEFAULT_LLM_RETRIES, ge=0, le=10)
     function: str = ""  # "package.module:attr" for backend=function
     host_url: str = ""  # set at run time to the shared model host; not for users
+    understanding_host_url: str = ""  # likewise, the understanding model's host
 
 
 class CapabilitiesConfig(_Section):

@@ -6,7 +6,8 @@ built-in executable capabilities, then the modules named in
 packages advertising the ``flora.capabilities`` entry-point group. Every process that runs
 capabilities calls this once, so a plugin module is imported in each of them.
 
-Registered services: ``llm``, ``routing``, ``intent_router``, ``conversation_manager``,
+Registered services: ``llm``, ``understanding_llm`` (the understanding step's model: its own
+small packaged model on a host of its own where configured, else ``llm``), ``routing``, ``intent_router``, ``conversation_manager``,
 ``loop_tasks`` (LoopService), ``loop_queue`` (QueueFactory's trigger queue), ``data_access``,
 ``result_aggregation`` (ResultAggregator), ``parallel_optimization`` (OptunaOptimizer),
 ``planning`` (TaskPlanner), ``context_resolver`` (ContextResolver).
@@ -43,10 +44,15 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
     registry = CapabilityRegistry()
     if llm is not None:
         registry.register("llm", llm)
+        registry.register("understanding_llm", llm)
     else:
         registry.register("llm", lambda _: build_configured_llm(config), factory=True)
+        registry.register("understanding_llm", lambda r: build_configured_llm(config, understanding=True)
+                          if config.llm.understanding_model and config.llm.backend == "local"
+                          else r.get_capability("llm"), factory=True)
     registry.register("routing", TaskRouter, factory=True)
-    registry.register("intent_router", lambda r: IntentRouter(r.get_capability("routing"), r.get_capability("llm")),
+    registry.register("intent_router", lambda r: IntentRouter(r.get_capability("routing"),
+                                                              r.get_capability("understanding_llm")),
                       factory=True)
     if store is not None and events is not None:
         registry.register("conversation_manager", lambda r: ConversationManager(store, events, r), factory=True)
@@ -116,10 +122,15 @@ def _parallel_optimizer(config: FloraConfig):
     return OptunaOptimizer.from_config(config)
 
 
-def build_configured_llm(config: FloraConfig):
-    """The configured LLM adapter (None when ``llm.backend`` is ``none``)."""
-    from capabilities.llm import build_llm
+def build_configured_llm(config: FloraConfig, *, understanding: bool = False):
+    """The configured LLM adapter (None when ``llm.backend`` is ``none``); with
+    ``understanding``, the understanding step's own model where one is configured."""
+    from capabilities.llm import build_llm, understanding_settings
 
     settings = config.llm.model_dump()
     settings["data_dir"] = config.data_dir
+    if understanding:
+        own = understanding_settings(settings)
+        if own is not None:
+            return build_llm(own)
     return build_llm(settings)

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from common import log_context
 from common import messages as m
@@ -36,12 +36,24 @@ from config import ConfigError, ConfigSource, FloraConfig, load_config
 log = logging.getLogger("flora.main")
 
 STARTUP_TIMEOUT_S = 60.0
+STOP_GRACE_S = 4.0  # Thespian's own stop of the actors; then their processes are ended
+UVICORN_GRACE_S = 2  # open requests and event streams get this long after a stop signal
+END_GRACE_S = 1.0  # between SIGTERM and SIGKILL for actor processes Thespian's stop left
 ROUTER_NAME = "flora-router"
 SCHEDULER_NAME = "flora-loop-scheduler"
 
 
 class StartupError(RuntimeError):
     """Flora could not start; the message says which part failed."""
+
+
+class StopRequested(BaseException):
+    """SIGTERM or SIGINT arrived: unwind what the main thread was doing and stop Flora.
+    A BaseException, like KeyboardInterrupt, so that no ``except Exception`` swallows it."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"signal {signum}")
+        self.signum = signum
 
 
 @dataclass
@@ -55,9 +67,12 @@ class Flora:
     agent: Any
     config: FloraConfig
     model_host: Any = None
+    understanding_host: Any = None  # the understanding model's host, when it has one of its own
+    warming: Any = None  # the thread warming the model hosts up after start (join it to wait)
     scheduler: Any = None
     bridge: Any = None
     beacon: Any = None  # keeps this node's entry in the node registry alive
+    actor_group: int | None = None  # OS process group of the Thespian admin and the actors
     _closed: bool = field(default=False, repr=False)
 
     def ask(self, content: str, *, user_id: str = "user_001", timeout: float | None = None, **fields: Any) -> dict:
@@ -67,6 +82,25 @@ class Flora:
         if reply is None:
             raise TimeoutError(f"no reply to {msg['msg_id']} within the timeout")
         return reply
+
+    def ask_streaming(self, content: str, on_text: Callable[[str], None], *, user_id: str = "user_001",
+                      timeout: float | None = None, **fields: Any) -> dict:
+        """Send one user_input with ``stream``: ``on_text`` gets each piece of a reply as it
+        is written (chat), then the whole reply is returned as from :meth:`ask`."""
+        msg = m.user_input(user_id=user_id, content=content, stream=True, **fields)
+        deadline = time.monotonic() + (timeout or self.config.actors.ask_timeout_s)
+        self.system.tell(self.interaction, msg)
+        while (left := deadline - time.monotonic()) > 0:
+            got = self.system.listen(left)
+            if got is None:
+                break
+            if not isinstance(got, dict) or got.get("msg_id") != msg["msg_id"]:
+                continue  # a late answer to an earlier message that timed out
+            if got.get("message_type") == "reply_chunk":
+                on_text(got["text"])
+                continue
+            return got
+        raise TimeoutError(f"no reply to {msg['msg_id']} within the timeout")
 
     def notifications(self, user_id: str = "user_001", *, tenant_id: str | None = None, all: bool = False,
                       mark_read: bool = True, timeout: float = 10.0) -> list[dict]:
@@ -78,27 +112,42 @@ class Flora:
         return reply["notifications"]
 
     def shutdown(self) -> None:
+        """Stop everything this Flora started, within about STOP_GRACE_S + END_GRACE_S: the
+        trigger bridge, the actors (Thespian's stop, then their processes are ended), the node's
+        registry entry, the model host; then the tasks this node was running are failed as a
+        restart would fail them (common/tasks/recovery.py)."""
         if self._closed:
             return
         self._closed = True
         try:
             if self.bridge is not None:
                 self.bridge.stop()
-            self.system.shutdown()
+            stop_actor_system(self.system, self.actor_group, self.config)
         finally:
             if self.beacon is not None:
                 self.beacon.stop()
-            if self.model_host is not None:
-                self.model_host.stop()
+            for host in (self.understanding_host, self.model_host):
+                if host is not None:
+                    host.stop()
+            fail_interrupted_at_stop(self.config)
+
+    def force_stop(self) -> None:
+        """A second stop signal: end the actor processes and the model hosts now, no waiting."""
+        from common.processes import end_process_group
+
+        self._closed = True
+        if self.actor_group is not None:
+            end_process_group(self.actor_group, grace_s=0)
+        for host in (self.understanding_host, self.model_host):
+            if host is not None:
+                host.kill()
 
 
 def start_flora(config: ConfigSource = None) -> Flora:
     """Start and wire the actors; ``config`` is a path, a dict, a FloraConfig or None."""
-    from thespian.actors import ActorSystem
-
     from agents.interaction_actor import InteractionActor
     from agents.router_actor import RouterActor
-    from capabilities.llm import build_model_host
+    from capabilities.llm import build_model_host, understanding_settings
     from capability_actors.loop_scheduler_actor import LoopSchedulerActor
     from init_plugins import build_registry
 
@@ -106,24 +155,35 @@ def start_flora(config: ConfigSource = None) -> Flora:
     config = load_config(config)
     configure_logging(config.log_level, config.log_format)
     log_context.claim_process(force=True, actor="main", node=config.actors.node)
-    build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
+    registry = build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
 
-    host = None
+    host = understanding_host = None
     if config.llm.backend == "local" and not config.llm.host_url:
         settings = {**config.llm.model_dump(), "data_dir": config.data_dir}
+        own = understanding_settings(settings)
         host = build_model_host(settings).start()  # one model process shared by every actor
-        config = load_config({**config.to_dict(), "llm": {**config.llm.model_dump(), "host_url": host.base_url}}, env={})
+        urls = {"host_url": host.base_url}
+        if own is not None:  # the understanding step's small model, on a host of its own
+            try:
+                understanding_host = build_model_host(own).start()
+            except BaseException:
+                host.stop()
+                raise
+            urls["understanding_host_url"] = understanding_host.base_url
+        config = load_config({**config.to_dict(), "llm": {**config.llm.model_dump(), **urls}}, env={})
+        registry = build_registry(config)
 
     base = config.actors.system_base
     try:
         beacon = announce_node(config, role="node")
-        system = ActorSystem(base, system_capabilities(config), logDefs=_thespian_log_defs())  # 2. the actor system
+        system, group = open_actor_system(config)  # 2. the actor system
     except Exception:
-        if host is not None:
-            host.stop()
+        for started in (understanding_host, host):
+            if started is not None:
+                started.stop()
         raise
     flora = Flora(system=system, interaction=None, router=None, agent=None, config=config, model_host=host,
-                  beacon=beacon)
+                  understanding_host=understanding_host, beacon=beacon, actor_group=group)
     atexit.register(flora.shutdown)
     try:
         wire = config.to_dict()
@@ -148,16 +208,103 @@ def start_flora(config: ConfigSource = None) -> Flora:
     except BaseException:
         flora.shutdown()
         raise
+    if host is not None:
+        flora.warming = warm_up(registry)
     log.info("Flora started base=%s llm=%s", base, config.llm.backend)
     return flora
+
+
+def warm_up(registry) -> threading.Thread:
+    """Have the model hosts evaluate the understanding step's and chat's prompt prefixes in the
+    background, so the first person does not wait for them (a message that comes meanwhile
+    queues behind it at the host)."""
+    from capabilities.cognition.chat import ChatResponder
+    from capabilities.cognition.intent_router import IntentRouter
+    from capabilities.llm.base import LLMError
+    from capabilities.routing.task_router import TaskRouter
+
+    def run() -> None:
+        started = time.perf_counter()
+        try:
+            IntentRouter(TaskRouter(registry), registry.get_capability("understanding_llm")).warm_up()
+            ChatResponder(registry, registry.get_capability("llm")).warm_up()
+        except LLMError as exc:
+            log.warning("warming the model hosts up failed (the first message pays for it): %s", exc)
+            return
+        log.info("model hosts warmed up in %.1f s", time.perf_counter() - started)
+
+    thread = threading.Thread(target=run, name="flora-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def open_actor_system(config: FloraConfig) -> tuple[Any, int | None]:
+    """Start this node's ActorSystem with every actor socket on ``actors.bind_address`` (see
+    common/actor_network.py; the admin and the actors it forks inherit the binding). Returns
+    the system and the OS process group its admin and actors run in (None when they run here)."""
+    from thespian.actors import ActorSystem
+
+    from common.actor_network import UnboundAddress, UnsupportedThespian, restrict_actor_sockets
+    from common.processes import actor_process_group
+
+    try:
+        restrict_actor_sockets(config.actors.bind_address)
+    except (UnsupportedThespian, UnboundAddress) as exc:
+        raise StartupError(str(exc)) from None
+    capabilities = system_capabilities(config)
+    system = ActorSystem(config.actors.system_base, capabilities, logDefs=_thespian_log_defs())
+    admin_port = capabilities.get("Admin Port")
+    return system, (actor_process_group(admin_port) if admin_port else None)
+
+
+def stop_actor_system(system: Any, group: int | None, config: FloraConfig) -> None:
+    """Thespian's own stop, bounded by STOP_GRACE_S (an actor blocked in a long call does not
+    answer it); then whatever is left of the admin's process group is ended."""
+    from common.processes import end_process_group
+
+    if group is None:
+        system.shutdown()
+        return
+    stopper = threading.Thread(target=system.shutdown, name="flora-actor-stop", daemon=True)
+    stopper.start()
+    stopper.join(STOP_GRACE_S)
+    if stopper.is_alive():
+        log.warning("the actor system did not stop within %.0f s; ending its processes", STOP_GRACE_S)
+    left = end_process_group(group, grace_s=END_GRACE_S)
+    if left:
+        log.warning("ended %d actor process(es) of node %s that outlived the actor system's stop",
+                    len(left), config.actors.node)
+
+
+def fail_interrupted_at_stop(config: FloraConfig) -> None:
+    """The tasks this node was running when it stopped are failed now, with the event and
+    notification a restart would give them (common/tasks/recovery.py), instead of at the next
+    start. The store's own transactions keep it consistent whatever was cut short."""
+    from common.runtime import Runtime
+    from common.tasks.recovery import TaskRecovery
+
+    try:
+        runtime = Runtime.from_config(config)
+    except Exception as exc:  # the store may be what failed; the next start recovers instead
+        log.warning("could not open the store to fail this node's running tasks at stop: %s", exc)
+        return
+    try:
+        TaskRecovery(runtime.store, runtime.events, node=config.actors.node).fail_running(stopped_at=time.time())
+    except Exception as exc:
+        log.warning("could not fail this node's running tasks at stop (the next start will): %s", exc)
+    finally:
+        runtime.close()
 
 
 def system_capabilities(config: FloraConfig) -> dict:
     """What this node tells Thespian about itself: its admin port, the leader of its
     convention, and Flora's own placement keys (``flora_node``, ``flora_execution``) that
     ExecutionActor.actorSystemCapabilityCheck reads."""
+    from common.actor_network import thespian_capabilities
+
     actors = config.actors
-    capabilities: dict[str, Any] = {"flora_node": actors.node, "flora_execution": actors.execution}
+    capabilities: dict[str, Any] = {"flora_node": actors.node, "flora_execution": actors.execution,
+                                    **thespian_capabilities()}
     if actors.system_base != "simpleSystemBase":
         capabilities["Admin Port"] = actors.admin_port or _free_port()
     convention = actors.convention()
@@ -184,28 +331,43 @@ def announce_node(config: FloraConfig, *, role: str):
 
 def run_worker(config: FloraConfig, stop: threading.Event | None = None) -> None:
     """An execution-only node: join the convention, accept the ExecutionActors other nodes
-    place here, keep this node's entry alive, until SIGTERM/SIGINT (or ``stop``)."""
-    import signal
-
-    from thespian.actors import ActorSystem
+    place here, keep this node's entry alive, until SIGTERM/SIGINT (or ``stop``); a second
+    signal ends its actor processes at once."""
+    import os
 
     if config.actors.convention() is None:
         raise StartupError("--worker needs the leader's address: --join HOST:PORT (actors.convention_address)")
     if not config.actors.execution:
         raise StartupError("--worker: this node must accept ExecutionActors (actors.execution: true)")
+    from common.processes import StopSignals, end_process_group
+
     started_at = time.time()
     stop = stop or threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    beacon = announce_node(config, role="worker")
-    system = ActorSystem(config.actors.system_base, system_capabilities(config), logDefs=_thespian_log_defs())
+    group: list[int | None] = [None]
+
+    def force(signum: int) -> None:
+        if group[0] is not None:
+            end_process_group(group[0], grace_s=0)
+        os._exit(128 + signum)
+
+    signals = StopSignals(lambda _signum: stop.set(), force)
+    if threading.current_thread() is threading.main_thread():
+        signals.install()
     try:
-        recover_interrupted(system, None, config, started_at)
-        print(f"Flora worker node {config.actors.node} joined {config.actors.convention_address}", flush=True)
-        stop.wait()
+        beacon = announce_node(config, role="worker")
+        system, group[0] = open_actor_system(config)
+        try:
+            recover_interrupted(system, None, config, started_at)
+            print(f"Flora worker node {config.actors.node} joined {config.actors.convention_address}", flush=True)
+            stop.wait()
+        finally:
+            try:
+                stop_actor_system(system, group[0], config)
+            finally:
+                beacon.stop()
+                fail_interrupted_at_stop(config)
     finally:
-        system.shutdown()
-        beacon.stop()
+        signals.uninstall()
 
 
 def recover_interrupted(system: Any, scheduler: Any, config: FloraConfig, started_at: float):
@@ -325,12 +487,21 @@ def converse(flora: Flora, user_id: str, stream=sys.stdin) -> None:
             break
         if not line.strip():
             continue
+        streamed: list[str] = []
+
+        def show(text: str) -> None:
+            print(("" if streamed else "flora> ") + text.replace("\n", "\nflora> "), end="", flush=True)
+            streamed.append(text)
+
         try:
-            reply = flora.ask(line.strip(), user_id=user_id)
+            reply = flora.ask_streaming(line.strip(), show, user_id=user_id)
         except TimeoutError as exc:
-            print(f"flora> {exc}")
+            print(("\n" if streamed else "") + f"flora> {exc}")
             continue
-        print("flora> " + m.reply_text(reply).replace("\n", "\nflora> "))
+        if streamed:
+            print()
+        else:
+            print("flora> " + m.reply_text(reply).replace("\n", "\nflora> "))
 
 
 def check_api_exposure(config: FloraConfig, env=None) -> None:
@@ -367,6 +538,7 @@ def serve_api(flora: Flora) -> None:
 
     http = flora.config.http
     server = Server(uvicorn.Config(create_app(flora), host=http.host, port=http.port, log_level="warning",
+                                   timeout_graceful_shutdown=UVICORN_GRACE_S,
                                    access_log=False))
     print(f"Flora API on http://{http.host}:{http.port}/ (OpenAPI: /docs)", flush=True)
     server.run()
@@ -428,7 +600,35 @@ def cli_config(args: argparse.Namespace, env=None) -> FloraConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line. SIGTERM or SIGINT stops Flora cleanly (the actors, the model host, the
+    HTTP server; running tasks are failed as after a restart); a second one forces it."""
+    import os
+
+    from common.processes import StopSignals
+
     args = argument_parser().parse_args(argv)
+    running: list[Flora] = []
+
+    def stop(signum: int) -> None:
+        raise StopRequested(signum)  # unwinds a blocking ask or readline in the main thread
+
+    def force(signum: int) -> None:
+        for flora in running:
+            flora.force_stop()
+        os._exit(128 + signum)
+
+    signals = StopSignals(stop, force)
+    if not args.worker:  # the worker installs its own
+        signals.install()
+    try:
+        return _run(args, signals, running)
+    except StopRequested:
+        return 0
+    finally:
+        signals.uninstall()
+
+
+def _run(args: argparse.Namespace, signals, running: list) -> int:
     try:
         config = cli_config(args)
         if args.status:
@@ -439,6 +639,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.api:
             check_api_exposure(config)
         flora = start_flora(config)
+        running.append(flora)
     except (ConfigError, StartupError) as exc:
         print(f"flora: {exc}", file=sys.stderr)
         return 2
@@ -453,6 +654,7 @@ def main(argv: list[str] | None = None) -> int:
         converse(flora, args.user)
         return 0
     finally:
+        signals.escalate()  # from here on a signal forces the stop instead of interrupting it
         flora.shutdown()
 
 

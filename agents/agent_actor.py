@@ -1,7 +1,9 @@
 """AgentActor: the back end for one tenant. It plans and dispatches; its TaskCoordinator
 decides. ExecutionActors are its children: several, so work runs in parallel, each
 recreated when it dies (its in-flight work is retried after a back-off or reported failed,
-by ``actors.retry_max_attempts``). Its WorkQueue holds tasks beyond the concurrency limits."""
+by ``actors.retry_max_attempts``). Its WorkQueue holds tasks beyond the concurrency limits.
+It tells the RouterActor which children it has (``agent_children``) whenever they change, so
+that they are ended if this actor's process is killed outright."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from agents.base import FloraActor
 from agents.coordination.task_coordinator import TaskCoordinator
 from agents.coordination.work_queue import RetryPolicy, WorkQueue
 from capability_actors.execution_actor import create_execution_actor
-from capability_actors.execution_pool import ExecutionPool, Worker
+from capability_actors.execution_pool import ExecutionPool, Worker, unplaced_beats
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.routing.task_planner import TaskPlanner
 from capabilities.routing.task_router import TaskRouter
@@ -34,6 +36,7 @@ class AgentActor(FloraActor):
         self.frontend: Any = None
         self.scheduler: Any = None  # the LoopSchedulerActor
         self.group: Any = None  # the TaskGroupAggregatorActor that runs plans, created on the first
+        self.router: Any = None
 
     def handlers(self):
         return {"agent_task": self.on_request, "resume_task": self.on_request, "run_task": self.on_request,
@@ -41,12 +44,13 @@ class AgentActor(FloraActor):
                 "analysis_result": self.on_worker_reply, "task_paused": self.on_worker_reply,
                 "subtask_result": self.on_worker_reply, "heartbeat": self.on_heartbeat,
                 "configured": self.on_worker_configured, "plan_result": self.on_group_reply,
-                "status_request": self.on_status_request}
+                "status_request": self.on_status_request, "reply_chunk": self.on_reply_chunk}
 
     def configured(self, message, sender):
         self.agent_id = message.get("role", "agent")
         rules = IntentRouter(TaskRouter(self.runtime.registry))  # no model here: the AgentActor never blocks
         self.scheduler = message.get("scheduler")
+        self.router = message.get("router")
         self.coordinator = TaskCoordinator(self.runtime.store, self.runtime.events, rules=rules,
                                            agent_id=self.agent_id, node=current_node(self.runtime.config.actors.node),
                                            loops=self.runtime.loops if self.scheduler is not None else None,
@@ -55,9 +59,11 @@ class AgentActor(FloraActor):
                                                                max_steps=self.runtime.config.planning.max_steps),
                                            registry=self.runtime.registry)
         self.config_message = message["config"]
-        self.pool = ExecutionPool(self.runtime.config.actors.execution_pool_size)
+        self.pool = ExecutionPool(self.runtime.config.actors.execution_pool_size,
+                                  unplaced_beats=unplaced_beats(self.runtime.config.actors.heartbeat_interval_s))
         for _ in range(self.pool.size):
             self._add_worker()
+        self._report_children()
         self._send_all(self.coordinator.resume_queued())  # queued work outlives a restart
 
     def _tenant(self) -> str:
@@ -121,6 +127,11 @@ class AgentActor(FloraActor):
             outs = self.coordinator.on_subtask_result(message)
         self._send_all(outs)
 
+    def on_reply_chunk(self, message, sender):
+        """A piece of a reply a worker is writing: on to whoever waits for it."""
+        if self.pool.find(sender) is not None:
+            self._send_all(self.coordinator.on_reply_chunk(m.validate(message)))
+
     def on_heartbeat(self, message, sender):
         self.send(sender, m.heartbeat_ack(seq=message["seq"], role=self.role))
         live = message.get("nodes")
@@ -133,6 +144,7 @@ class AgentActor(FloraActor):
                                  self.runtime.config.actors.execution_node, len(self.pool.backlog))
             for _ in range(self.pool.missing()):
                 self._add_worker()
+            self._report_children()
 
     def on_status_request(self, message, sender):
         self.send(sender, m.status_reply(status={
@@ -157,6 +169,10 @@ class AgentActor(FloraActor):
                 self._to_group(msg)
             elif destination == "wakeup":  # a retry's back-off: never sleep in an actor
                 self.wakeupAfter(timedelta(seconds=msg["delay_s"]), payload=msg["payload"])
+            elif destination == "chunk":  # more of a reply comes: the asker stays
+                to = self.reply_to.get(msg["msg_id"]) or self.frontend
+                if to is not None:
+                    self.send(to, msg)
             elif destination == "notify":  # kept in the store; pushed to subscribers through the front end
                 if self.frontend is not None:
                     self.send(self.frontend, msg)
@@ -173,7 +189,13 @@ class AgentActor(FloraActor):
 
             self.group = self.createActor(TaskGroupAggregatorActor)
             self.send(self.group, m.configure(config=self.config_message, role="task_group"))
+            self._report_children()
         self.send(self.group, msg)
+
+    def _report_children(self) -> None:
+        if self.router is not None:
+            children = [w.address for w in self.pool.workers] + ([self.group] if self.group is not None else [])
+            self.send(self.router, m.agent_children(children=children))
 
     def _replace_worker(self, lost: Worker, reason: str, *, stop: bool = False) -> None:
         """A worker is gone (exited, its node died, never placed): make another and settle
@@ -185,6 +207,7 @@ class AgentActor(FloraActor):
             self.log.warning("ExecutionActor lost (%s) with %d task(s) in flight; replacing it", reason,
                              len(lost.in_flight))
             self._add_worker()
+        self._report_children()
         # one never placed (no node takes ExecutionActors yet) is asked for again at the next heartbeat
         for msg in lost_work:
             self._send_all(self.coordinator.on_worker_lost(msg, reason))
@@ -195,6 +218,7 @@ class AgentActor(FloraActor):
         elif isinstance(message, ChildActorExited) and message.childAddress == self.group:
             self.log.warning("the TaskGroupAggregatorActor exited; the next plan starts another")
             self.group = None
+            self._report_children()
         elif isinstance(message, PoisonMessage):
             poisoned = message.poisonMessage
             if isinstance(poisoned, dict):

@@ -3,8 +3,10 @@
 ``receiveMessage`` looks the message type up in ``handlers()`` and calls the handler;
 Thespian's own messages (wake-ups, exits, poison) go to ``on_system_message``. Work that arrives
 before ``configure`` is held and handled right after it. A dict of
-a type the actor does not handle gets a ``task_error`` back instead of an exception, so a
-stray or malformed message never takes an actor down. Every line logged while a message is
+a type the actor does not handle, or one its validator refuses (``ProtocolError``), gets a
+``task_error`` back instead of an exception, so a stray, malformed or forged message never
+takes an actor down; a second ``configure`` is refused, so a forged one cannot rewire an
+actor. Every line logged while a message is
 handled carries the actor's role, address and node and the message's ``tenant_id``,
 ``task_id`` and ``msg_id`` (:mod:`common.log_context`).
 """
@@ -70,6 +72,7 @@ class FloraActor(Actor):
                 self.on_system_message(message, sender)
             return
         kind = message.get("message_type") if isinstance(message, dict) else None
+        kind = kind if isinstance(kind, str) else None  # a forged message_type may be anything, even unhashable
         if kind == "configure":
             self._configure(message, sender)
             return
@@ -85,10 +88,22 @@ class FloraActor(Actor):
             else:
                 self._early.append((message, sender))
             return
-        handler(message, sender)
+        try:
+            handler(message, sender)
+        except m.ProtocolError as exc:  # a malformed or forged message: its sender's mistake, not a bug here
+            self.reply_error(sender, message, "malformed_message", f"{self.role} refused {kind}: {exc}")
 
     def _configure(self, message: dict, sender: Any) -> None:
-        m.validate(message)
+        try:
+            m.validate(message)
+        except m.ProtocolError as exc:
+            self.reply_error(sender, message, "malformed_message", f"{self.role} refused configure: {exc}")
+            return
+        if self.runtime is not None:
+            # wiring happens once, from whoever created the actor; a later configure (a stray
+            # or forged one) would point this actor's replies somewhere else
+            self.reply_error(sender, message, "conflict", f"{self.role} is configured already; a second configure is refused")
+            return
         if self.runtime is None:
             # the actor's own process speaks as the actor between messages; main's process
             # (simpleSystemBase) stays main's
@@ -109,6 +124,7 @@ class FloraActor(Actor):
 
     def on_unhandled(self, message: Any, sender: Any) -> None:
         kind = message.get("message_type") if isinstance(message, dict) else None
+        kind = kind if isinstance(kind, str) else None
         if kind in m.REPLY_TYPES or kind == "configured":
             self.log.debug("ignoring %s with no one waiting", kind)
             return

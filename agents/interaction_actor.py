@@ -6,7 +6,9 @@ to a user's notifications (loop runs' results, pushed to them as they come) or f
 (``notifications_request``); the LoopSchedulerActor (loop runs) and the AgentActors (tasks that
 waited in a queue) send them here as ``notification``. Its InteractionCoordinator
 decides; this actor only moves messages: to the tenant's AgentActor (found through the
-RouterActor and cached) and back to whoever asked.
+RouterActor and cached) and back to whoever asked. When the RouterActor reports that an
+AgentActor was replaced, the messages still waiting for the dead one are answered at once
+with a retryable ``task_error`` instead of waiting out their timeout.
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ from agents.base import FloraActor
 from agents.coordination.agent_routes import AgentRoutes
 from agents.coordination.interaction_coordinator import InteractionCoordinator
 from agents.coordination.notification_desk import NotificationDesk
+from capabilities.context.conversation_log import ConversationLog
 from common import messages as m
 
 SWEEP_INTERVAL_S = 1.0
+AGENT_REPLACED = ("Flora's back end for your messages stopped and was restarted before answering this one; "
+                  "please send it again.")
 
 
 class InteractionActor(FloraActor):
     role = "interaction"
     # what arrives here: users' messages, the back end's replies, the router's answer
     HANDLES = frozenset({"user_input", "route_reply", "notification", "subscribe", "notifications_request",
-                         *m.REPLY_TYPES})
+                         "reply_chunk", *m.REPLY_TYPES})
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -42,7 +47,8 @@ class InteractionActor(FloraActor):
         rt = self.runtime
         conversation = rt.registry.get_capability("conversation_manager")
         self.coordinator = InteractionCoordinator(conversation, default_tenant=rt.config.default_tenant,
-                                                  reply_timeout_s=rt.config.actors.ask_timeout_s)
+                                                  reply_timeout_s=rt.config.actors.ask_timeout_s,
+                                                  log=ConversationLog(rt.store))
         self.notifications = NotificationDesk(rt.store, default_tenant=rt.config.default_tenant)
         self.sweep_s = min(SWEEP_INTERVAL_S, rt.config.actors.ask_timeout_s / 2)
         self.wakeupAfter(self.sweep_s)
@@ -50,17 +56,27 @@ class InteractionActor(FloraActor):
         self.scheduler = message.get("scheduler")
         if message.get("agent") is not None:
             self.routes.agents[rt.config.default_tenant] = message["agent"]
+            if self.routes.router is not None:  # to hear when it is replaced
+                self._send_all([self.routes.watch(rt.config.default_tenant)])
 
     def receiveMessage(self, message, sender):
         kind = message.get("message_type") if isinstance(message, dict) else None
+        kind = kind if isinstance(kind, str) else None  # a forged message_type may be anything, even unhashable
         if isinstance(message, ActorSystemMessage) or kind == "configure":
             super().receiveMessage(message, sender)
         elif self.coordinator is None:
             self.reply_error(sender, message, "unavailable", "Flora is starting; try again shortly", retryable=True)
         elif kind == "route_reply" and sender == self.routes.router:
+            if self.routes.replaced(message):
+                self._dispatch(self.coordinator.expire_tenant(message["tenant_id"], AGENT_REPLACED), None)
             self._send_all(self.routes.learned(message))
         elif kind in m.REPLY_TYPES and self.routes.is_agent(sender):
             self._dispatch(self.coordinator.on_backend_reply(message), None)
+        elif kind == "reply_chunk" and self.routes.is_agent(sender):
+            if self.coordinator.is_waiting(message.get("msg_id", "")):  # more comes: the asker stays
+                to = self.askers.get(message["msg_id"])
+                if to is not None:
+                    self.send(to, message)
         elif kind == "notification" and (sender == self.scheduler or self.routes.is_agent(sender)):
             for address in self.notifications.recipients(message):
                 self.send(address, message)

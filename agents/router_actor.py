@@ -1,9 +1,13 @@
 """RouterActor: one AgentActor per (tenant, node), their registry, and heartbeats.
 
 Each node runs one RouterActor, which runs the AgentActors of that node. The AgentActors
-are its children, so their death reaches it as ChildActorExited and the next request for
-that tenant gets a fresh one. Heartbeats catch an AgentActor that is alive but stuck: one
-that misses ``MISSED_BEATS`` beats is replaced. With several nodes, each beat also refreshes
+are its children, so their death reaches it as ChildActorExited and it makes another at
+once (or, for one that died within a heartbeat of its start, at the next beat, so a crash at
+start does not loop). Whoever asked for the route with ``watch`` (the InteractionActor, the
+LoopSchedulerActor) gets the new address as a ``route_reply``. The dead one's own children
+(its ExecutionActors and task group, which it reports with ``agent_children``) are asked to
+exit: a process killed outright cannot end them itself. Heartbeats catch an AgentActor that
+is alive but stuck: one that misses ``MISSED_BEATS`` beats is replaced the same way. With several nodes, each beat also refreshes
 this node's entries in the shared registry (common/cluster.py), which expire when the node
 dies, and tells the AgentActors which nodes are alive, so work placed on a dead node is
 settled within seconds.
@@ -32,6 +36,8 @@ class AgentEntry:
     node: str
     address: Any
     last_seen: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=time.monotonic)
+    children: list[Any] = field(default_factory=list)  # its ExecutionActors and task group
 
 
 class AgentDirectory:
@@ -49,6 +55,9 @@ class AgentDirectory:
         self.entries[(tenant_id, node)] = entry
         return entry
 
+    def find(self, address: Any) -> AgentEntry | None:
+        return next((e for e in self.entries.values() if e.address == address), None)
+
     def seen(self, address: Any) -> None:
         for entry in self.entries.values():
             if entry.address == address:
@@ -65,8 +74,8 @@ class AgentDirectory:
         return [e for e in self.entries.values() if now - e.last_seen > MISSED_BEATS * self.interval_s]
 
     def snapshot(self) -> list[dict]:
-        return [{"tenant_id": e.tenant_id, "node": e.node, "last_seen_s_ago": round(time.monotonic() - e.last_seen, 2)}
-                for e in self.entries.values()]
+        return [{"tenant_id": e.tenant_id, "node": e.node, "last_seen_s_ago": round(time.monotonic() - e.last_seen, 2),
+                 "children": len(e.children)} for e in self.entries.values()]
 
 
 class RouterActor(FloraActor):
@@ -77,10 +86,12 @@ class RouterActor(FloraActor):
         self.directory: AgentDirectory | None = None
         self.seq = 0
         self.instance = m.new_id("router")
+        self.watchers: dict[str, list[Any]] = {}  # tenant -> who asked to hear of a replaced AgentActor
+        self.to_respawn: set[tuple[str, str]] = set()  # (tenant, node) whose AgentActor died young
 
     def handlers(self):
         return {"route_request": self.on_route_request, "heartbeat_ack": self.on_heartbeat_ack,
-                "status_request": self.on_status_request}
+                "agent_children": self.on_agent_children, "status_request": self.on_status_request}
 
     def configured(self, message, sender):
         actors = self.runtime.config.actors
@@ -98,7 +109,15 @@ class RouterActor(FloraActor):
             self.reply_error(sender, message, "invalid_parameter",
                              f"this RouterActor serves node {self.node!r}, not {node!r}")
             return
-        entry = self.directory.get(message["tenant_id"], node) or self._spawn(message["tenant_id"], node)
+        if message.get("watch"):
+            watching = self.watchers.setdefault(message["tenant_id"], [])
+            if sender not in watching:
+                watching.append(sender)
+        entry = self.directory.get(message["tenant_id"], node)
+        if entry is None:
+            if (message["tenant_id"], node) in self.to_respawn:  # its watchers hear of this one too
+                self._respawn(message["tenant_id"], node)
+            entry = self.directory.get(message["tenant_id"], node) or self._spawn(message["tenant_id"], node)
         self.send(sender, m.route_reply(tenant_id=entry.tenant_id, node=entry.node, agent=entry.address))
 
     def _spawn(self, tenant_id: str, node: str) -> AgentEntry:
@@ -111,6 +130,29 @@ class RouterActor(FloraActor):
         entry = self.directory.add(tenant_id, node, address)
         self.cluster.keep_agents(node, self.instance, [tenant_id])
         return entry
+
+    def _replace(self, gone: list[AgentEntry], reason: str) -> None:
+        """AgentActors that died or hung: end their children, make new ones, tell the watchers."""
+        for entry in gone:
+            for child in entry.children:  # a process killed outright cannot end its own children
+                self.send(child, ActorExitRequest())
+            self.cluster.drop_agent(entry.tenant_id, entry.node)
+            young = time.monotonic() - entry.started < self.directory.interval_s
+            self.log.warning("AgentActor tenant=%s %s; %d child actor(s) ended; %s", entry.tenant_id, reason,
+                             len(entry.children), "another is made at the next heartbeat" if young
+                             else "another is made now")
+            if young:
+                self.to_respawn.add((entry.tenant_id, entry.node))
+            else:
+                self._respawn(entry.tenant_id, entry.node)
+
+    def _respawn(self, tenant_id: str, node: str) -> None:
+        self.to_respawn.discard((tenant_id, node))
+        if self.directory.get(tenant_id, node) is not None:
+            return  # a request made one meanwhile
+        entry = self._spawn(tenant_id, node)
+        for watcher in self.watchers.get(tenant_id, []):
+            self.send(watcher, m.route_reply(tenant_id=tenant_id, node=node, agent=entry.address))
 
     def _beat_registry(self) -> list[str] | None:
         """Refresh this node's AgentActor entries in the shared registry; the nodes alive
@@ -128,6 +170,11 @@ class RouterActor(FloraActor):
     def on_heartbeat_ack(self, message, sender):
         self.directory.seen(sender)
 
+    def on_agent_children(self, message, sender):
+        entry = self.directory.find(sender)
+        if entry is not None:
+            entry.children = list(m.validate(message)["children"])
+
     def on_status_request(self, message, sender):
         self.send(sender, m.status_reply(status={"node": self.node, "agents": self.directory.snapshot(),
                                                  "tasks": self.runtime.store.count_by_state(),
@@ -136,16 +183,15 @@ class RouterActor(FloraActor):
     def on_system_message(self, message, sender):
         if isinstance(message, WakeupMessage) and self.directory is not None:
             for entry in self.directory.stale():
-                self.log.warning("AgentActor tenant=%s missed %d heartbeats; replacing it", entry.tenant_id,
-                                 MISSED_BEATS)
                 self.directory.remove(entry.address)
                 self.send(entry.address, ActorExitRequest())
+                self._replace([entry], f"missed {MISSED_BEATS} heartbeats")
+            for tenant_id, node in sorted(self.to_respawn):
+                self._respawn(tenant_id, node)
             self.seq += 1
             live = self._beat_registry()
             for entry in self.directory.entries.values():
                 self.send(entry.address, m.heartbeat(seq=self.seq, nodes=live))
             self.wakeupAfter(self.directory.interval_s)
         elif isinstance(message, ChildActorExited) and self.directory is not None:
-            for entry in self.directory.remove(message.childAddress):
-                self.cluster.drop_agent(entry.tenant_id, entry.node)
-                self.log.warning("AgentActor tenant=%s exited; a new one is made on the next request", entry.tenant_id)
+            self._replace(self.directory.remove(message.childAddress), "exited")

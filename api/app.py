@@ -285,7 +285,9 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         message = Message(content=openai_compat.last_user_text(body))
         msg = await service.accept(who_, message)
         if body.stream:
-            return StreamingResponse(openai_compat.stream(service.answer(who_, message, msg), body.model),
+            pieces: asyncio.Queue = asyncio.Queue()
+            return StreamingResponse(openai_compat.stream(service.answer_streaming(msg, pieces.put_nowait),
+                                                          body.model, pieces),
                                      media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
         started = time.perf_counter()
         reply = await service.answer(who_, message, msg)

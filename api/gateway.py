@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -36,6 +37,34 @@ class ActorGateway:
         if reply is None:
             raise GatewayTimeout(f"no answer to {message.get('message_type')} within {timeout:g} s")
         return reply
+
+    async def ask_streaming(self, target: Any, message: dict, timeout: float,
+                            on_chunk: Callable[[dict], None]) -> dict:
+        """Like :meth:`ask` for a ``user_input`` sent with ``stream``: each ``reply_chunk`` that
+        comes first is handed to ``on_chunk`` on the event loop, then the reply is returned."""
+        loop = asyncio.get_running_loop()
+        reply = await self.run(self._ask_streaming, target, message, timeout,
+                               lambda chunk: loop.call_soon_threadsafe(on_chunk, chunk))
+        if reply is None:
+            raise GatewayTimeout(f"no answer to {message.get('message_type')} within {timeout:g} s")
+        return reply
+
+    def _ask_streaming(self, target: Any, message: dict, timeout: float, on_chunk: Callable[[dict], None]) -> Any:
+        endpoint = self._endpoint()
+        deadline = time.monotonic() + timeout
+        endpoint.tell(target, message)
+        while (left := deadline - time.monotonic()) > 0:
+            got = endpoint.listen(left)
+            if got is None:
+                return None
+            if isinstance(got, dict) and got.get("message_type") == "reply_chunk":
+                if got.get("msg_id") == message.get("msg_id"):
+                    on_chunk(got)
+                continue
+            if isinstance(got, dict) and got.get("msg_id") not in (None, message.get("msg_id")):
+                continue  # a late answer this endpoint stopped waiting for
+            return got
+        return None
 
     async def tell(self, target: Any, message: dict) -> None:
         await self.run(lambda: self._endpoint().tell(target, message))

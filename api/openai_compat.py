@@ -83,9 +83,11 @@ def completion(reply: dict, model: str, *, prompt: str) -> dict:
             "flora": reply}
 
 
-async def stream(answer: Awaitable[dict], model: str):
-    """``chat.completion.chunk`` events: the role at once, keep-alive comments while Flora
-    works, then the reply's text in pieces, the finish, and ``[DONE]``."""
+async def stream(answer: Awaitable[dict], model: str, pieces: asyncio.Queue | None = None):
+    """``chat.completion.chunk`` events: the role at once, then the reply's text as Flora
+    writes it (``pieces``: its ``reply_chunk`` messages), keep-alive comments while it works,
+    the rest of the reply's text in pieces (all of it for a reply that was not written
+    piece by piece), the finish, and ``[DONE]``."""
     cid, created = _completion_id(), int(time.time())
 
     def chunk(delta: dict, finish: str | None = None, **extra: Any) -> str:
@@ -95,18 +97,35 @@ async def stream(answer: Awaitable[dict], model: str):
 
     yield chunk({"role": "assistant", "content": ""})
     task = asyncio.ensure_future(answer)
+    pieces = pieces if pieces is not None else asyncio.Queue()
+    sent = ""
     try:
         while not task.done():
-            done, _ = await asyncio.wait([task], timeout=KEEPALIVE_S)
-            if not done:
-                yield ": working\n\n"
+            waiter = asyncio.ensure_future(pieces.get())
+            done, _ = await asyncio.wait([task, waiter], timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED)
+            if waiter in done:
+                text = waiter.result().get("text", "")
+                sent += text
+                for piece in split_text(text):  # what a fast model wrote between two looks: still in pieces
+                    yield chunk({"content": piece})
+            else:
+                waiter.cancel()
+                if not done:
+                    yield ": working\n\n"
+        while not pieces.empty():
+            text = pieces.get_nowait().get("text", "")
+            sent += text
+            for piece in split_text(text):
+                yield chunk({"content": piece})
         try:
             reply = task.result()
         except APIError as exc:
             reply = exc.as_reply("")
     finally:
         task.cancel()
-    for piece in split_text(m.reply_text(reply)):
+    whole, said = m.reply_text(reply), sent.strip()
+    rest = whole if not said else (whole[len(said):] if whole.startswith(said) else "")  # what was not streamed
+    for piece in split_text(rest) if rest else []:
         yield chunk({"content": piece})
     yield chunk({}, "stop", flora=reply)
     yield "data: [DONE]\n\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, replace
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from api.auth import Principal
 from api.gateway import ActorGateway
@@ -97,19 +97,29 @@ class FloraService:
         return await asyncio.to_thread(self._user_input, caller, message)
 
     async def answer(self, caller: Caller, message: Message, msg: dict) -> dict:
-        """Ask the InteractionActor ``msg`` (from :meth:`accept`); the reply is kept in the session, if any."""
-        reply = await self._ask(self.interaction, msg)
-        if message.session_id:
-            await asyncio.to_thread(self._record, caller, message.session_id, message, reply)
-        return reply
+        """Ask the InteractionActor ``msg`` (from :meth:`accept`); the InteractionActor keeps the
+        turn in the conversation (the session, if one is named)."""
+        return await self._ask(self.interaction, msg)
+
+    async def answer_streaming(self, msg: dict, on_chunk: Callable[[dict], None]) -> dict:
+        """Ask with ``stream``: the reply's pieces go to ``on_chunk`` while it is written."""
+        try:
+            return await self.gateway.ask_streaming(self.interaction, {**msg, "stream": True},
+                                                    self.ask_timeout_s + 5, on_chunk)
+        except TimeoutError as exc:
+            raise APIError(504, "timeout", f"Flora did not answer in time: {exc}") from None
 
     async def stream(self, caller: Caller, message: Message, msg: dict) -> AsyncIterator[tuple[str, dict, int | None]]:
-        """``(kind, data, id)``: the user's task events while ``msg`` is answered, then the reply."""
+        """``(kind, data, id)``: the user's task events and the reply's pieces (``reply_chunk``)
+        while ``msg`` is answered, then the reply."""
         since = await asyncio.to_thread(self.store.last_event_id)
-        answer = asyncio.ensure_future(self._ask(self.interaction, msg))
+        chunks: asyncio.Queue[dict] = asyncio.Queue()
+        answer = asyncio.ensure_future(self.answer_streaming(msg, chunks.put_nowait))
         try:
             while True:
                 done = answer.done()
+                while not chunks.empty():
+                    yield "reply_chunk", chunks.get_nowait(), None
                 events = await asyncio.to_thread(self.store.events, caller.tenant_id, user_id=caller.user_id,
                                                  since_id=since, limit=500)
                 for event in events:
@@ -117,14 +127,18 @@ class FloraService:
                     yield "flora_event", event_view(event), event.event_id
                 if done:
                     break
-                await asyncio.wait([answer], timeout=self.poll_s)
+                waiter = asyncio.ensure_future(chunks.get())
+                finished, _ = await asyncio.wait([answer, waiter], timeout=self.poll_s,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                if waiter in finished:
+                    yield "reply_chunk", waiter.result(), None
+                else:
+                    waiter.cancel()
             reply = answer.result()
         except APIError as exc:
             reply = exc.as_reply(msg["msg_id"])
         finally:
             answer.cancel()
-        if message.session_id:
-            await asyncio.to_thread(self._record, caller, message.session_id, message, reply)
         yield "reply", reply, None
 
     def _user_input(self, caller: Caller, message: Message) -> dict:
@@ -136,7 +150,8 @@ class FloraService:
         if message.task_id is not None:
             self.task(caller, message.task_id)
         fields = {k: v for k, v in (("task_id", message.task_id), ("parameters", message.parameters),
-                                    ("approve", message.approve), ("msg_id", message.msg_id)) if v is not None}
+                                    ("approve", message.approve), ("msg_id", message.msg_id),
+                                    ("session_id", message.session_id)) if v is not None}
         return m.user_input(user_id=caller.user_id, tenant_id=caller.tenant_id, content=message.content,
                             channel="http", **fields)
 
@@ -255,15 +270,6 @@ class FloraService:
         if session.user_id != caller.user_id:
             raise APIError(403, "forbidden", f"session {session_id} belongs to another user", field="session_id")
         return session
-
-    def _record(self, caller: Caller, session_id: str, message: Message, reply: dict) -> None:
-        now = time.time()
-        said = {"role": "user", "content": message.content, "at": now}
-        said.update({k: v for k, v in (("task_id", message.task_id), ("parameters", message.parameters),
-                                       ("approve", message.approve)) if v is not None})
-        answer = {"role": "assistant", "content": m.reply_text(reply), "reply": reply, "at": time.time()}
-        title = (message.content.strip() or "Conversation")[:TITLE_LENGTH]
-        self.store.append_to_session(caller.tenant_id, session_id, [said, answer], title=title)
 
     # -- health ---------------------------------------------------------------------------
     async def ready(self, timeout: float = 5.0) -> dict:

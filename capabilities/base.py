@@ -50,7 +50,9 @@ class ExecutionContext:
     (``capabilities.settings.<name>``), ``config`` the whole typed config, ``registry``
     the process's CapabilityRegistry (for services such as ``data_access``).
     ``instruction`` is what the user added when asking for a revision ("shorter, in
-    French"); a capability that writes text should honour it. A long-running capability
+    French"); a capability that writes text should honour it and declare
+    ``reads_instruction``; for any other, the instruction is applied to its parameters before
+    it runs (:mod:`capabilities.revision`). A long-running capability
     checks ``cancelled()`` now and then and stops (raising ``CapabilityError`` with
     ``error_type="cancelled"``) once the user cancelled its task.
     """
@@ -76,13 +78,25 @@ class ExecutionContext:
         return task is not None and task.state == "cancelled"
 
 
+# JSON-schema keyword for a description in other languages, on the parameters schema (the
+# capability) or on one parameter: {"zh": "…"}; Flora uses it when it speaks that language
+DESCRIPTION_IN = "x-flora-description"
+
+
+def described(schema: dict, default: str, language: str) -> str:
+    """``schema``'s description in ``language`` if it has one, else ``default``."""
+    translated = schema.get(DESCRIPTION_IN)
+    return translated.get(language) or default if isinstance(translated, dict) else default
+
+
 @dataclass(frozen=True)
 class CapabilitySpec:
     """A registered executable capability.
 
     ``parameters`` is a JSON schema of type object. ``keywords`` help the rule-based
     router when no model is available. ``needs_approval`` pauses the task for an explicit
-    yes before the handler runs (unless the tool is auto-approved in config).
+    yes before the handler runs (unless the tool is auto-approved in config): always when
+    True, or when a function of the parameters says so (a change rather than a read).
     """
 
     name: str
@@ -90,9 +104,10 @@ class CapabilitySpec:
     parameters: dict
     handler: Callable[..., Any]
     keywords: tuple[str, ...] = ()
-    needs_approval: bool = False
+    needs_approval: bool | Callable[[dict], bool] = False
     routable: bool = True  # False: run only when Flora itself asks (chat replies, help)
     examples: tuple[str, ...] = ()  # sample requests; they teach the model router this capability
+    reads_instruction: bool = False  # True: it honours ExecutionContext.instruction itself
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace(".", "").isalnum():
@@ -112,21 +127,73 @@ class CapabilitySpec:
     def properties(self) -> dict[str, dict]:
         return dict(self.parameters.get("properties", {}))
 
+    def approval_needed(self, parameters: dict) -> bool:
+        """Whether running with these parameters needs the person's yes first."""
+        return bool(self.needs_approval(parameters)) if callable(self.needs_approval) else self.needs_approval
+
     def describe_parameter(self, name: str) -> str:
         schema = self.properties.get(name, {})
         return schema.get("description") or schema.get("title") or name
 
+    def describe(self, language: str = "en") -> str:
+        """What the capability does, in ``language`` where it says so."""
+        return described(self.parameters, self.description, language)
+
     def invoke(self, parameters: dict, context: ExecutionContext) -> Any:
-        """Call the handler with the parameters as keyword arguments (plus ``context``)."""
+        """Call the handler with the parameters as keyword arguments (plus ``context``).
+
+        A revision (``context.instruction``) is applied first: to the parameters, unless the
+        capability reads the instruction itself; a dict result then says what changed. A
+        result larger than MAX_RESULT_BYTES is refused (``CapabilityError``, ``too_large``): it
+        would travel between actor processes, into the task store and to the user whole,
+        several copies of it at once."""
+        revision = None
+        if context.instruction:
+            from capabilities.revision import Revision, revise_parameters
+
+            revision = (Revision(context.instruction, dict(parameters), passed_on=True) if self.reads_instruction
+                        else revise_parameters(self, parameters, context.instruction, context.llm))
+            parameters = revision.parameters
         kwargs = dict(parameters)
         if _accepts_context(self.handler):
             kwargs["context"] = context
-        return self.handler(**kwargs)
+        result = self.handler(**kwargs)
+        result = revision.told(result) if revision is not None else result
+        size = _size_over(result, MAX_RESULT_BYTES)
+        if size > MAX_RESULT_BYTES:
+            raise CapabilityError(
+                f"{self.name} returned more than {MAX_RESULT_BYTES // (1024 * 1024)} MB, the most a result may hold; "
+                "ask for less (a filter, a limit, a summary) or have the capability write it to a file and return "
+                "where", error_type="too_large")
+        return result
 
     def summary(self) -> dict:
         """JSON view for prompts, listings and the HTTP API."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters,
-                "needs_approval": self.needs_approval}
+                "needs_approval": "depends on the parameters" if callable(self.needs_approval)
+                else self.needs_approval}
+
+
+MAX_RESULT_BYTES = 8 * 1024 * 1024
+
+
+def _size_over(value: Any, limit: int) -> int:
+    """About how many bytes ``value`` takes as JSON, counting only until ``limit`` is passed."""
+    total, todo = 0, [value]
+    while todo and total <= limit:
+        item = todo.pop()
+        if isinstance(item, (str, bytes, bytearray)):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2 + 4 * len(item)
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            total += 2 + len(item)
+            todo.extend(item)
+        else:
+            total += 8
+    return total
 
 
 def _accepts_context(fn: Callable[..., Any]) -> bool:
@@ -142,9 +209,10 @@ def capability(
     description: str,
     parameters: dict | None = None,
     keywords: tuple[str, ...] | list[str] = (),
-    needs_approval: bool = False,
+    needs_approval: bool | Callable[[dict], bool] = False,
     routable: bool = True,
     examples: tuple[str, ...] | list[str] = (),
+    reads_instruction: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as an executable capability.
 
@@ -163,6 +231,7 @@ def capability(
             needs_approval=needs_approval,
             routable=routable,
             examples=tuple(examples),
+            reads_instruction=reads_instruction,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

@@ -3,13 +3,25 @@ call, an HTTP request, a query) is allowed, because it holds up nobody else: the
 AgentActor keeps several of them. Its TaskExecutionService decides everything.
 
 With several nodes, Thespian places each one on a node that accepts ExecutionActors
-(``actors.execution``), the one named by ``actors.execution_node`` if set."""
+(``actors.execution``), the one named by ``actors.execution_node`` if set.
+
+An ``analyze`` sent with ``stream`` runs beside the actor (``StreamedCall``) so that the
+pieces of a chat reply go back as ``reply_chunk`` messages while it is written; the actor
+collects them from its wakeups every ``STREAM_POLL_S``."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from thespian.actors import WakeupMessage
+
 from agents.base import FloraActor
+from capability_actors.streamed_call import StreamedCall
 from capability_actors.task_execution_service import TaskExecutionService
 from common import messages as m
+
+STREAM_POLL_S = 0.05
+STREAM_WAKEUP = "flora-stream"
 
 
 class ExecutionActor(FloraActor):
@@ -27,6 +39,7 @@ class ExecutionActor(FloraActor):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.service: TaskExecutionService | None = None
+        self.streams: dict[str, tuple[StreamedCall, object]] = {}  # task_id -> (call, who asked)
 
     def handlers(self):
         return {"analyze": self.on_analyze, "execute": self.on_execute, "resume_execution": self.on_resume}
@@ -34,10 +47,42 @@ class ExecutionActor(FloraActor):
     def configured(self, message, sender):
         rt = self.runtime
         self.service = TaskExecutionService(store=rt.store, events=rt.events, registry=rt.registry,
-                                            config=rt.config, llm=rt.llm)
+                                            config=rt.config, llm=rt.llm, understanding_llm=rt.understanding_llm)
 
     def on_analyze(self, message, sender):
-        self.send(sender, self.service.analyze(m.validate(message)))
+        msg = m.validate(message)
+        if not msg.get("stream"):
+            self.send(sender, self.service.analyze(msg))
+            return
+        call = StreamedCall(lambda on_text: self.service.analyze(msg, on_text=on_text))
+        if not self.streams:
+            self.wakeupAfter(timedelta(seconds=STREAM_POLL_S), payload=STREAM_WAKEUP)
+        self.streams[msg["task_id"]] = (call, sender)
+
+    def on_system_message(self, message, sender):
+        if isinstance(message, WakeupMessage) and message.payload == STREAM_WAKEUP:
+            self._flush_streams()
+            if self.streams:
+                self.wakeupAfter(timedelta(seconds=STREAM_POLL_S), payload=STREAM_WAKEUP)
+
+    def _flush_streams(self) -> None:
+        """Send on what each streamed analysis wrote since the last wakeup, and its result once done."""
+        for task_id, (call, asker) in list(self.streams.items()):
+            done = call.done  # read first: pieces written before it ended are all taken below
+            text = call.pieces()
+            if text:
+                self.send(asker, m.reply_chunk(task_id=task_id, text=text, seq=call.seq))
+                call.seq += 1
+            if not done:
+                continue
+            del self.streams[task_id]
+            if call.error is not None:
+                self.log.error("analysis of task_id=%s failed: %r", task_id, call.error)
+                self.send(asker, m.analysis_result(task_id=task_id, intent="chat",
+                                                   message="Flora failed while answering (an internal error, "
+                                                           "logged); please try again."))
+            else:
+                self.send(asker, call.result)
 
     def on_execute(self, message, sender):
         self.send(sender, self._reported(self.service.execute, m.validate(message)))

@@ -10,10 +10,19 @@ Thespian never placed. The actor creates and stops the actors and sends the mess
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 UNPLACED_BEATS = 3  # heartbeats to wait for an ExecutionActor to be placed before asking again
+# ... and at least this long: a placement on another node starts a process there, which on a
+# loaded machine takes seconds; giving up sooner kills each one before it is ready, forever
+UNPLACED_MIN_S = 30.0
+
+
+def unplaced_beats(heartbeat_interval_s: float) -> int:
+    """How many heartbeats an unplaced ExecutionActor is waited for."""
+    return max(UNPLACED_BEATS, math.ceil(UNPLACED_MIN_S / heartbeat_interval_s))
 
 
 @dataclass
@@ -29,8 +38,9 @@ class Worker:
 
 
 class ExecutionPool:
-    def __init__(self, size: int):
+    def __init__(self, size: int, *, unplaced_beats: int = UNPLACED_BEATS):
         self.size = size  # the most workers; the AgentActor keeps this many, the group grows to it
+        self.unplaced_beats = unplaced_beats
         self.workers: list[Worker] = []
         self.backlog: list[list[dict]] = []  # batches held while no worker is ready
 
@@ -92,7 +102,7 @@ class ExecutionPool:
                 gone.append((worker, f"node {worker.node} stopped answering"))
             elif not worker.ready:
                 worker.beats_unready += 1
-                if worker.beats_unready >= UNPLACED_BEATS:
+                if worker.beats_unready >= self.unplaced_beats:
                     gone.append((worker, "it was never placed on a node"))
         return gone
 

@@ -26,6 +26,7 @@ from capabilities.loop.rabbit_bridge import Trigger
 from capabilities.loop.schedule import ScheduleError
 from capabilities.loop.service import LoopRequestError, LoopService, RunStart
 from capability_actors.loop_scheduler import Fire
+from common.i18n import say
 from common import messages as m
 from common.loops.models import Forbidden, LoopStoreError, LoopTask, LoopTaskNotFound
 from common.tasks.models import Notification
@@ -177,12 +178,14 @@ class LoopCoordinator:
                                            message=f"That schedule cannot work: {exc}"))]
         return [("reply", m.task_completed(msg_id=msg_id, task_id=done.loop_task_id, capability="loop_tasks",
                                            result=self._view(done),
-                                           message=f"{verb} {done.loop_task_id}: {service.describe(done)}"))]
+                                           message=say(msg.get("language", "en"), f"loop_{verb}",
+                                                       loop_task_id=done.loop_task_id, what=service.describe(done))))]
 
     def _listing(self, msg: m.LoopCommand) -> dict:
         tasks = self.service.list(msg["tenant_id"], msg["user_id"])
-        text = ("Your loop tasks:\n" + "\n".join(f"- {t.loop_task_id}: {self.service.describe(t)}" for t in tasks)
-                if tasks else "You have no loop tasks.")
+        lang = msg.get("language", "en")
+        text = (say(lang, "loop_list") + "\n" + "\n".join(f"- {t.loop_task_id}: {self.service.describe(t)}"
+                                                          for t in tasks) if tasks else say(lang, "loop_none"))
         return m.task_completed(msg_id=msg["msg_id"], task_id="loop_tasks", capability="loop_tasks",
                                 result=[self._view(t) for t in tasks], message=text)
 

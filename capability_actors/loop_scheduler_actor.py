@@ -52,10 +52,16 @@ class LoopSchedulerActor(FloraActor):
         self._dispatch(self.coordinator.on_fire(m.validate(message)))
 
     def on_result(self, message, sender):
-        self._dispatch(self.coordinator.on_result(message))
+        if not self.routes.is_agent(sender):  # only the AgentActors this scheduler handed runs to report them
+            self.log.warning("ignoring %s from %s, not an AgentActor of this scheduler", message["message_type"], sender)
+            return
+        self._dispatch(self.coordinator.on_result(m.validate(message)))
 
     def on_route_reply(self, message, sender):
-        for address, msg in self.routes.learned(message):
+        if sender != self.routes.router:  # a route from anyone else would send runs wherever it says
+            self.log.warning("ignoring route_reply from %s, not the RouterActor", sender)
+            return
+        for address, msg in self.routes.learned(m.validate(message)):
             self.send(address, msg)
 
     def on_status_request(self, message, sender):

@@ -19,9 +19,12 @@ from __future__ import annotations
 import logging
 import time
 
-from capabilities.base import CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext
+from capabilities.base import DESCRIPTION_IN, CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext
+from capabilities.cognition import cues
 from capabilities.cognition.chat import ChatResponder
-from capabilities.cognition.intent_router import IntentRouter
+from capabilities.cognition.intent_router import Intent, IntentRouter, Pending, choices, reply_language
+from capabilities.cognition.self_report import StatusReport, SystemCommands
+from capabilities.context import answers
 from capabilities.context.conversation_manager import ConversationManager, ask_message
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
@@ -29,6 +32,7 @@ from capabilities.routing.task_planner import DEFAULT_MAX_STEPS, TaskPlanner
 from capabilities.routing.task_router import TaskRouter
 from common import messages as m
 from common.cluster import current_node
+from common.i18n import language_of, say
 from capabilities.loop.schedule import ScheduleError
 from common.tasks.models import (
     CREATED, FAILED, PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition, TaskNotFound,
@@ -43,24 +47,29 @@ log = logging.getLogger("flora.execution")
 SOURCE = "ExecutionActor"
 TIME_PARAMETER = "time"
 TIME_DESCRIPTION = "when to run it: 15:30, tomorrow at 9:00, every day at 9:00, every Monday at 10:00, in 20 minutes"
+TIME_DESCRIPTION_ZH = "什么时候运行：15:30、明天9点、每天9点、每周一10点、20分钟后"
 
 
 class TaskExecutionService:
     def __init__(self, *, store: TaskStore, events: EventBus, registry: CapabilityRegistry,
-                 config=None, llm=None):
+                 config=None, llm=None, understanding_llm=None):
         self._store = store
         self._events = events
         self._registry = registry
         self._config = config
         self._llm = llm
         self._conversation = ConversationManager(store, events, registry, source=SOURCE)
-        self._intents = IntentRouter(TaskRouter(registry), llm)
+        self._router = TaskRouter(registry)
+        self._intents = IntentRouter(self._router, understanding_llm if understanding_llm is not None else llm)
         self._chat = ChatResponder(registry, llm)
         self._planner = TaskPlanner(registry, llm, max_steps=config.planning.max_steps if config is not None
                                     else DEFAULT_MAX_STEPS)
 
     # -- understanding -------------------------------------------------------------------
-    def analyze(self, msg: m.Analyze) -> m.AnalysisResult:
+    def analyze(self, msg: m.Analyze, on_text=None) -> m.AnalysisResult:
+        """Understand a message in one step, then do just what that reading needs: write the
+        chat reply (streamed to ``on_text``), answer from the store (status, commands),
+        say plainly what cannot be done, plan, or name the capability to run."""
         task_id, content = msg["task_id"], msg["content"]
         if msg.get("capability"):
             chosen = self._intents.decide_by_rules(content, msg["capability"])
@@ -69,28 +78,100 @@ class TaskExecutionService:
                                          message=f"There is no capability named {msg['capability']!r}.")
             return m.analysis_result(task_id=task_id, intent=chosen.kind, capability=chosen.capability,
                                      parameters=chosen.parameters)
+        history = msg.get("history") or []
+        language = reply_language(content, history)
+        told = f"{content}\n{msg['instruction']}" if msg.get("instruction") else content
+        if msg.get("instruction"):  # a revision of a plan the model wrote: planned again with it
+            plan = self._planner.plan(told)
+            if plan is not None:
+                return m.analysis_result(task_id=task_id, intent="task", capability="plan", plan=plan.to_dict())
         hint = msg.get("intent")
-        if hint not in ("chat", "system"):
-            # several steps the rules could not split: the model may plan them (a revision's
-            # instruction is part of what it plans)
-            told = f"{content}\n{msg['instruction']}" if msg.get("instruction") else content
+        if hint == "chat":
+            intent = Intent("chat")
+        elif hint == "system":
+            intent = Intent("status", command="help")
+        else:
+            intent = self._intents.classify(content, history=history, pending=self._pending(msg))
+        timing = {"understand_ms": round(intent.elapsed_ms, 1), "source": intent.source}
+        log.info("analyzed task_id=%s intent=%s capability=%s source=%s elapsed_ms=%.0f", task_id, intent.kind,
+                 intent.capability, intent.source, intent.elapsed_ms)
+        kind = intent.kind
+        if kind == "plan":
             plan = self._planner.plan(told)
             if plan is not None:
                 log.info("analyzed task_id=%s as a plan of %d steps", task_id, len(plan.steps))
-                return m.analysis_result(task_id=task_id, intent="task", capability="plan", plan=plan.to_dict())
-        intent = self._intents.classify(content) if hint not in ("chat", "system") else None
-        kind = hint if intent is None else intent.kind
-        log.info("analyzed task_id=%s intent=%s capability=%s", task_id, kind, intent and intent.capability)
+                return m.analysis_result(task_id=task_id, intent="task", capability="plan", plan=plan.to_dict(),
+                                         timing=timing)
+            kind = "task" if intent.capability else "clarify"
+            if kind == "clarify":
+                intent.options = intent.options or choices([c.spec for c in self._router.rank(content)], language)
+        if kind == "answer":
+            return self._answered(msg, timing)
         if kind == "chat":
-            return m.analysis_result(task_id=task_id, intent="chat", message=self._chat.reply(content))
-        if kind == "system":
-            return m.analysis_result(task_id=task_id, intent="system", message=self._chat.help_text())
+            return m.analysis_result(task_id=task_id, intent="chat", timing=timing, message=self._chat.reply(
+                content, language=language, history=history, on_text=on_text))
+        if kind == "status":
+            asked_abilities = intent.command == "help" or cues.asks_about_abilities(content)
+            return m.analysis_result(task_id=task_id, intent="status", timing=timing, message=(
+                self._chat.help_text(language) if asked_abilities
+                else self._status().answer(msg["tenant_id"], msg["user_id"], language)))
+        if kind == "command":
+            return m.analysis_result(task_id=task_id, intent="command", timing=timing,
+                                     message=self._commands().run(intent.command or "help", msg["tenant_id"],
+                                                                  msg["user_id"], language))
+        if kind == "unsupported":
+            abilities = ", ".join(self._chat.abilities()) or "-"
+            return m.analysis_result(task_id=task_id, intent="unsupported", timing=timing, message=say(
+                language, "unsupported", what=say(language, "unsupported_what"), abilities=abilities))
         if kind == "clarify":
-            return m.analysis_result(task_id=task_id, intent="clarify", options=intent.options,
-                                     message="I'm not sure which of these you mean. Reply with the number:\n" +
-                                     "\n".join(f"{o['id']}. {o['label']}" for o in intent.options))
+            options = intent.options or choices(self._router.routable(), language)
+            options = [*options, {"id": str(len(options) + 1), "label": say(language, "just_chat")}]
+            return m.analysis_result(task_id=task_id, intent="clarify", options=options, timing=timing,
+                                     message=say(language, "not_sure") + "\n" +
+                                     "\n".join(f"{o['id']}. {o['label']}" for o in options))
         return m.analysis_result(task_id=task_id, intent=kind, capability=intent.capability,
-                                 parameters=intent.parameters)
+                                 parameters=intent.parameters, timing=timing)
+
+    def _pending(self, msg: m.Analyze) -> Pending | None:
+        """The paused task's question the message may be answering."""
+        if not msg.get("pending_task_id"):
+            return None
+        task = self._store.get_task(msg["tenant_id"], msg["pending_task_id"])
+        if task is None or task.user_id != msg["user_id"] or task.state != WAITING_PARAMETERS:
+            return None
+        return Pending(task.task_id, task.capability, tuple(p["name"] for p in task.missing),
+                       "; ".join(p.get("description", "") for p in task.missing)[:200])
+
+    def _answered(self, msg: m.Analyze, timing: dict) -> m.AnalysisResult:
+        """The message answers the paused task: its values are recorded with it (or refused)."""
+        task = self._store.get_task(msg["tenant_id"], msg["pending_task_id"])
+        if task is None or task.state != WAITING_PARAMETERS:  # answered or cancelled meanwhile
+            return m.analysis_result(task_id=msg["task_id"], intent="chat", timing=timing,
+                                     message=say(reply_language(msg["content"]), "no_longer_waiting"))
+        values = answers.answer_values(msg["content"], [p["name"] for p in task.missing],
+                                       {p["name"]: p.get("schema", {}) for p in task.missing}) or {}
+        decision = self._conversation.complete_task_parameters(task.tenant_id, task.task_id, task.user_id, values)
+        if decision.action == "error":
+            return m.analysis_result(task_id=msg["task_id"], intent="chat", message=decision.message, timing=timing)
+        return m.analysis_result(task_id=msg["task_id"], intent="answer", answered_task_id=task.task_id,
+                                 capability=task.capability, missing=decision.missing or None,
+                                 message=decision.message or None, timing=timing)
+
+    def _status(self) -> StatusReport:
+        loops = self._registry.get_capability("loop_tasks", None)
+        return StatusReport(self._store, loops, model=self._model_name())
+
+    def _commands(self) -> SystemCommands:
+        from capabilities.llm.models import CATALOGUE
+
+        return SystemCommands(self._store, self._status(), self._chat.help_text, model=self._model_name(),
+                              models=sorted(CATALOGUE))
+
+    def _model_name(self) -> str:
+        if self._config is None:
+            return ""
+        llm = self._config.llm
+        return llm.model if llm.backend == "local" else (llm.model_name or llm.backend)
 
     # -- running ---------------------------------------------------------------------------
     def execute(self, msg: m.Execute) -> dict:
@@ -126,7 +207,7 @@ class TaskExecutionService:
             missing += asked
         if missing:
             return self._pause(tenant, task_id, spec, missing, check.values)
-        if spec.needs_approval and not task.approved and spec.name not in self._auto_approved():
+        if spec.approval_needed(check.values) and not task.approved and spec.name not in self._auto_approved():
             return self._pause(tenant, task_id, spec, [], check.values, kind=WAITING_APPROVAL)
         try:
             task = self._events.transition(
@@ -179,11 +260,14 @@ class TaskExecutionService:
                 loop.update(schedule=parsed.schedule.to_dict(), description=parsed.description)
                 self._store.update_task(task.tenant_id, task.task_id, meta={**task.meta, "loop": loop})
                 return loop, []
-        ask = {"name": TIME_PARAMETER, "description": TIME_DESCRIPTION, "schema": {"type": "string", "minLength": 1}}
+        ask = {"name": TIME_PARAMETER, "description": TIME_DESCRIPTION,
+               "schema": {"type": "string", "minLength": 1, DESCRIPTION_IN: {"zh": TIME_DESCRIPTION_ZH}}}
         return loop, [{**ask, "reason": reason} if reason else ask]
 
     def _register_loop(self, task: TaskRecord, spec: CapabilitySpec, values: dict, loop: dict) -> dict:
         loops = self._loops()
+        if TIME_PARAMETER not in spec.properties:  # the asked time became the schedule; each run gets the rest
+            values = {name: value for name, value in values.items() if name != TIME_PARAMETER}
         try:
             registered = loops.register(tenant_id=task.tenant_id, user_id=task.user_id, content=loop["content"],
                                         schedule=loop["schedule"], capability=spec.name, parameters=values,
@@ -193,8 +277,8 @@ class TaskExecutionService:
             ask = {"name": TIME_PARAMETER, "description": TIME_DESCRIPTION, "schema": {"type": "string"},
                    "reason": str(exc)}
             return self._pause(task.tenant_id, task.task_id, spec, [ask], values)
-        text = (f"Registered loop task {registered.loop_task_id}: {loops.describe(registered)}.\n"
-                f"Say \"list my loop tasks\", or pause / resume / delete / \"run {registered.loop_task_id} now\".")
+        text = say(language_of(loop.get("request") or task.content), "loop_registered",
+                   loop_task_id=registered.loop_task_id, what=loops.describe(registered))
         return m.subtask_result(task_id=task.task_id, tenant_id=task.tenant_id, capability=spec.name, ok=True,
                                 result={"loop_task_id": registered.loop_task_id, "schedule": registered.schedule,
                                         "next_fire_at": registered.next_fire_at, "capability": spec.name,
@@ -212,10 +296,14 @@ class TaskExecutionService:
         except InvalidTransition as exc:
             return _failed(tenant, task_id, spec.name, "conflict", str(exc))
         if kind == WAITING_APPROVAL:
-            text = (f"{spec.name} needs your approval before it runs: {spec.description}\n"
-                    f"Parameters: {values}\nReply yes to run it or no to cancel.")
+            lang = language_of(task.content)
+            said = " ".join(task.content.split())[:80]
+            what = say(lang, "do_request", request=said, capability=spec.name) if said else \
+                say(lang, "run_capability", capability=spec.name)
+            shown = ", ".join(f"{k}={m.preview(v, 80)}" for k, v in values.items())
+            text = say(lang, "needs_approval", what=what, description=spec.description, parameters=shown)
         else:
-            text = ask_message(spec.name, missing)
+            text = ask_message(spec.name, missing, request=task.content)
         return m.task_paused(msg_id=task.msg_id or m.new_id("msg"), task_id=task_id, message=text,
                              missing_parameters=missing, pause_kind=kind, capability=spec.name)
 
@@ -246,5 +334,8 @@ class TaskExecutionService:
 
 def _failed(tenant: str, task_id: str, capability: str, error_type: str, error: str,
             retryable: bool = False) -> dict:
+    """A failed run as the protocol says it: a capability's own kind of failure ("misconfigured",
+    "workflow_failed") is a ``capability_failed`` whose message says what happened."""
+    kind = error_type if error_type in m.ERROR_TYPES else "capability_failed"
     return m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability or "unknown", ok=False,
-                            error_type=error_type, error=error, retryable=retryable)
+                            error_type=kind, error=error, retryable=retryable)

@@ -27,8 +27,9 @@ TaskState = Literal[
 ErrorType = Literal[
     "malformed_message", "unknown_message_type", "invalid_parameter", "not_found", "forbidden",
     "conflict", "cancelled", "unknown_capability", "capability_failed", "timeout", "unavailable", "internal",
-    "poison_message",
+    "poison_message", "too_large",
 ]
+ERROR_TYPES = frozenset(get_args(ErrorType))
 PauseKind = Literal["waiting_parameters", "waiting_approval"]
 
 
@@ -84,6 +85,8 @@ class UserInput(TypedDict):
     parameters: NotRequired[dict]
     approve: NotRequired[bool]
     channel: NotRequired[str]
+    session_id: NotRequired[str]  # the conversation this message belongs to (default: one per user and channel)
+    stream: NotRequired[bool]  # send the reply's text as reply_chunk messages while it is written, then the reply
 
 
 class TaskCompleted(TypedDict):
@@ -127,11 +130,16 @@ class TaskQueued(TypedDict):
 
 
 class ChatReply(TypedDict):
-    """Reply to the user: conversation, no task involved."""
+    """Reply to the user: no task involved. ``intent`` says what Flora understood: ``chat``
+    (conversation), ``status`` (about Flora's work for this person, read from the store),
+    ``command`` (a system command), ``unsupported`` (nothing installed can do it);
+    ``timing`` has ``understand_ms`` when the message had to be understood by the model."""
 
     message_type: Literal["chat_reply"]
     msg_id: str
     message: str
+    intent: NotRequired[str]
+    timing: NotRequired[dict]
 
 
 class Clarification(TypedDict):
@@ -141,6 +149,7 @@ class Clarification(TypedDict):
     msg_id: str
     message: str
     options: list[Option]
+    intent: NotRequired[str]
 
 
 class TaskError(TypedDict):
@@ -171,6 +180,9 @@ class AgentTask(TypedDict):
     parameters: NotRequired[dict]
     channel: NotRequired[str]
     reply_to: NotRequired[Any]
+    history: NotRequired[list]  # the conversation's recent turns, {role, content}, oldest first
+    pending_task_id: NotRequired[str]  # a paused task this message may be answering
+    stream: NotRequired[bool]
 
 
 class ResumeTask(TypedDict):
@@ -198,20 +210,42 @@ class Analyze(TypedDict):
     intent: NotRequired[str]
     capability: NotRequired[str]
     instruction: NotRequired[str]  # a revision's added instruction, for the planner
+    history: NotRequired[list]
+    pending_task_id: NotRequired[str]
+    stream: NotRequired[bool]
+
+
+class ReplyChunk(TypedDict):
+    """A piece of a reply while it is being written, for a ``user_input`` sent with ``stream``:
+    ExecutionActor → AgentActor (by ``task_id``) → InteractionActor (with ``msg_id``) → whoever
+    asked. ``text`` follows the pieces before it (``seq`` counts from 0); the whole reply still
+    comes afterwards as the usual reply message, which ends the stream."""
+
+    message_type: Literal["reply_chunk"]
+    task_id: str
+    text: str
+    seq: int
+    msg_id: NotRequired[str]
 
 
 class AnalysisResult(TypedDict):
     """ExecutionActor → AgentActor: what the request means. ``plan`` (a Plan as JSON, with
-    ``capability`` "plan") when the request takes several steps."""
+    ``capability`` "plan") when the request takes several steps; ``message`` the reply already
+    written for chat, status, command, unsupported and clarify; for ``answer``, the message
+    answered the paused task ``answered_task_id``, whose values are recorded (or, with
+    ``missing``, refused and asked again)."""
 
     message_type: Literal["analysis_result"]
     task_id: str
-    intent: Literal["task", "query", "chat", "system", "clarify"]
+    intent: Literal["task", "query", "chat", "system", "clarify", "status", "command", "unsupported", "answer"]
     capability: NotRequired[str]
     parameters: NotRequired[dict]
     options: NotRequired[list[Option]]
     message: NotRequired[str]
     plan: NotRequired[dict]
+    timing: NotRequired[dict]
+    answered_task_id: NotRequired[str]
+    missing: NotRequired[list[MissingParameter]]
 
 
 class Execute(TypedDict):
@@ -328,6 +362,7 @@ class LoopCommand(TypedDict):
     loop_task_id: NotRequired[str]
     schedule_text: NotRequired[str]
     parameters: NotRequired[dict]
+    language: NotRequired[str]  # of the person's words: the reply's language (zh, en)
     reply_to: NotRequired[Any]
 
 
@@ -425,6 +460,7 @@ class RouteRequest(TypedDict):
     message_type: Literal["route_request"]
     tenant_id: str
     node: NotRequired[str]
+    watch: NotRequired[bool]  # also send a route_reply whenever that AgentActor is replaced
 
 
 class RouteReply(TypedDict):
@@ -452,6 +488,14 @@ class HeartbeatAck(TypedDict):
     role: str
 
 
+class AgentChildren(TypedDict):
+    """AgentActor → RouterActor: the actors it created (ExecutionActors, the task group), sent
+    whenever they change, so that the RouterActor ends them if the AgentActor dies."""
+
+    message_type: Literal["agent_children"]
+    children: list[Any]  # actor addresses
+
+
 class StatusRequest(TypedDict):
     """Anyone → RouterActor / AgentActor: live counts, for operators."""
 
@@ -468,10 +512,10 @@ class StatusReply(TypedDict):
 MESSAGE_TYPES: dict[str, type] = {
     get_args(_hints(cls)["message_type"])[0]: cls
     for cls in (UserInput, TaskCompleted, TaskPaused, TaskQueued, ChatReply, Clarification, TaskError,
-                AgentTask, ResumeTask, Analyze, AnalysisResult, Execute, ResumeExecution,
+                AgentTask, ResumeTask, Analyze, ReplyChunk, AnalysisResult, Execute, ResumeExecution,
                 SubtaskResult, RunPlan, PlanResult, AggregatePlan, PlanAggregated, LoopCommand, LoopFire, RunTask, Notification, Subscribe,
                 NotificationsRequest, NotificationsReply, Configure, Configured, RouteRequest,
-                RouteReply, Heartbeat, HeartbeatAck, StatusRequest, StatusReply)
+                RouteReply, Heartbeat, HeartbeatAck, AgentChildren, StatusRequest, StatusReply)
 }
 REPLY_TYPES = frozenset({"task_completed", "task_paused", "task_queued", "chat_reply", "clarification",
                          "task_error"})
@@ -511,7 +555,17 @@ def validate(msg: Any) -> dict:
             field="message_type", error_type="unknown_message_type",
         )
     _check_fields(cls, msg, prefix="")
+    content = msg.get("content")
+    if kind in _BOUNDED_CONTENT and isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
+        raise ProtocolError(f"'content' is {len(content):,} characters; a message may hold at most "
+                            f"{MAX_CONTENT_CHARS:,} (send a long document as a file or in parts)",
+                            field="content", error_type="too_large")
     return msg
+
+
+# what a person writes in one message; the HTTP API refuses longer bodies the same way
+MAX_CONTENT_CHARS = 100_000
+_BOUNDED_CONTENT = frozenset({"user_input", "agent_task", "resume_task", "loop_command"})
 
 
 def _check_fields(cls: type, msg: dict, prefix: str) -> None:
@@ -589,10 +643,10 @@ def _build(cls: type, **fields: Any) -> dict:
 # --------------------------------------------------------------------------- constructors
 def user_input(*, user_id: str, content: str, msg_id: str | None = None, tenant_id: str | None = None,
                task_id: str | None = None, parameters: dict | None = None, approve: bool | None = None,
-               channel: str | None = None) -> UserInput:
+               channel: str | None = None, session_id: str | None = None, stream: bool | None = None) -> UserInput:
     return _build(UserInput, user_id=user_id, content=content, msg_id=msg_id or new_id("msg"),
                   tenant_id=tenant_id, task_id=task_id, parameters=parameters, approve=approve,
-                  channel=channel)  # type: ignore[return-value]
+                  channel=channel, session_id=session_id, stream=stream)  # type: ignore[return-value]
 
 
 def task_completed(*, msg_id: str, task_id: str, message: str, result: Any,
@@ -610,11 +664,11 @@ def task_queued(*, msg_id: str, task_id: str, message: str, position: int, scope
     return _build(TaskQueued, **locals())  # type: ignore[return-value]
 
 
-def chat_reply(*, msg_id: str, message: str) -> ChatReply:
+def chat_reply(*, msg_id: str, message: str, intent: str | None = None, timing: dict | None = None) -> ChatReply:
     return _build(ChatReply, **locals())  # type: ignore[return-value]
 
 
-def clarification(*, msg_id: str, message: str, options: list[Option]) -> Clarification:
+def clarification(*, msg_id: str, message: str, options: list[Option], intent: str | None = None) -> Clarification:
     return _build(Clarification, **locals())  # type: ignore[return-value]
 
 
@@ -625,7 +679,8 @@ def task_error(*, msg_id: str, error_type: str, message: str, retryable: bool = 
 
 def agent_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, content: str,
                intent: str | None = None, capability: str | None = None, parameters: dict | None = None,
-               channel: str | None = None, reply_to: Any = None) -> AgentTask:
+               channel: str | None = None, reply_to: Any = None, history: list | None = None,
+               pending_task_id: str | None = None, stream: bool | None = None) -> AgentTask:
     return _build(AgentTask, **locals())  # type: ignore[return-value]
 
 
@@ -634,13 +689,19 @@ def resume_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, repl
 
 
 def analyze(*, task_id: str, tenant_id: str, user_id: str, content: str, intent: str | None = None,
-            capability: str | None = None, instruction: str | None = None) -> Analyze:
+            capability: str | None = None, instruction: str | None = None, history: list | None = None,
+            pending_task_id: str | None = None, stream: bool | None = None) -> Analyze:
     return _build(Analyze, **locals())  # type: ignore[return-value]
+
+
+def reply_chunk(*, task_id: str, text: str, seq: int, msg_id: str | None = None) -> ReplyChunk:
+    return _build(ReplyChunk, **locals())  # type: ignore[return-value]
 
 
 def analysis_result(*, task_id: str, intent: str, capability: str | None = None, parameters: dict | None = None,
                     options: list[Option] | None = None, message: str | None = None,
-                    plan: dict | None = None) -> AnalysisResult:
+                    plan: dict | None = None, timing: dict | None = None, answered_task_id: str | None = None,
+                    missing: list[MissingParameter] | None = None) -> AnalysisResult:
     return _build(AnalysisResult, **locals())  # type: ignore[return-value]
 
 
@@ -679,7 +740,7 @@ def plan_aggregated(*, task_id: str, tenant_id: str, ok: bool, result: Any = Non
 
 def loop_command(*, msg_id: str, tenant_id: str, user_id: str, op: str, reference: str | None = None,
                  loop_task_id: str | None = None, schedule_text: str | None = None, parameters: dict | None = None,
-                 reply_to: Any = None) -> LoopCommand:
+                 reply_to: Any = None, language: str | None = None) -> LoopCommand:
     return _build(LoopCommand, **locals())  # type: ignore[return-value]
 
 
@@ -719,7 +780,7 @@ def configured(*, role: str, node: str | None = None) -> Configured:
     return _build(Configured, **locals())  # type: ignore[return-value]
 
 
-def route_request(*, tenant_id: str, node: str | None = None) -> RouteRequest:
+def route_request(*, tenant_id: str, node: str | None = None, watch: bool | None = None) -> RouteRequest:
     return _build(RouteRequest, **locals())  # type: ignore[return-value]
 
 
@@ -735,6 +796,10 @@ def heartbeat_ack(*, seq: int, role: str) -> HeartbeatAck:
     return _build(HeartbeatAck, **locals())  # type: ignore[return-value]
 
 
+def agent_children(*, children: list[Any]) -> AgentChildren:
+    return _build(AgentChildren, **locals())  # type: ignore[return-value]
+
+
 def status_request() -> StatusRequest:
     return _build(StatusRequest)  # type: ignore[return-value]
 
@@ -747,7 +812,7 @@ CONSTRUCTORS = {
     "user_input": user_input, "task_completed": task_completed, "task_paused": task_paused,
     "task_queued": task_queued,
     "chat_reply": chat_reply, "clarification": clarification, "task_error": task_error,
-    "agent_task": agent_task, "resume_task": resume_task, "analyze": analyze,
+    "agent_task": agent_task, "resume_task": resume_task, "analyze": analyze, "reply_chunk": reply_chunk,
     "analysis_result": analysis_result, "execute": execute, "resume_execution": resume_execution,
     "subtask_result": subtask_result, "run_plan": run_plan, "plan_result": plan_result,
     "aggregate_plan": aggregate_plan, "plan_aggregated": plan_aggregated,
@@ -756,5 +821,5 @@ CONSTRUCTORS = {
     "notifications_request": notifications_request, "notifications_reply": notifications_reply,
     "configure": configure, "configured": configured,
     "route_request": route_request, "route_reply": route_reply, "heartbeat": heartbeat,
-    "heartbeat_ack": heartbeat_ack, "status_request": status_request, "status_reply": status_reply,
+    "heartbeat_ack": heartbeat_ack, "agent_children": agent_children, "status_request": status_request, "status_reply": status_reply,
 }

@@ -38,6 +38,11 @@ class Runtime:
         return self.registry.get_capability("llm")
 
     @cached_property
+    def understanding_llm(self):
+        """The understanding step's model (``llm.understanding_model``), or ``llm``."""
+        return self.registry.get_capability("understanding_llm")
+
+    @cached_property
     def loops(self):
         """The LoopService (loop tasks over ``loops.registry``), built on first use."""
         return self.registry.get_capability("loop_tasks")

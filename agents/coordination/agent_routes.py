@@ -1,8 +1,9 @@
 """AgentRoutes: which AgentActor serves each tenant, as learned from the RouterActor.
 
 Actors that send work to AgentActors (the InteractionActor, the LoopSchedulerActor) ask the
-RouterActor once per tenant; messages for a tenant whose route is not known yet wait and go
-out when the ``route_reply`` comes. Methods return ``(address, message)`` pairs to send.
+RouterActor once per tenant, asking to be told (``watch``) when that AgentActor is replaced;
+messages for a tenant whose route is not known yet wait and go out when the ``route_reply``
+comes. Methods return ``(address, message)`` pairs to send.
 """
 
 from __future__ import annotations
@@ -24,7 +25,17 @@ class AgentRoutes:
             return [(agent, msg)]
         waiting = self.queued.setdefault(tenant_id, [])
         waiting.append(msg)
-        return [(self.router, m.route_request(tenant_id=tenant_id))] if len(waiting) == 1 else []
+        return [self.watch(tenant_id)] if len(waiting) == 1 else []
+
+    def watch(self, tenant_id: str) -> tuple[Any, dict]:
+        """Ask for the tenant's route, and for a new one whenever its AgentActor is replaced."""
+        return self.router, m.route_request(tenant_id=tenant_id, watch=True)
+
+    def replaced(self, reply: m.RouteReply) -> bool:
+        """Whether this ``route_reply`` names another AgentActor than the one known: the known
+        one died, with whatever was sent to it."""
+        known = self.agents.get(reply["tenant_id"])
+        return known is not None and known != reply["agent"]
 
     def learned(self, reply: m.RouteReply) -> list[tuple[Any, dict]]:
         """A ``route_reply``: remember it and release what waited for it."""

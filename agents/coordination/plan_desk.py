@@ -35,6 +35,7 @@ from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
 from capability_actors.task_group import PLAN_CAPABILITY
 from common import messages as m
+from common.i18n import language_of, say
 from common.tasks.cancel import cancel_task_tree
 from common.tasks.models import PLANNED, UNFINISHED_STATES, InvalidTransition, TaskRecord
 from events.event_bus import EventBus
@@ -158,7 +159,8 @@ class PlanDesk:
         return [("reply", m.task_completed(msg_id=msg["msg_id"], task_id=task.task_id, capability=task.capability,
                                            result={"task_id": task.task_id, "comment": text,
                                                    "comments": len(comments)},
-                                           message=f"Noted your comment on task {task.task_id}."))]
+                                           message=say(language_of(msg["content"]), "comment_noted",
+                                                       task_id=task.task_id)))]
 
     def _cancel(self, msg: m.AgentTask, task: TaskRecord) -> list[Out]:
         try:
@@ -171,8 +173,8 @@ class PlanDesk:
         outs: list[Out] = [("reply", m.task_completed(
             msg_id=msg["msg_id"], task_id=task.task_id, capability=task.capability,
             result={"task_id": task.task_id, "state": done.task.state, "steps_cancelled": list(done.steps)},
-            message=f"Cancelled task {task.task_id}" + (f" and {len(done.steps)} unfinished step(s)."
-                                                         if done.steps else ".")))]
+            message=say(language_of(msg["content"]), "task_cancelled_steps" if done.steps else "task_cancelled",
+                        task_id=task.task_id, count=len(done.steps))))]
         if task.msg_id and task.msg_id != msg["msg_id"]:  # whoever still waits for the task hears it
             outs.append(("reply", m.task_error(msg_id=task.msg_id, error_type="cancelled", task_id=task.task_id,
                                                message=f"Task {task.task_id} was cancelled.")))

@@ -33,6 +33,7 @@ from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request
 from capabilities.loop.schedule import ScheduleError
 from common import messages as m
 from common.cluster import current_node
+from common.i18n import language_of, say
 from common.tasks.models import COMPLETED, CREATED, FAILED, PAUSED_STATES, InvalidTransition, TaskRecord
 from common.tasks.store import TaskStore
 from agents.coordination.work_queue import POISON_MESSAGE, WorkQueue, traceback_tail
@@ -78,7 +79,8 @@ class TaskCoordinator:
                 return [("loops", m.loop_command(msg_id=msg["msg_id"], tenant_id=msg["tenant_id"],
                                                  user_id=msg["user_id"], op=request.op, reference=request.reference,
                                                  schedule_text=request.schedule_text or None,
-                                                 parameters=request.parameters or None))]
+                                                 parameters=request.parameters or None,
+                                                 language=language_of(msg["content"])))]
             if isinstance(request, NewLoop):
                 return self._new_loop(msg, request)
         planned = self.plans.on_agent_task(msg) if self.plans is not None else None
@@ -92,7 +94,16 @@ class TaskCoordinator:
         self._pending[msg["task_id"]] = msg
         return [("worker", m.analyze(task_id=msg["task_id"], tenant_id=msg["tenant_id"], user_id=msg["user_id"],
                                      content=msg["content"], intent=msg.get("intent"),
-                                     capability=msg.get("capability")))]
+                                     capability=msg.get("capability"), history=msg.get("history"),
+                                     pending_task_id=msg.get("pending_task_id"), stream=msg.get("stream")))]
+
+    def on_reply_chunk(self, msg: m.ReplyChunk) -> list[Out]:
+        """A piece of a reply being written for a request still waiting for its analysis."""
+        request = self._pending.get(msg["task_id"])
+        if request is None:
+            return []
+        return [("chunk", m.reply_chunk(task_id=msg["task_id"], text=msg["text"], seq=msg["seq"],
+                                        msg_id=request["msg_id"]))]
 
     def _new_loop(self, msg: m.AgentTask, request: NewLoop) -> list[Out]:
         """A task to run on a schedule: recorded with ``meta["loop"]`` and run to completion
@@ -128,12 +139,26 @@ class TaskCoordinator:
         revision = self.plans.take_meta(msg["task_id"]) if self.plans is not None else {}
         if msg.get("plan") is not None and self.plans is not None:
             return self.plans.start(request, msg["plan"], revision)
-        if intent in ("chat", "system"):
-            return [("reply", m.chat_reply(msg_id=request["msg_id"], message=msg.get("message", "")))]
+        if intent in ("chat", "system", "status", "command", "unsupported"):
+            return [("reply", m.chat_reply(msg_id=request["msg_id"], message=msg.get("message", ""),
+                                           intent="command" if intent == "system" else intent,
+                                           timing=msg.get("timing")))]
         if intent == "clarify":
             return [("reply", m.clarification(msg_id=request["msg_id"], message=msg.get("message", ""),
-                                              options=msg.get("options", [])))]
+                                              options=msg.get("options", []), intent="clarify"))]
+        if intent == "answer":
+            return self._answered(request, msg)
         return self._start(request, intent, msg["capability"], msg.get("parameters", {}), revision or None)
+
+    def _answered(self, request: m.AgentTask, msg: m.AnalysisResult) -> list[Out]:
+        """The message answered a paused task (its values are recorded): resume it, or ask
+        again for what was refused."""
+        task_id = msg["answered_task_id"]
+        if msg.get("missing"):
+            return [("reply", m.task_paused(msg_id=request["msg_id"], task_id=task_id, message=msg.get("message", ""),
+                                            missing_parameters=msg["missing"], capability=msg.get("capability")))]
+        return self.on_resume_task(m.resume_task(task_id=task_id, msg_id=request["msg_id"],
+                                                 tenant_id=request["tenant_id"], user_id=request["user_id"]))
 
     def _start(self, request: m.AgentTask, intent: str, capability: str, parameters: dict,
                meta: dict | None = None) -> list[Out]:
@@ -301,7 +326,8 @@ class TaskCoordinator:
         except InvalidTransition as exc:
             return m.task_error(msg_id=task.msg_id, error_type="conflict", message=str(exc), task_id=task.task_id)
         return m.task_completed(msg_id=task.msg_id, task_id=task.task_id, result=result, capability=task.capability,
-                                message=message or f"{task.capability} finished.\n{m.preview(result)}")
+                                message=message or say(language_of(task.content), "task_finished",
+                                                       capability=task.capability) + f"\n{m.preview(result)}")
 
     def _fail(self, task: TaskRecord, error_type: str, error: str, retryable: bool, data: dict | None = None) -> dict:
         try:

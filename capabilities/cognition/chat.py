@@ -1,42 +1,93 @@
-"""Replies for conversation (chat) and for questions about Flora itself (system).
+"""Replies for conversation (chat), and the help text.
 
-With a model, chat is the model's answer; without one, Flora says plainly what it can do
-instead of pretending to converse.
+The model answers with the recent turns of the conversation in view, told which language
+to answer in (the person's, read from their message, not left to a small model to notice)
+and what it must not do: invent facts about the person's systems, orders, accounts or
+tasks, which it cannot see. ``reply`` streams: each piece of text is handed to
+``on_text`` as it comes, and the whole reply is returned. Without a model, Flora says
+plainly what it can do instead of pretending to converse.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
 from capabilities.registry import CapabilityRegistry
+from common.i18n import EN, ZH, say
 
 log = logging.getLogger("flora.chat")
 
-SYSTEM_PROMPT = ("You are Flora, a helpful assistant that can also run tasks. "
-                 "Answer briefly, in the language of the user.")
+SYSTEM_PROMPT = (
+    "You are Flora, a friendly and capable assistant. Answer the person's last message directly and briefly "
+    "(one to four sentences unless they ask for more), warmly when they share feelings, accurately for facts and "
+    "arithmetic. If you are not sure of a fact, say so instead of guessing. You cannot see the person's orders, "
+    "parcels, accounts, e-mail, calendar, tickets, files or devices, and you do not know their tasks: never make "
+    "up such details; say you cannot look them up. You cannot act in the world (send e-mail, book, buy, pay, "
+    "open tickets, restart servers): when asked to, say you cannot, never that you will or did."
+)
+LANGUAGE_RULE = {ZH: "Always answer in Simplified Chinese (简体中文).", EN: "Always answer in English."}
 MAX_CHAT_TOKENS = 200
+HISTORY_TURNS = 6
+HISTORY_CHARS = 1500  # the budget for earlier turns in a chat prompt
 
 
 class ChatResponder:
-    def __init__(self, registry: CapabilityRegistry, llm=None):
+    def __init__(self, registry: CapabilityRegistry, llm=None, *, max_tokens: int = MAX_CHAT_TOKENS):
         self._registry = registry
         self._llm = llm
+        self._max_tokens = max_tokens
 
-    def reply(self, content: str) -> str:
+    def reply(self, content: str, *, language: str = EN, history: list[dict] | None = None,
+              on_text: Callable[[str], None] | None = None) -> str:
         if self._llm is None:
-            return "Hello! I can't chat freely without a language model, but I can run tasks.\n" + self.help_text()
+            return say(language, "no_model") + "\n" + self.help_text(language)
         from capabilities.llm.base import LLMError
 
+        messages = chat_prompt(content, language, history or [])
+        pieces: list[str] = []
         try:
-            answer = self._llm.complete([{"role": "system", "content": SYSTEM_PROMPT + "\n" + self.help_text()},
-                                         {"role": "user", "content": content}], max_tokens=MAX_CHAT_TOKENS)
+            for piece in self._llm.stream(messages, max_tokens=self._max_tokens, temperature=0.3):
+                pieces.append(piece)
+                if on_text is not None and piece:
+                    on_text(piece)
         except LLMError as exc:
             log.warning("chat model call failed: %s", exc)
-            return "Sorry, I can't answer right now (the language model is unavailable).\n" + self.help_text()
-        return answer.text.strip() or "…"
+            if pieces:  # what was already said stands; the reply is cut, not replaced
+                return "".join(pieces).strip() + "…"
+            return say(language, "model_unavailable") + "\n" + self.help_text(language)
+        return "".join(pieces).strip() or "…"
 
-    def help_text(self) -> str:
+    def warm_up(self) -> None:
+        """Have the model evaluate the system prompt once, before anyone waits for it."""
+        if self._llm is not None:
+            self._llm.complete(chat_prompt("hi", EN, []), max_tokens=1)
+
+    def help_text(self, language: str = EN) -> str:
         specs = [s for s in self._registry.executables() if s.routable]
-        lines = ["Things I can do:"] + [f"- {s.name}: {s.description}" for s in specs]
-        lines.append("Ask in your own words; I'll ask for anything that is missing.")
+        lines = [say(language, "abilities_intro")] + [f"- {s.name}: {s.describe(language)}" for s in specs]
+        lines.append(say(language, "abilities_outro"))
         return "\n".join(lines)
+
+    def abilities(self) -> list[str]:
+        return [s.name for s in self._registry.executables() if s.routable]
+
+
+def chat_prompt(content: str, language: str, history: list[dict]) -> list[dict]:
+    """The system prompt (identical across calls and people, so the model host reuses its
+    evaluated state), the recent turns within a character budget, the language to answer
+    in, and the message."""
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+    kept: list[dict] = []
+    budget = HISTORY_CHARS
+    for turn in reversed([t for t in history if t.get("role") in ("user", "assistant") and t.get("content")]
+                         [-HISTORY_TURNS:]):
+        text = str(turn["content"])
+        if len(text) > budget:
+            break
+        budget -= len(text)
+        kept.append({"role": turn["role"], "content": text})
+    messages += reversed(kept)
+    messages.append({"role": "system", "content": LANGUAGE_RULE.get(language, LANGUAGE_RULE[EN])})
+    messages.append({"role": "user", "content": content})
+    return messages

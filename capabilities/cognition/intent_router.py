@@ -1,47 +1,88 @@
-"""IntentRouter (the ``intent_router`` capability): what a request means.
+"""IntentRouter (the ``intent_router`` capability): what a message means, in one step.
 
-``classify`` answers task / query / chat / system, or clarify (with options) when it
-cannot tell which capability is meant. Rules decide what they are sure of (greetings, help,
-a capability named by its keywords); the model decides the rest through one
-JSON-schema-constrained call; without a model, or when its answer is unusable, the rules
-fall back to chat for conversation and to a clarification for what looks like a request.
+``classify(text, history=..., pending=...)`` reads a message as one of:
 
-A value the model proposes for a parameter is kept only if it is written in the request:
-a small model asked for an API key will otherwise invent one, and the task would run
-with it instead of asking.
+============  ==================================================================
+chat          conversation Flora answers itself (thanks, feelings, small talk, jokes,
+              general knowledge, arithmetic, advice, writing)
+task          run one installed capability now (``capability``, stated ``parameters``)
+plan          several steps with installed capabilities
+status        a question about Flora's own work for this person (tasks, loop tasks)
+command       a system command (``command``: clear_history, shutdown, switch_model, help, status)
+unsupported   needs the person's own data or an action no installed capability provides
+clarify       two readings are close; ``options`` to choose from
+answer        the value a paused task's question asked for (``pending`` names it)
+============  ==================================================================
+
+Rules decide only what the words make certain (``cues``: thanks and greetings, slash and
+spelled-out commands, a capability the user named by its keywords); the rest is one
+JSON-schema-constrained model call whose prompt is a stable prefix (capabilities, the intents,
+worked examples as earlier turns, so the model host reuses its evaluated state) followed by
+the recent turns, the paused question if any, and the message. The model answers one field,
+``{"route": ...}``: an intent, or the name of the capability to run — a handful of tokens,
+which small models get right more often than an intent and a capability apart. Parameters
+are read from the message by the rules (``TaskRouter.extract_parameters``). Checks after the call keep the
+model honest: a value it proposes for a parameter is kept only if it is written in the
+message (a small model asked for an API key invents one), a "chat" about the person's own
+records becomes ``unsupported``, a "chat" about their tasks becomes ``status``. Without a
+model, or when its answer is unusable, the rules read the message as best they can.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import time
 from dataclasses import dataclass, field
 
-from capabilities.context.answers import is_greeting, is_help, sounds_like_request
+from capabilities.cognition import cues
+from capabilities.context.answers import is_help, sounds_like_request
 from capabilities.routing.task_router import TaskRouter
+from common.i18n import language_of
 from common.messages import Option
 
 log = logging.getLogger("flora.intent")
 
 _QUERY = re.compile(r"(\?|？|\b(what|which|who|how many|how much|show|list|find|search|query|look up|get)\b|"
                     r"查询|查一下|多少|哪些|什么|是否|吗)", re.I)
-_ABOUT_ASSISTANT = re.compile(r"\b(you|your|yourself|flora|assistant|capabilit\w*|features?)\b|你|您|功能|能力", re.I)
 MAX_OPTIONS = 5
+UNDERSTANDING_MAX_TOKENS = 96
+HISTORY_TURNS = 4  # earlier messages shown to the understanding step
+HISTORY_CHARS = 600
+EXAMPLES_PER_CAPABILITY = 2
+CLAIMED = 3.0  # a keyword score at which an installed capability clearly claims a message (its name, two keywords)  # worked examples from each capability's own (often one English, one Chinese)
+ROUTES = ("chat", "plan", "status", "command", "unsupported", "clarify", "answer")  # beside the capabilities' names
 
 
 @dataclass
 class Intent:
-    kind: str  # task | query | chat | system | clarify
+    kind: str  # chat | task | query | plan | status | command | unsupported | clarify | answer
     capability: str | None = None
     parameters: dict = field(default_factory=dict)
     options: list[Option] = field(default_factory=list)
-    source: str = "rules"
+    source: str = "rules"  # rules | llm
+    command: str | None = None
+    elapsed_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The question a paused task of this person is waiting on."""
+
+    task_id: str
+    capability: str
+    names: tuple[str, ...]
+    description: str = ""
 
 
 class IntentRouter:
     def __init__(self, router: TaskRouter, llm=None):
         self._router = router
         self._llm = llm
+
+    @property
+    def has_model(self) -> bool:
+        return self._llm is not None
 
     def decide_by_rules(self, content: str, capability: str | None = None) -> Intent | None:
         """The task the rules are sure of (a capability the user chose, or one named by its
@@ -50,108 +91,218 @@ class IntentRouter:
         if capability:
             spec = next((s for s in self._router.routable() if s.name == capability), None)
             return Intent("task", spec.name, self._router.extract_parameters(spec, text)) if spec else None
-        if is_greeting(text) or is_help(text):
+        if cues.conversation_only(text) or is_help(text) or cues.command(text):
             return None
         best = self._router.confident(text)
-        if best is None:
-            return None
+        if best is None or (cues.needs_the_world(text) and best.score < CLAIMED):
+            return None  # "restart the web server": a keyword alone does not make it this capability's
         return Intent(_task_kind(text), best.spec.name, self._router.extract_parameters(best.spec, text))
 
-    def classify(self, content: str) -> Intent:
-        text = content.strip()
-        if is_greeting(text):
-            return Intent("chat")
-        if is_help(text):
-            return Intent("system")
-        ruled = self.decide_by_rules(text)
-        if ruled is not None:
-            return ruled
+    def warm_up(self) -> None:
+        """Have the model evaluate the prompt's stable prefix once, before anyone waits for it."""
         if self._llm is not None:
-            intent = self._ask_model(text)
+            self._llm.complete(prompt(self._router.routable(), "hello"), max_tokens=1)
+
+    def certain(self, content: str) -> Intent | None:
+        """What the words alone make certain, or None: conversation, a command, a question
+        about the person's own tasks."""
+        text = content.strip()
+        if cues.conversation_only(text):
+            return Intent("chat")
+        named = cues.command(text)
+        if named == "status":  # "/status" is a question about Flora's state, asked as a command
+            return Intent("status")
+        if named is not None:
+            return Intent("command", command=named)
+        if is_help(text) or cues.asks_about_abilities(text):
+            return Intent("status", command="help")
+        if cues.asks_about_flora(text) and cues.is_question(text):
+            return Intent("status")
+        return None
+
+    def classify(self, content: str, *, history: list[dict] | None = None,
+                 pending: Pending | None = None) -> Intent:
+        started = time.perf_counter()
+        intent = self._classify(content.strip(), history or [], pending)
+        intent.elapsed_ms = (time.perf_counter() - started) * 1000
+        return intent
+
+    def _classify(self, text: str, history: list[dict], pending: Pending | None) -> Intent:
+        sure = self.certain(text)
+        if sure is not None:
+            return sure
+        ruled = self.decide_by_rules(text)
+        if ruled is not None and (pending is None or ruled.capability != pending.capability):
+            return ruled  # a capability the words name (not the one a question waits for)
+        if self._llm is not None:
+            intent = self._ask_model(text, history, pending)
             if intent is not None:
                 return intent
-        return self._fallback(text)
+        return ruled or self._fallback(text, pending)
 
     # -- model -----------------------------------------------------------------------
-    def _ask_model(self, text: str) -> Intent | None:
+    def _ask_model(self, text: str, history: list[dict], pending: Pending | None) -> Intent | None:
         from capabilities.llm.base import LLMError, complete_json
 
         specs = self._router.routable()
-        names = [s.name for s in specs]
-        schema = {
-            "type": "object",
-            "properties": {
-                "intent": {"type": "string", "enum": ["task", "query", "chat", "system"]},
-                "capability": {"type": "string", "enum": [*names, "none"]},
-                "parameters": {"type": "object"},
-            },
-            "required": ["intent", "capability", "parameters"],
-        }
+        names = [s.name for s in specs if s.name not in ROUTES]
+        schema = {"type": "object", "properties": {"route": {"type": "string", "enum": [*ROUTES, *names]}},
+                  "required": ["route"]}
         try:
-            answer = complete_json(self._llm, _prompt(specs, text), schema, max_tokens=160)
+            answer = complete_json(self._llm, prompt(specs, text, history, pending), schema,
+                                   max_tokens=UNDERSTANDING_MAX_TOKENS)
         except LLMError as exc:
-            log.warning("intent model call failed, using rules: %s", exc)
+            log.warning("understanding model call failed, using rules: %s", exc)
             return None
-        capability = answer.get("capability")
-        kind = answer.get("intent", "chat")
-        if kind == "system" and not _ABOUT_ASSISTANT.search(text):
-            kind = "chat"  # small models call many plain questions "system"; those are chat
-        if kind in ("chat", "system"):
+        return self._checked(text, answer, specs, pending)
+
+    def _checked(self, text: str, answer: dict, specs, pending: Pending | None) -> Intent | None:
+        """The model's reading, held to what the message and the installed capabilities allow."""
+        names = [s.name for s in specs]
+        route = answer.get("route", "chat")
+        kind, capability = (route, None) if route in ROUTES else ("task", route)
+        if kind == "answer" and pending is None:
+            kind = "chat"
+        if kind == "answer":
+            return Intent("answer", pending.capability, source="llm")
+        if kind != "answer" and cues.needs_the_world(text) \
+                and not cues.asks_about_flora(text) and self._router.confident(text, min_score=CLAIMED) is None:
+            return Intent("unsupported", source="llm")  # only a capability could know or do it: never made up
+        if kind == "chat" and cues.vague_request(text):
+            kind = "clarify"
+        if kind == "chat" and cues.asks_about_flora(text):
+            kind = "status"
+        if kind == "command":
+            named = cues.command(text)
+            return Intent("command", command=named, source="llm") if named else Intent("chat", source="llm")
+        if kind in ("chat", "status", "unsupported"):
             return Intent(kind, source="llm")
-        if capability not in names:
-            return None
+        if kind == "plan":
+            return Intent("plan", source="llm")
+        if kind == "clarify" or capability not in names:  # a task, but which? the person chooses (or says it was not one)
+            if cues.needs_the_world(text):
+                return Intent("unsupported", source="llm")
+            ranked = self._router.rank(text)
+            specs_offered = [c.spec for c in ranked] or self._router.routable()
+            return Intent("clarify", options=choices(specs_offered, language_of(text)), source="llm")
         spec = next(s for s in specs if s.name == capability)
-        stated = self._router.extract_parameters(spec, text)
-        proposed = answer.get("parameters") if isinstance(answer.get("parameters"), dict) else {}
-        quoted = {k: v for k, v in proposed.items()
-                  if k in spec.properties and isinstance(v, (str, int, float)) and str(v) and str(v) in text}
-        return Intent(kind, capability, {**quoted, **stated}, source="llm")
+        return Intent(_task_kind(text), capability, self._router.extract_parameters(spec, text), source="llm")
 
     # -- rules -------------------------------------------------------------------------
-    def _fallback(self, text: str) -> Intent:
+    def _fallback(self, text: str, pending: Pending | None = None) -> Intent:
+        if pending is not None and not cues.reads_as_new_request(text):
+            return Intent("answer", pending.capability)
+        if cues.asks_about_flora(text):
+            return Intent("status")
+        if cues.needs_the_world(text) and self._router.confident(text, min_score=CLAIMED) is None:
+            return Intent("unsupported")
         ranked = self._router.rank(text)
         if ranked:
-            return Intent("clarify", options=_options([c.spec for c in ranked]))
-        if sounds_like_request(text) and not _QUERY.search(text):
-            return Intent("clarify", options=_options(self._router.routable()))
+            return Intent("clarify", options=choices([c.spec for c in ranked], language_of(text)))
+        if cues.vague_request(text) or sounds_like_request(text) and not _QUERY.search(text):
+            return Intent("clarify", options=choices(self._router.routable(), language_of(text)))
         return Intent("chat")
 
 
-
-def _options(specs) -> list[Option]:
-    return [{"id": str(i), "label": f"{s.name}: {s.description}", "capability": s.name}  # type: ignore[typeddict-item]
+def choices(specs, language: str = "en") -> list[Option]:
+    """A clarification's options: the capabilities, described in the person's language."""
+    return [{"id": str(i), "label": f"{s.name}: {s.describe(language)}", "capability": s.name}  # type: ignore[typeddict-item]
             for i, s in enumerate(specs[:MAX_OPTIONS], start=1)]
 
 
-_CONVERSATION_EXAMPLES = [
-    ("hi there", "chat"),
-    ("who wrote Hamlet?", "chat"),
-    ("你好，今天怎么样", "chat"),
-    ("what can you do?", "system"),
+# Worked examples, shown to the model as earlier turns. They teach the intents, not the
+# capabilities (those come from the capabilities' own declared examples).
+_EXAMPLES: list[tuple[str, str]] = [
+    ("Thanks a lot, that was really helpful!", "chat"),
+    ("今天心情不太好，有点累", "chat"),
+    ("what's 17 times 23?", "chat"),
+    ("给我讲个关于猫的笑话", "chat"),
+    ("Why is the sky blue?", "chat"),
+    ("帮我查一下订单 A-1029 的物流状态", "unsupported"),
+    ("is there anything new in my inbox?", "unsupported"),
+    ("明天上海会下雨吗", "unsupported"),
+    ("which of my reminders are still active?", "status"),
+    ("你现在在帮我做什么？", "status"),
+    ("please wipe our chat history", "command"),
+    ("can you sort out that thing for me", "clarify"),
 ]
-EXAMPLES_PER_CAPABILITY = 2
+_PENDING_EXAMPLES: list[tuple[str, str]] = [
+    ("app-7Fk2x9QpLm", "answer"),
+    ("北京明天天气怎么样", "unsupported"),
+]
 
 
-def _prompt(specs, text: str) -> list[dict]:
-    """A stable prefix (capabilities, then worked examples as earlier turns) and the request
-    last, so the model host can reuse the cached prefix from one call to the next."""
-    lines = [f"- {s.name}: {s.description}" for s in specs]
+def prompt(specs, text: str, history: list[dict] | None = None, pending: Pending | None = None) -> list[dict]:
+    """A stable prefix (capabilities, intents, worked examples as earlier turns), then the
+    recent turns, the paused question and the message, so the model host reuses the
+    prefix's cached state from one call to the next."""
+    lines = [f"- {s.name}: {s.description}" for s in specs] or ["(none installed)"]
     system = (
-        "You route requests for an assistant. Capabilities:\n" + "\n".join(lines) +
-        "\n\nAnswer with JSON: intent is task (do something), query (look something up), chat (conversation) "
-        "or system (about the assistant itself); capability is the capability that does it, or none; "
-        "parameters holds only values written in the request."
+        "You read the messages people send to Flora, an assistant that chats and can run these capabilities:\n"
+        + "\n".join(lines) +
+        "\n\nAnswer with JSON: route is the name of the capability to run now, or one of:\n"
+        "chat: conversation Flora answers itself (thanks, feelings, small talk, jokes, general knowledge, maths, "
+        "advice, writing, translation).\n"
+        "plan: several steps with the capabilities above (do X, then Y).\n"
+        "status: about Flora's own work for this person: their tasks, reminders, loop tasks, what Flora is doing.\n"
+        "command: clear the history, switch the model, shut down.\n"
+        "unsupported: needs the person's own data or an action no capability above provides (their orders, "
+        "parcels, e-mail, calendar, accounts, tickets, live weather, devices).\n"
+        "clarify: a request too vague to tell which capability it needs.\n"
+        "answer: gives the value a pending question asks for."
     )
-    shots = [(example, _task_kind(example), s.name) for s in specs for example in s.examples[:EXAMPLES_PER_CAPABILITY]]
-    shots += [(example, kind, "none") for example, kind in _CONVERSATION_EXAMPLES]
     messages = [{"role": "system", "content": system}]
-    for example, kind, capability in shots:
-        messages.append({"role": "user", "content": f"Request: {example}"})
-        messages.append({"role": "assistant",
-                         "content": f'{{"intent": "{kind}", "capability": "{capability}", "parameters": {{}}}}'})
-    messages.append({"role": "user", "content": f"Request: {text}"})
+    shots = [(example, s.name) for s in specs for example in s.examples[:EXAMPLES_PER_CAPABILITY]]
+    if len(specs) >= 2 and specs[0].examples and specs[1].examples:
+        shots.append((f"{specs[0].examples[0]}, then {specs[1].examples[0]}", "plan"))
+    shots += _EXAMPLES
+    for example, route in shots:
+        messages.append({"role": "user", "content": f"Message: {example}"})
+        messages.append({"role": "assistant", "content": _reading(route)})
+    if specs:
+        asked = Pending("task_example", specs[0].name, ("api_key",), "the API key of the service")
+        for example, route in _PENDING_EXAMPLES:
+            messages.append({"role": "user", "content": _pending_line(asked) + f"Message: {example}"})
+            messages.append({"role": "assistant", "content": _reading(route)})
+    said = _history_lines(history or [])
+    messages.append({"role": "user", "content": said + (_pending_line(pending) if pending else "") + f"Message: {text}"})
     return messages
+
+
+def _reading(route: str) -> str:
+    return f'{{"route": "{route}"}}'
+
+
+def _pending_line(pending: Pending) -> str:
+    what = f" ({pending.description})" if pending.description else ""
+    return f"Pending question: {pending.capability} needs {', '.join(pending.names)}{what}\n"
+
+
+def _history_lines(history: list[dict]) -> str:
+    turns = [t for t in history if t.get("role") in ("user", "assistant") and t.get("content")][-HISTORY_TURNS:]
+    if not turns:
+        return ""
+    lines = []
+    for turn in turns:
+        who = "Person" if turn["role"] == "user" else "Flora"
+        content = " ".join(str(turn["content"]).split())
+        lines.append(f"{who}: {content[:HISTORY_CHARS // HISTORY_TURNS]}")
+    return "Earlier:\n" + "\n".join(lines) + "\n"
 
 
 def _task_kind(text: str) -> str:
     return "query" if _QUERY.search(text) and not sounds_like_request(text) else "task"
+
+
+def reply_language(text: str, history: list[dict] | None = None) -> str:
+    """The language to answer in: the message's, or the conversation's when the message
+    has no words of either script ("👍", "17*23")."""
+    said = language_of(text, default="")
+    if said:
+        return said
+    for turn in reversed(history or []):
+        if turn.get("role") == "user":
+            lang = language_of(str(turn.get("content", "")), default="")
+            if lang:
+                return lang
+    return "en"

@@ -14,9 +14,6 @@ import re
 
 _URL = re.compile(r"https?://[^\s\"'<>，。]+")
 _CONTINUE = re.compile(r"^\s*(continue|go on|resume|carry on|keep going|继续|接着|继续吧|接着来)\s*[.!。！]*\s*$", re.I)
-_GREETING = re.compile(
-    r"^\s*(hi|hello|hey|yo|hiya|good (morning|afternoon|evening)|thanks|thank you|thx|how are you( today| doing)?|"
-    r"你好|您好|嗨|哈喽|早上好|晚上好|谢谢|多谢|你好吗)[\s!,.?！，。？~]*$", re.I)
 _HELP = re.compile(
     r"^\s*(help|/help|what can you do|which capabilities|list capabilities|status|"
     r"帮助|你能做什么|你会什么|能做什么|有哪些能力)[\s?？!！.。]*$", re.I)
@@ -34,10 +31,6 @@ def sounds_like_request(text: str) -> bool:
 
 def is_continue(text: str) -> bool:
     return bool(_CONTINUE.match(text))
-
-
-def is_greeting(text: str) -> bool:
-    return bool(_GREETING.match(text))
 
 
 def is_help(text: str) -> bool:

@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 
 import jsonschema
 
+from capabilities.base import described
+from capabilities.cognition import cues
 from capabilities.context import answers
-from capabilities.loop.requests import looks_like_loop_request
+from capabilities.loop.requests import looks_like_loop_request, only_a_time
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_operations import read_operation
-from capabilities.routing.task_router import TaskRouter
+from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
+from common.i18n import language_of, say
 from common.messages import MissingParameter, Option, new_id
 from common.tasks.cancel import cancel_task_tree
 from common.tasks.models import (
@@ -32,6 +35,8 @@ from common.tasks.store import TaskStore
 from events.event_bus import EventBus
 
 log = logging.getLogger("flora.conversation")
+
+REQUEST_SHOWN = 80  # of the person's request, what a question repeats back
 
 _APPROVE = {"yes", "y", "approve", "approved", "ok", "okay", "go", "go ahead", "do it", "同意", "批准", "是", "好", "可以", "确认"}
 _REJECT = {"no", "n", "reject", "deny", "stop", "cancel", "don't", "不", "不要", "拒绝", "取消", "否"}
@@ -55,6 +60,7 @@ class Decision:
     capability: str | None = None
     missing: list[MissingParameter] = field(default_factory=list)
     error_type: str | None = None
+    pending_task_id: str | None = None  # new_task: a paused task the message might be answering
 
 
 class ConversationManager:
@@ -85,7 +91,7 @@ class ConversationManager:
                 return decision
         if answers.is_continue(text):
             return self._resume_latest(tenant, user)
-        if answers.is_greeting(text):
+        if cues.conversation_only(text):
             return Decision("chat", needs_backend=True, content=text, intent="chat")
         if answers.is_help(text):
             return Decision("chat", needs_backend=True, content=text, intent="system")
@@ -94,6 +100,9 @@ class ConversationManager:
             decision = self._answer_paused(tenant, user, paused, text)
             if decision is not None:
                 return decision
+            waiting = [t for t in paused if t.state == WAITING_PARAMETERS]
+            if len(waiting) == 1 and not cues.command(text):  # maybe an answer: understanding decides
+                return Decision("new_task", needs_backend=True, content=text, pending_task_id=waiting[0].task_id)
         return Decision("new_task", needs_backend=True, content=text)
 
     def _paused(self, tenant: str, user: str) -> list[TaskRecord]:
@@ -139,12 +148,14 @@ class ConversationManager:
                 return _error("conflict", "That task is no longer waiting for an answer.", choice.get("task_id"))
             values = answers.answer_values(draft.pending_answer, _names(task.missing), _schemas(task.missing)) or {}
             return self.complete_task_parameters(draft.tenant_id, task.task_id, draft.user_id, values)
+        if not choice.get("capability"):  # "none of these": it was conversation after all
+            return Decision("chat", needs_backend=True, content=draft.content, intent="chat")
         return Decision("new_task", needs_backend=True, content=draft.content, capability=choice.get("capability"))
 
     def _resume_latest(self, tenant: str, user: str) -> Decision:
         paused = self._paused(tenant, user)
         if not paused:
-            return Decision("chat", message="There is nothing unfinished to continue.")
+            return Decision("chat", message=say("en", "nothing_to_continue"))
         task = paused[0]
         return Decision("resume_draft", task_id=task.task_id, needs_backend=True, content=task.content)
 
@@ -159,12 +170,28 @@ class ConversationManager:
             task = named[0]
             return self.complete_task_parameters(tenant, task.task_id, user,
                                                  answers.named_values(text, _names(task.missing)))
-        if not named and answers.sounds_like_request(text) and self._router.confident(text) is not None:
-            return None  # asks for a capability by name: a new request, not an answer
+        claimed = self._router.confident(text) if not named else None
+        if claimed is not None and (answers.sounds_like_request(text)
+                                    or all(claimed.spec.name != t.capability for t in waiting)):
+            return None  # asks for a capability by its words (another one than it waits for): a new request
+        asks_time = [t for t in waiting if "time" in _names(t.missing)]
+        if not named and len(asks_time) == 1 and only_a_time(text):  # "明天早上9点吧" answers "when?"
+            return self.complete_task_parameters(tenant, asks_time[0].task_id, user, {"time": text.strip()})
         if not named and looks_like_loop_request(text):
             return None  # "remind me at 15:30...", "list my reminders": a new request, not an answer
         if not named and read_operation(text) is not None:
             return None  # "cancel it", "重新执行": an operation on a task, not an answer
+        free_text = len(waiting) == 1 and len(waiting[0].missing) == 1 and _takes_free_text(waiting[0].missing[0])
+        if not named and not free_text and (cues.command(text) or cues.reads_as_new_request(text)):
+            # a question or a request: maybe a new request, maybe an answer; not certain either way
+            strict = [t for t in waiting
+                      if _fits_strictly(answers.answer_values(text, _names(t.missing), _schemas(t.missing)),
+                                        _schemas(t.missing))]
+            if len(strict) != 1 or len(paused) != 1:
+                return None
+            task = strict[0]
+            return self.complete_task_parameters(
+                tenant, task.task_id, user, answers.answer_values(text, _names(task.missing), _schemas(task.missing)))
         values = {t.task_id: answers.answer_values(text, _names(t.missing), _schemas(t.missing)) for t in waiting}
         fitting = named or [t for t in waiting if values[t.task_id]]
         sure = len(paused) == 1
@@ -224,7 +251,8 @@ class ConversationManager:
                 still = [*refused, *[m for m in task.missing if m["name"] not in values]]
                 self._store.update_task(tenant_id, task_id, parameters=keep, missing=still)
                 return Decision("parameter_completion", task_id=task_id, missing=still, needs_backend=False,
-                                message=ask_message(capability, still), capability=capability)
+                                message=ask_message(capability, still, request=task.content),
+                                capability=capability)
             merged = {k: v for k, v in merged.items() if k in check.values or k not in spec.properties}
         self._store.update_task(tenant_id, task_id, parameters=merged)
         log.info("parameters completed task_id=%s names=%s", task_id, sorted(values),
@@ -246,22 +274,28 @@ class ConversationManager:
         return Decision("rejected", task_id=task.task_id, message=f"Cancelled: {task.capability} was not approved.")
 
 
-def ask_message(capability: str, missing: list[MissingParameter]) -> str:
-    """The question a paused task puts to its user: each parameter, what it is for, and why
-    it is asked again if a value was refused."""
-    lines = [f"To run {capability or 'this task'} I need:"]
+def ask_message(capability: str, missing: list[MissingParameter], *, request: str = "") -> str:
+    """The question a paused task puts to its user, in the language of the request: what
+    Flora understood it is to do, then each parameter, what it is for, and why it is asked
+    again if a value was refused."""
+    lang = language_of(request)
+    said = " ".join(request.split())
+    said = said if len(said) <= REQUEST_SHOWN else said[:REQUEST_SHOWN - 1] + "…"
+    what = say(lang, "do_request", request=said, capability=capability) if said and capability else \
+        say(lang, "run_capability", capability=capability or "this task")
+    lines = [say(lang, "need_parameters", what=what)]
     for item in missing:
-        line = f"- {item['name']}: {item['description']}"
+        line = f"- {item['name']}: {described(item.get('schema') or {}, item['description'], lang)}"
         if item.get("reason"):
-            line += f" (not accepted: {item['reason']})"
+            line += " (" + say(lang, "not_accepted", reason=item["reason"]) + ")"
         lines.append(line)
     if len(missing) > 1:
-        lines.append("Reply like: " + ", ".join(f"{m['name']}=..." for m in missing))
+        lines.append(say(lang, "reply_like", example=", ".join(f"{m['name']}=..." for m in missing)))
     return "\n".join(lines)
 
 
 def _choice_prompt(draft: Draft) -> str:
-    lines = ["Which one do you mean? Reply with the number:"]
+    lines = [say(language_of(draft.content), "which_one")]
     lines += [f"{o['id']}. {o['label']}" for o in draft.options]
     return "\n".join(lines)
 
@@ -282,6 +316,40 @@ def _fits(values: dict | None, schemas: dict[str, dict]) -> bool:
             if not jsonschema.Draft202012Validator(schema).is_valid(value):
                 return False
     return True
+
+
+FREE_TEXT_NAMES = ("question", "prompt", "query", "text", "message", "content", "topic", "instruction")
+
+
+def _takes_free_text(missing: dict) -> bool:
+    """A parameter whose value is itself a sentence (a question for the experts): a question
+    or a request typed as its answer is the answer."""
+    schema = missing.get("schema") or {}
+    return bool(schema.get(REQUEST_TEXT)) or missing["name"] in FREE_TEXT_NAMES
+
+
+def _fits_strictly(values: dict | None, schemas: dict[str, dict]) -> bool:
+    """Whether values satisfy schemas that say something about their shape (a pattern, an
+    enum, a format, a number): such a value is an answer however it is phrased."""
+    if not values:
+        return False
+    for name, value in values.items():
+        schema = schemas.get(name) or {}
+        if not any(k in schema for k in ("pattern", "enum", "format", "const")) and \
+                schema.get("type", "string") == "string":
+            return False
+        if not jsonschema.Draft202012Validator(schema).is_valid(_typed(value, schema)):
+            return False
+    return True
+
+
+def _typed(value, schema: dict):
+    if isinstance(value, str) and schema.get("type") in ("number", "integer"):
+        try:
+            return int(value) if schema["type"] == "integer" else float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _pick(text: str, options: list[Option]) -> Option | None:

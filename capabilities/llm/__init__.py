@@ -49,7 +49,7 @@ __all__ = [
     "LLMError", "LLMUnavailable", "LLMRequestRejected", "LLMOutputError", "LLMScriptExhausted",
     "ModelError", "ModelNotInstalled", "ModelIntegrityError", "ModelHostError",
     "ScriptedLLM", "FunctionLLM", "LocalLlamaLLM", "OpenAICompatibleLLM", "ModelHost",
-    "build_llm", "build_model_host",
+    "build_llm", "build_model_host", "understanding_settings",
 ]
 
 BACKENDS = ("local", "openai", "function", "none")
@@ -68,6 +68,16 @@ def build_llm(settings: Mapping[str, Any]) -> LLM | None:
     if backend == "function":
         return FunctionLLM(_import_function(_required(settings, "function")))
     raise ValueError(f"llm.backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+
+
+def understanding_settings(settings: Mapping[str, Any]) -> dict | None:
+    """The settings of the understanding step's own model (backend local with an
+    ``understanding_model`` other than ``model``), or None when it shares the main one."""
+    wanted = _get(settings, "understanding_model", "")
+    if _get(settings, "backend", "none") != "local" or not wanted or _get(settings, "model_path", "") \
+            or wanted == _model_name(settings):
+        return None
+    return {**settings, "model": wanted, "host_url": _get(settings, "understanding_host_url", "")}
 
 
 def build_model_host(settings: Mapping[str, Any]) -> ModelHost | None:

@@ -4,8 +4,8 @@ Thespian's multiprocess bases put actors in separate OS processes. If each
 built a `LocalLlamaLLM`, each would load its own copy of the weights (0.5-1 GB
 for the packaged models), pay the load time again, and run its own llama.cpp
 thread pool fighting the others for the same cores. Instead the main process
-starts a `ModelHost` (llama-cpp-python's bundled OpenAI-compatible server,
-``python -m llama_cpp.server``) and hands its `base_url` to the actors, which
+starts a `ModelHost` (llama-cpp-python's bundled OpenAI-compatible server, run by
+``model_server.py`` so that a stop signal ends it within seconds) and hands its `base_url` to the actors, which
 talk to it through `OpenAICompatibleLLM(schema_mode="json_object")`. The
 server serializes requests itself.
 
@@ -17,6 +17,10 @@ Flags passed beyond the obvious ones, each for a reason:
   position (n_ctx x vocabulary floats, about 2.5 GB for Qwen at n_ctx 4096);
   nothing here asks for logprobs.
 - ``--n_threads_batch``: otherwise prompt processing uses every core.
+- no ``--cache``: the server already reuses the longest prefix shared with the
+  previous prompt; its RAM cache saves the whole state after every call (hundreds
+  of MB for these models), which made calls slower, not faster. Flora keeps each
+  host on one kind of prompt instead (an understanding host and a chat host).
 - no ``--chat_format``: without it the server renders prompts with the chat
   template stored in the GGUF, as `LocalLlamaLLM` does.
 
@@ -55,7 +59,7 @@ from capabilities.llm.base import LLMError
 logger = logging.getLogger("flora.llm.model_host")
 
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
-_STOP_GRACE_S = 10.0
+_STOP_GRACE_S = 5.0  # the server itself exits within model_server.HARD_EXIT_S of SIGTERM
 _POLL_S = 0.25
 _LOG_TAIL_CHARS = 2000
 _PR_SET_PDEATHSIG = 1
@@ -157,6 +161,14 @@ class ModelHost:
             self._log_path.unlink(missing_ok=True)
             self._log_path = None
 
+    def kill(self) -> None:
+        """End the server at once (a forced stop); idempotent."""
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+        self.stop()
+
     def __enter__(self) -> ModelHost:
         return self.start()
 
@@ -165,7 +177,7 @@ class ModelHost:
 
     def _command(self) -> list[str]:
         return [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, str(Path(__file__).with_name("model_server.py")),
             "--model", str(self.model_path),
             "--model_alias", self.alias,
             "--host", "127.0.0.1",

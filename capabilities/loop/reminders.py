@@ -41,7 +41,7 @@ def _loops(context: ExecutionContext):
     parameters={"type": "object", "properties": {
         "content": {"type": "string", "minLength": 1, "description": "what to remind the user of"},
         "auto_continue": {"type": "boolean", "description": "wake the agent, which may set the next reminder"},
-    }, "required": ["content"]},
+    }, "required": ["content"], "additionalProperties": False},  # extras (a stored "time") are left out
     routable=False,
 )
 def remind(content: str, auto_continue: bool = False, context: ExecutionContext | None = None) -> dict:

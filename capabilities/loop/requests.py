@@ -29,13 +29,14 @@ from capabilities.loop.vocabulary import _REMIND
 _F = re.IGNORECASE
 _REFERENCE = re.compile(r"\bloop_[0-9a-f]{6,32}\b|\bloop\s*tasks?\b|\breminders?\b|\bremind\w*|\bscheduled\s+(?:tasks?|jobs?|runs?)\b"
                         r"|\bschedules\b|\brecurring\b|循环任务|定时任务|定时|提醒|计划任务", _F)
-_OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes
+_OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes; "resume the paused one" resumes
     ("list", re.compile(r"^\s*(?:please\s+)?(?:list|show|display|what\s+are|which\s+are|view)\b"
+                        r"|^\s*(?:what|which)\s+(?:loop\s*tasks?|reminders?|schedules?|scheduled\s+\w+)\b"
                         r"|列出|查看|看看|显示|有哪些|列表", _F)),
     ("modify", re.compile(r"\b(?:change|modify|reschedule|move|update|edit)\b|修改|改成|改为|改到|调整|更改", _F)),
-    ("pause", re.compile(r"\b(?:pause|suspend|hold)\b|暂停", _F)),
-    ("resume", re.compile(r"\b(?:resume|unpause|reactivate|re-enable|enable)\b|恢复|重新开始|继续执行", _F)),
-    ("delete", re.compile(r"\b(?:delete|remove|cancel|stop|drop|disable)\b|删除|删掉|取消|停止|不要再", _F)),
+    ("resume", re.compile(r"\b(?:resume|unpause|reactivate|re-enable|enable)\b|恢复|重新开始|继续执行|重新打开|再打开|打开", _F)),
+    ("pause", re.compile(r"\b(?:pause|suspend|hold)\b|暂停|停一下|停一停|先停|停几天|先别", _F)),
+    ("delete", re.compile(r"\b(?:delete|remove|cancel|stop|drop|disable|get\s+rid\s+of)\b|删除|删掉|取消|停止|不要再", _F)),
     ("trigger", re.compile(r"\b(?:run|trigger|fire|execute|start)\b.*\bnow\b|\bnow\b.*\b(?:run|trigger|fire)\b"
                            r"|立即|立刻|马上|现在(?:就)?(?:运行|执行|触发)|手动(?:运行|执行|触发)", _F)),
 )
@@ -86,6 +87,20 @@ def looks_like_loop_request(text: str) -> bool:
         return read_loop_request(text, lambda t: parse_schedule(t, now=datetime.now(UTC), timezone="UTC")) is not None
     except ScheduleError:
         return True
+
+
+_FILLER = re.compile(r"^(?:吧|呢|啊|呀|哦|就|好了|可以|行|吧好了|please|pls|then|ok(?:ay)?|thanks?)?$", re.I)
+
+
+def only_a_time(text: str) -> bool:
+    """Whether ``text`` says a time and nothing to do ("明天早上9点吧", "in 20 minutes please"):
+    the answer to a question for a time, not a new loop task."""
+    try:
+        request = read_loop_request(text, lambda t: parse_schedule(t, now=datetime.now(UTC), timezone="UTC"))
+    except ScheduleError:
+        return False
+    return isinstance(request, NewLoop) and request.parsed is not None and \
+        bool(_FILLER.match(request.task_text.strip(_TRIM).strip()))
 
 
 def reminder_text(text: str) -> str:

@@ -35,9 +35,11 @@ _EN_REF = (rf"(?:(?:the\s+)?task\s+)?{_ID}|(?:the\s+)?result\s+of\s+(?:task\s+)?
            r"|the\s+(?:task|job|run|result|results|answer|output|response)"
            r"|(?:my|that|this)\s+(?:last\s+|previous\s+)?(?:task|job|request|result)")
 _ZH_WHICH = r"(?:刚才|刚刚|上一个|上个|之前|前面|最近|这个|那个|该)?(?:的)?"
-_ZH_REF = rf"(?:任务\s*)?{_ID}(?:\s*的?(?:结果|输出))?|{_ZH_WHICH}(?:任务|请求)(?:的?(?:结果|输出))?|{_ZH_WHICH}(?:结果|回答|答案|输出)|它"
-_POLITE_EN = r"^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?"
-_POLITE_ZH = r"^\s*(?:请|帮我|麻烦|请帮我)?\s*"
+_ZH_REF = (rf"(?:任务\s*)?{_ID}(?:\s*的?(?:结果|输出))?|{_ZH_WHICH}(?:任务|请求)(?:的?(?:结果|输出))?"
+           rf"|{_ZH_WHICH}(?:结果|回答|答案|输出)|(?:刚才|刚刚|上一个|之前)(?:那个|这个|的)?|它")
+_LEAD_EN = r"(?:(?:never\s*mind|actually|ok(?:ay)?|sorry|hmm|no|wait)\s*[,，.!]?\s*)?"
+_POLITE_EN = rf"^\s*{_LEAD_EN}(?:please\s+|can\s+you\s+|could\s+you\s+)?"
+_POLITE_ZH = r"^\s*(?:(?:算了|不用了|等等|哦|嗯)\s*[,，。!！]?\s*)?(?:请|帮我|麻烦|请帮我)?\s*"
 _END = r"\s*(?:please|now|again)?\s*[.!。！]*\s*$"
 _END_ZH = r"\s*(?:吧|了|一下|掉)?\s*[.!。！]*\s*$"
 _ZH_CHANGE = r"改成|改为|换成|改用|修改为|修改成|调整为|调整成|翻译成|译成|转成|转换成|写成"
@@ -61,13 +63,16 @@ _REVISE = (
                r"(?:\s*[:：,，;-]\s*|\s+(?:and|so\s+that|so)\s+|\s+(?=(?:to|with|using|by|in(?:to)?)\s))"
                r"(?P<text>\S.*)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)(?P<ref>{_ZH_REF})\s*(?P<text>(?:{_ZH_CHANGE}).+)$", _F),
+    # "结果里的金额换成欧元": what in the result, and what it becomes
+    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_WHICH}(?:结果|输出|回答))(?:里|中)?的?"
+               rf"(?P<text>[^，,。]{{1,12}}(?:{_ZH_CHANGE}).+)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:修改|修订|调整|重写|改一下|改改)\s*(?P<ref>{_ZH_REF})?\s*[:：,，]\s*(?P<text>.+)$", _F),
 )
 _COMMENT = (
     re.compile(rf"{_POLITE_EN}(?:add\s+(?:a\s+)?)?(?:comment|note|remark)(?:\s+(?:on|to|for)\s+(?P<ref>{_EN_REF}))?"
                r"\s*[:：,，-]\s*(?P<text>\S.*)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:给|对|在)?\s*(?P<ref>{_ZH_REF})?\s*(?:添加|加|写|留)?(?:一条|一个|个)?"
-               r"(?:评论|备注|批注|留言)\s*[:：,，]\s*(?P<text>.+)$", _F),
+               r"(?:评论|备注|批注|留言)(?:一下)?\s*[:：,，]\s*(?P<text>.+)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:评论|备注|批注)\s*(?P<ref>{_ZH_REF})\s*[:：,，]\s*(?P<text>.+)$", _F),
 )
 # what may follow "re-run it" and still be a re-run: an instruction after a separator or a joining word

@@ -53,6 +53,7 @@ _SEQUENCE = re.compile(
     r"|\s*[,，;；。]\s*再\s*"
     r"|再(?=把|将|用|发|写|执行|运行|调用|查|获取|生成|总结|汇总|通知|保存|下载|请求|给|做)", _F)
 _PARALLEL = re.compile(r"\s*(?:[,;，；、](?!\d)|[,;](?=\s))\s*(?:and\s+|并且|同时|以及|还要)?\s*"
+                       r"|\s*(?:和|跟|与)\s*(?=https?://)"  # "A 和 B" splits only between two addresses
                        r"|\s+and\s+|\s*(?:并且|同时|以及|还要)\s*", _F)
 _BACK_REFERENCE = re.compile(r"\b(?:it|them|its|their|the\s+(?:results?|outputs?|response|answer)|that\s+result"
                              r"|those\s+results)\b|它们|它|其结果|结果|上一步|上述|以上", _F)
@@ -60,7 +61,8 @@ _STEP_REFERENCE = re.compile(r"\bstep\s*(\d{1,3})\b|第\s*([0-9一二三四五�
 _SUMMARY = re.compile(
     r"^(?:and\s+)?(?:please\s+)?(?:(?:write|give|make|send|produce|prepare|create)\s+(?:me\s+)?)?"
     r"(?:an?\s+)?(?:short\s+|brief\s+|quick\s+)?(?:summary|summari[sz]e|overview|digest)\b"
-    r"|^(?:请|帮我|给我)?(?:写|做|生成|出|给我)?(?:一份|一个|个|一下)?(?:总结|汇总|摘要|概括|小结)", _F)
+    r"|^(?:请|帮我|给我)?(?:写|做|生成|出|给我)?(?:一份|一个|个|一下)?(?:总结|汇总|摘要|概括|小结)"
+    r"|^[^\s，,。]{0,12}(?:总结|汇总|摘要|概括|小结)(?:一下)?[。.!！]*$", _F)  # "把两个结果汇总一下"
 # a part that names only an object ("the returns", a URL, "退货数据"): the verb is the previous part's
 _ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|those|all|each)\b|^https?://|^[\d\"'“]"
                        r"|^(?![^\u4e00-\u9fff]*[A-Za-z]{3})(?!.*[把将给用让请])[^\s]{1,8}$", _F)

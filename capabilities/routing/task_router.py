@@ -35,20 +35,23 @@ class TaskRouter:
     def rank(self, content: str) -> list[Candidate]:
         """Capabilities with any evidence in ``content``, best first."""
         ranked = []
+        found_urls = urls(content)
         for spec in self.routable():
             score = sum(2.0 for kw in spec.keywords if mentions(content, kw))
             score += sum(1.0 for word in spec.name.split("_") if len(word) > 2 and mentions(content, word))
             if mentions(content, spec.name):
                 score += 3.0
+            if found_urls and _takes_url(spec):  # "post the result to https://…": an address is evidence
+                score += 2.0
             if score:
                 ranked.append(Candidate(spec, score))
         ranked.sort(key=lambda c: c.score, reverse=True)
         return ranked
 
-    def confident(self, content: str) -> Candidate | None:
+    def confident(self, content: str, *, min_score: float = CONFIDENT_SCORE) -> Candidate | None:
         """The best candidate when it is clearly ahead, else None."""
         ranked = self.rank(content)
-        if not ranked or ranked[0].score < CONFIDENT_SCORE:
+        if not ranked or ranked[0].score < min_score:
             return None
         if len(ranked) > 1 and ranked[1].score >= ranked[0].score:
             return None
@@ -78,3 +81,7 @@ class TaskRouter:
                     rest.pop(name)
                 break
         return {**values_by_schema(unclaimed, rest), **values}
+
+
+def _takes_url(spec: CapabilitySpec) -> bool:
+    return any(name == "url" or schema.get("format") == "uri" for name, schema in spec.properties.items())

@@ -14,12 +14,14 @@ from capabilities.cognition.experts import STRATEGIES, ExpertPanel, ExpertPanelE
 from config import ExpertsConfig
 
 PARAMETERS = {
+    "x-flora-description": {"zh": "请一组专家角色回答一个问题（可以辩论），再把他们的回答合成一个"},
     "type": "object",
     "properties": {
         "question": {
             "type": "string",
             "minLength": 1,
             "description": "The question to put to the panel of experts.",
+            "x-flora-description": {"zh": "要请专家们讨论的问题"},
             "x-flora-request-text": True,  # "ask the experts: <question>" gives it
         },
         "strategy": {

@@ -13,6 +13,7 @@ from capabilities.tools.data_access import DEFAULT_MAX_ROWS, MAX_ROWS_LIMIT, Dat
 _SCALAR = {"type": ["string", "number", "integer", "boolean", "null"]}
 
 PARAMETERS = {
+    "x-flora-description": {"zh": "在配置好的数据库（SQLite 或 PostgreSQL）上执行一条只读 SQL 查询，返回结果行"},
     "type": "object",
     "properties": {
         "sql": {
@@ -21,6 +22,7 @@ PARAMETERS = {
             "description": "The single read-only SQL statement to run (SELECT, WITH, VALUES, EXPLAIN ...). "
                            "Leave values out of the text and use placeholders: ? or :name for SQLite, "
                            "%s or %(name)s for PostgreSQL.",
+            "x-flora-description": {"zh": "要执行的一条只读 SQL 语句（SELECT、WITH 等）"},
         },
         "params": {
             "type": ["array", "object"],
@@ -55,8 +57,8 @@ PARAMETERS = {
     description="Run one read-only SQL query on a configured database (SQLite or PostgreSQL) and "
                 "return the columns and rows. Writes are refused by the database.",
     parameters=PARAMETERS,
-    keywords=("sql", "query", "database", "select", "table", "rows", "data",
-              "查询", "数据库", "数据", "表", "报表", "统计"),
+    keywords=("sql", "query", "database", "select", "table", "rows", "data", "revenue",
+              "查询", "数据库", "数据", "表", "报表", "统计", "销售额", "营收", "注册用户"),
     examples=("how much revenue did we make in March?", "上个月有多少新用户注册"),
 )
 def data_query(sql: str, context: ExecutionContext, params: list | dict | None = None,

@@ -3,6 +3,8 @@
 It speaks Dify's documented app API, ``POST {base_url}/workflows/run`` in blocking mode,
 authenticated with the app's API key. How Dify's answers map onto Flora's errors::
 
+    a key HTTP cannot carry           CapabilityInputError("api_key")   asked again, nothing sent
+    (not one ASCII word)
     HTTP 401 / 403                    CapabilityInputError("api_key")   ask for the key again
     HTTP 404                          CapabilityInputError("base_url")  no Dify API there
     HTTP 400 invalid_param            CapabilityInputError("inputs")    Dify refused the inputs
@@ -16,6 +18,7 @@ authenticated with the app's API key. How Dify's answers map onto Flora's errors
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import httpx
@@ -26,8 +29,10 @@ log = logging.getLogger("flora.capability.dify")
 
 DEFAULT_BASE_URL = "https://api.dify.ai/v1"
 DEFAULT_TIMEOUT_S = 60.0
+_API_KEY = re.compile(r"[!-~]+")  # one word of printable ASCII: it travels in an HTTP header
 
 PARAMETERS = {
+    "x-flora-description": {"zh": "运行一个 Dify 工作流并返回它的输出"},
     "type": "object",
     "properties": {
         "api_key": {
@@ -35,6 +40,7 @@ PARAMETERS = {
             "minLength": 1,
             "description": "API key of the Dify app that holds the workflow (it starts with app-); "
                            "find it in Dify under the app's API Access page.",
+            "x-flora-description": {"zh": "保存这个工作流的 Dify 应用的 API 密钥（以 app- 开头）"},
         },
         "inputs": {
             "type": "object",
@@ -67,6 +73,10 @@ def dify_workflow(api_key: str, context: ExecutionContext, inputs: dict | None =
     url = f"{base_url}/workflows/run"
     timeout_s = float(context.settings.get("timeout_s", DEFAULT_TIMEOUT_S))
     body = {"inputs": inputs or {}, "response_mode": "blocking", "user": context.user_id}
+    if not isinstance(api_key, str) or not _API_KEY.fullmatch(api_key):
+        raise CapabilityInputError("api_key", "That is not an API key: a Dify API key is one word of ASCII "
+                                              "letters, digits and punctuation (like app-AbC123), without "
+                                              "spaces or other characters.")
     try:
         with httpx.Client(timeout=timeout_s) as client:
             response = client.post(url, json=body, headers={"Authorization": f"Bearer {api_key}"})

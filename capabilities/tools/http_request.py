@@ -4,19 +4,22 @@ Any HTTP status is a result (a 404 is something the model should see), so only f
 to get an answer at all are errors::
 
     CapabilityInputError("url")       not http(s), unparsable, or a host outside allow_hosts
+    CapabilityInputError("headers")   a name or value HTTP cannot carry (non-ASCII, line breaks)
     CapabilityError(retryable=True)   timeout, connection refused, connection dropped
     CapabilityError("forbidden")      a redirect that leads outside allow_hosts
 
 Settings (``capabilities.settings.http_request``): ``allow_hosts`` (empty: any host;
 ``"*.example.com"`` also allows sub-domains) and ``max_response_bytes`` (longer bodies
 are cut and flagged). Redirects are followed, and every hop is checked against the
-allow-list, so a redirect cannot lead to a host the list keeps out.
+allow-list, so a redirect cannot lead to a host the list keeps out. A query string in
+the URL is kept; ``params`` are added to it, and replace a name the URL already has.
 """
 
 from __future__ import annotations
 
 import json as jsonlib
 import logging
+import re
 import time
 from typing import Any
 
@@ -32,8 +35,11 @@ MAX_TIMEOUT_S = 120.0
 MAX_REDIRECTS = 5
 _TEXT_TYPES = ("text/", "application/xml", "application/javascript", "application/x-www-form-urlencoded")
 _SCALAR = {"type": ["string", "number", "integer", "boolean"]}
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 token
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # what HTTP/1.1 carries as text, no line breaks
 
 PARAMETERS = {
+    "x-flora-description": {"zh": "访问一个网址（GET/POST/PUT/PATCH/DELETE/HEAD），返回状态、响应头和内容"},
     "type": "object",
     "properties": {
         "method": {
@@ -46,6 +52,7 @@ PARAMETERS = {
             "type": "string",
             "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/]+",
             "description": "The full web address to call, starting with http:// or https://.",
+            "x-flora-description": {"zh": "要访问的完整网址，以 http:// 或 https:// 开头"},
         },
         "headers": {
             "type": "object",
@@ -85,12 +92,14 @@ _NO_BODY = object()  # "json" may legitimately be null, so absence needs its own
     keywords=("http", "api", "url", "request", "fetch", "web", "endpoint",
               "接口", "请求", "网址", "调用接口", "网页"),
     examples=("download the status page of our server", "把这条消息发到我们的 webhook"),
+    needs_approval=lambda values: str(values.get("method", "GET")).upper() not in ("GET", "HEAD"),
 )
 def http_request(url: str, context: ExecutionContext, method: str = "GET", headers: dict | None = None,
                  params: dict | None = None, json: Any = _NO_BODY, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
     allow_hosts = _allow_hosts(context.settings)
     max_bytes = _max_response_bytes(context.settings)
     target = _checked_url(url, allow_hosts)
+    headers = checked_headers(headers or {})
     timeout_s = min(float(timeout_s), MAX_TIMEOUT_S)
 
     def check_hop(request: httpx.Request) -> None:
@@ -99,7 +108,9 @@ def http_request(url: str, context: ExecutionContext, method: str = "GET", heade
                                   error_type="forbidden")
 
     started = time.monotonic()
-    request_args: dict[str, Any] = {"headers": headers or {}, "params": params or {}}
+    if params:  # httpx replaces the URL's query with ``params``; merge them instead
+        target = target.copy_with(params=_merged_query(target, params))
+    request_args: dict[str, Any] = {"headers": headers}
     if json is not _NO_BODY:
         request_args["json"] = json
     try:
@@ -147,6 +158,37 @@ def _checked_url(url: str, allow_hosts: list[str]) -> httpx.URL:
     if not _host_allowed(target.host, allow_hosts):
         raise CapabilityInputError("url", f"Flora may not call {target.host}; allowed hosts: {', '.join(allow_hosts)}.")
     return target
+
+
+def checked_headers(headers: dict, parameter: str = "headers") -> dict:
+    """``headers`` unchanged if HTTP can carry every name and value; else the first one it
+    cannot is refused as ``parameter``, before anything is sent."""
+    for name, value in headers.items():
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise CapabilityInputError(parameter, f"{name!r} cannot be an HTTP header name: a name is one word of "
+                                                  "ASCII letters, digits and - (like X-Api-Key).")
+        problem = header_value_problem(value)
+        if problem:
+            raise CapabilityInputError(parameter, f"The value of the header {name} {problem}.")
+    return headers
+
+
+def header_value_problem(value: object) -> str:
+    """Why ``value`` cannot be sent as an HTTP header value ("" when it can)."""
+    if not isinstance(value, str):
+        return f"must be text, not {type(value).__name__}"
+    if not _HEADER_VALUE.fullmatch(value):
+        return ("contains characters HTTP headers cannot carry (only ASCII letters, digits, punctuation "
+                "and spaces; no line breaks)")
+    return ""
+
+
+def _merged_query(target: httpx.URL, params: dict) -> list[tuple[str, Any]]:
+    """The URL's own query items, then ``params``; a name in ``params`` replaces the URL's."""
+    kept = [(name, value) for name, value in target.params.multi_items() if name not in params]
+    added = [(name, item) for name, value in params.items()
+             for item in (value if isinstance(value, list) else [value])]
+    return kept + added
 
 
 def _host_allowed(host: str, allow_hosts: list[str]) -> bool:

@@ -9,6 +9,9 @@ again — nothing of it ran, and its run key was claimed once, so it still runs 
 A user's task accepted but not started (``created``/``planned``) is failed like a running
 one: its user stopped waiting for the reply long ago.
 
+A node that stops cleanly (SIGTERM, SIGINT) fails its running tasks the same way at once
+(:meth:`TaskRecovery.fail_running`), so their users learn it without waiting for a restart.
+
 Only tasks of this node (``meta["node"]``, stamped when a task starts running; tasks never
 started carry none) last changed before this start are touched, so a restart never takes
 work from a node that is alive.
@@ -67,6 +70,18 @@ class TaskRecovery:
         if report:
             log.warning("recovered after restart: %d task(s) marked failed, %d loop run(s) started again",
                         len(report.failed), len(report.handed_on))
+        return report
+
+    def fail_running(self, *, stopped_at: float) -> RecoveryReport:
+        """At a clean stop: the tasks this node was running are failed now, as :meth:`recover`
+        would fail them at the next start. Tasks not started yet (a recorded loop run, work
+        accepted but not begun) are left to the next start, which hands loop runs on again."""
+        report = RecoveryReport()
+        for task in self._store.unfinished_tasks((RUNNING,), updated_before=stopped_at):
+            if task.meta.get("node") == self._node and self._fail(task):
+                report.failed.append(task.task_id)
+        if report:
+            log.warning("stopping: %d running task(s) marked failed", len(report.failed))
         return report
 
     def _fail(self, task: TaskRecord) -> bool:

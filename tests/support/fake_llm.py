@@ -8,6 +8,7 @@ knows a few phrases, and never invents parameter values.
 
 from __future__ import annotations
 
+import json
 import re
 
 CRASH = "crash the model"  # a request the model raises on (poison-message tests)
@@ -28,14 +29,32 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
         raise RuntimeError("the test model crashed on this prompt")
     if json_schema is not None and json_schema.get("title") == "Plan":
         return _plan(request)
+    if json_schema is not None and json_schema.get("title") == "Revised parameters":
+        return _revised(request, json_schema)
     if json_schema is None:
         return f"(test model) you said: {request.removeprefix('Request: ').removesuffix(chr(10) + 'JSON:')}"
+    said = request.rsplit("Message: ", 1)[-1]  # the understanding step's message, after its context
+    if "numbers report" in said:
+        return {"route": "plan"}
+    allowed = json_schema["properties"]["route"]["enum"]
     for pattern, (intent, capability) in ROUTES:
-        if pattern.search(request):
-            allowed = json_schema["properties"]["capability"]["enum"]
-            return {"intent": intent, "capability": capability if capability in allowed else "none",
-                    "parameters": {"api_key": "invented-by-the-model"}}
-    return {"intent": "chat", "capability": "none", "parameters": {}}
+        if pattern.search(said):
+            if intent in ("task", "query"):
+                return {"route": capability if capability in allowed else "clarify"}
+            return {"route": intent}
+    return {"route": "chat"}
+
+
+def _revised(request: str, schema: dict) -> dict:
+    """The old parameters, with each one that has a choice of values set to the choice the
+    instruction names ("in celsius" → to=celsius)."""
+    old = json.loads(re.search(r"^\{.*\}$", request, re.M).group(0))
+    instruction = re.search(r'revise the result: "(.*)"', request).group(1).lower()
+    for name, prop in schema["properties"].items():
+        named = [v for v in prop.get("enum", []) if isinstance(v, str) and v.lower() in instruction]
+        if named:
+            old[name] = named[0]
+    return old
 
 
 def _plan(request: str) -> dict:

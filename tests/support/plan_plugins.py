@@ -24,6 +24,7 @@ TICK_S = 0.02  # how often a slow step looks whether its task was cancelled
         "required": ["label"],
     },
     keywords=("slow fetch", "慢速获取"),
+    reads_instruction=True,
 )
 def slow_fetch(label: str, context, seconds: float = 0.2) -> dict:
     started = time.time()

@@ -47,6 +47,15 @@ def always_fails() -> None:
 
 
 @capability(
+    name="misconfigured_tool",
+    description="Fails the way a capability without its settings does.",
+    keywords=("misconfigured tool",),
+)
+def misconfigured_tool() -> None:
+    raise CapabilityError("No databases are configured for queries", error_type="misconfigured")
+
+
+@capability(
     name="slow_job",
     description="Write this worker's process id to a file, then wait (for worker-failure tests).",
     parameters={

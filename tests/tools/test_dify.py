@@ -133,3 +133,12 @@ def test_schema_requires_the_api_key_and_refuses_unknown_parameters(registry):
         call(registry, "dify_workflow", {"inputs": {}})
     with pytest.raises(ValidationError):
         call(registry, "dify_workflow", {"api_key": GOOD_KEY, "workflow": "x"})
+
+
+@pytest.mark.parametrize("key", ["北京明天天气怎么样", "app-good key", "app-good-key\r\nX-Injected: 1", "app-ключ"])
+def test_a_key_that_cannot_be_an_api_key_is_refused_before_any_call(registry, dify_server, settings, key):
+    with pytest.raises(CapabilityInputError) as caught:
+        call(registry, "dify_workflow", {"api_key": key, "inputs": {"topic": "x"}}, settings)
+    assert caught.value.parameter == "api_key"
+    assert "API key" in str(caught.value)
+    assert dify_server.requests == []

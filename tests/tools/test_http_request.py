@@ -149,3 +149,27 @@ def test_non_http_url_is_refused_even_without_the_schema():
     with pytest.raises(CapabilityInputError) as caught:
         http_request("file:///etc/passwd", context)
     assert caught.value.parameter == "url"
+
+
+def test_query_string_in_the_url_reaches_the_server(registry, server):
+    result = call(registry, "http_request", {"url": f"{server.url}/items?city=Beijing&tag=a&tag=b"})
+
+    assert result["body"]["query"] == {"city": ["Beijing"], "tag": ["a", "b"]}
+    assert server.requests[-1].path == "/items"
+
+
+def test_explicit_params_merge_with_the_url_query_and_override_the_same_name(registry, server):
+    result = call(registry, "http_request", {"url": f"{server.url}/items?city=Beijing&units=metric",
+                                             "params": {"units": "imperial", "page": 2}})
+
+    assert result["body"]["query"] == {"city": ["Beijing"], "units": ["imperial"], "page": ["2"]}
+
+
+@pytest.mark.parametrize("headers", [{"Authorization": "Bearer 北京"}, {"X-Token": "a\r\nX-Injected: 1"},
+                                     {"X Bad Name": "v"}, {"Città": "v"}])
+def test_a_header_that_cannot_be_sent_is_refused_before_any_call(registry, server, headers):
+    with pytest.raises(CapabilityInputError) as caught:
+        call(registry, "http_request", {"url": f"{server.url}/items", "headers": headers})
+    assert caught.value.parameter == "headers"
+    assert next(iter(headers)) in str(caught.value)
+    assert server.requests == []

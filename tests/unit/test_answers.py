@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from capabilities.cognition.cues import conversation_only
 from capabilities.context.answers import (
-    answer_values, is_continue, is_greeting, is_help, mentions, named_values, urls,
+    answer_values, is_continue, is_help, mentions, named_values, urls,
 )
 
 
@@ -92,12 +93,12 @@ def test_a_sentence_merely_containing_continue_is_not_a_continue(text):
 @pytest.mark.parametrize("text", ["hi", "Hello!", "hey", "good morning", "Thank you.", "你好", "您好！",
                                   "你好吗？", "谢谢"])
 def test_greetings_are_recognised(text):
-    assert is_greeting(text)
+    assert conversation_only(text)
 
 
 @pytest.mark.parametrize("text", ["hi, what's the weather in Paris?", "history", "你好，帮我查北京的天气", "hello world program"])
 def test_a_request_that_starts_with_a_greeting_is_not_a_greeting(text):
-    assert not is_greeting(text)
+    assert not conversation_only(text)
 
 
 @pytest.mark.parametrize("text", ["help", "/help", "What can you do?", "list capabilities", "帮助", "你能做什么？",

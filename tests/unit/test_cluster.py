@@ -130,5 +130,6 @@ def test_several_nodes_need_the_shared_store_and_a_multiprocess_base():
                      "actors": {"convention_address": "127.0.0.1:19700", "system_base": "simpleSystemBase"}}, env={})
     with pytest.raises(ConfigError, match="actors.convention_address: .*host:port"):
         load_config({"store": {"backend": "redis"}, "actors": {"convention_address": "19700"}}, env={})
-    config = load_config({"store": {"backend": "redis"}}, env={"FLORA_ACTORS__CONVENTION_ADDRESS": "10.0.0.5:19700"})
+    config = load_config({"store": {"backend": "redis"}}, env={"FLORA_ACTORS__CONVENTION_ADDRESS": "10.0.0.5:19700",
+                                                           "FLORA_ACTORS__BIND_ADDRESS": "10.0.0.6"})
     assert config.actors.convention() == ("10.0.0.5", 19700)

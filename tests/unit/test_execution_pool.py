@@ -52,3 +52,13 @@ def test_workers_on_a_node_gone_from_the_registry_or_never_placed_are_given_up()
     assert [(w.address, why) for w, why in gone] == [("remote", "node W stopped answering"),
                                                       ("unplaced", "it was never placed on a node")]
     assert UNPLACED_BEATS == 3
+
+
+def test_an_unplaced_worker_is_waited_for_at_least_half_a_minute_whatever_the_heartbeat():
+    from capability_actors.execution_pool import unplaced_beats
+
+    assert unplaced_beats(5.0) == 6 and unplaced_beats(0.5) == 60 and unplaced_beats(60.0) == UNPLACED_BEATS
+    pool = ExecutionPool(1, unplaced_beats=unplaced_beats(0.5))
+    pool.add("slow")
+    assert all(pool.to_replace(None, "A") == [] for _ in range(59))  # a loaded node is still starting it
+    assert [w.address for w, _ in pool.to_replace(None, "A")] == ["slow"]

@@ -27,6 +27,7 @@ RECEIVERS = {
     "agent_task": [AgentActor],
     "resume_task": [AgentActor],
     "analyze": [ExecutionActor],
+    "reply_chunk": [AgentActor, InteractionActor],
     "analysis_result": [AgentActor],
     "execute": [ExecutionActor],
     "resume_execution": [ExecutionActor],
@@ -49,6 +50,7 @@ RECEIVERS = {
     "route_reply": [InteractionActor, LoopSchedulerActor, "caller"],
     "heartbeat": [AgentActor],
     "heartbeat_ack": [RouterActor],
+    "agent_children": [RouterActor],
     "status_request": [RouterActor, AgentActor, LoopSchedulerActor],
     "status_reply": ["caller"],
 }

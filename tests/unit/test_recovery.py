@@ -68,3 +68,18 @@ def test_a_task_that_moves_meanwhile_is_left_to_whoever_moved_it(store):
     report = TaskRecovery(store, Racing(store), node="a").recover(started_at=time.time() + 1)
     assert report.failed == [] and store.get_task(TENANT, "racing").state == "completed"
     assert store.notifications(TENANT, "alice") == []
+
+
+def test_a_clean_stop_fails_only_the_running_tasks_stamped_with_this_node(store):
+    run = {"loop_task_id": "loop_1", "run_key": "loop_1:k"}
+    add(store, "ran", "running", node="a")
+    add(store, "accepted", "created")
+    add(store, "run_waiting", "created", run=run)
+    add(store, "paused", "waiting_parameters", node="a")
+    add(store, "elsewhere", "running", node="b")
+    report = TaskRecovery(store, EventBus(store), node="a").fail_running(stopped_at=time.time() + 1)
+    assert report.failed == ["ran"] and report.handed_on == []
+    assert store.get_task(TENANT, "ran").state == "failed"
+    assert store.events(TENANT, task_id="ran")[-1].data["reason"] == "interrupted"
+    assert {t: store.get_task(TENANT, t).state for t in ("accepted", "run_waiting", "paused", "elsewhere")} == \
+        {"accepted": "created", "run_waiting": "created", "paused": "waiting_parameters", "elsewhere": "running"}

@@ -12,14 +12,24 @@ from common.tasks.models import Notification
 def test_messages_wait_for_one_route_request_per_tenant_then_go_out():
     routes = AgentRoutes("router")
     first, second = {"n": 1}, {"n": 2}
-    assert routes.send("acme", first) == [("router", m.route_request(tenant_id="acme"))]
+    assert routes.send("acme", first) == [("router", m.route_request(tenant_id="acme", watch=True))]
     assert routes.send("acme", second) == []  # already asked
     assert routes.learned(m.route_reply(tenant_id="acme", node="local", agent="agent-a")) == \
         [("agent-a", first), ("agent-a", second)]
     assert routes.send("acme", first) == [("agent-a", first)] and routes.is_agent("agent-a")
     routes.forget("agent-a")
     assert not routes.is_agent("agent-a")
-    assert routes.send("acme", first) == [("router", m.route_request(tenant_id="acme"))]
+    assert routes.send("acme", first) == [("router", m.route_request(tenant_id="acme", watch=True))]
+
+
+def test_a_route_reply_naming_another_agent_says_the_known_one_was_replaced():
+    routes = AgentRoutes("router")
+    first = m.route_reply(tenant_id="acme", node="local", agent="agent-a")
+    assert not routes.replaced(first)  # nothing known yet
+    routes.learned(first)
+    assert not routes.replaced(first)
+    assert routes.replaced(m.route_reply(tenant_id="acme", node="local", agent="agent-b"))
+    assert not routes.replaced(m.route_reply(tenant_id="other", node="local", agent="agent-b"))
 
 
 def note(store, user="alice", text="⏰ Reminder: GRPO") -> Notification:
@@ -53,3 +63,15 @@ def test_subscribers_get_new_notifications_pushed_and_those_count_as_read(store)
                             message=fresh.message, kind="loop_run")
     assert desk.recipients(pushed) == ["client-1"]
     assert store.notifications("default", "alice") == []
+
+
+def test_messages_waiting_for_a_replaced_agent_are_answered_at_once_and_retryable():
+    from agents.coordination.interaction_coordinator import InteractionCoordinator, Waiting
+
+    coordinator = InteractionCoordinator(conversation=None)
+    coordinator.waiting = {"m1": Waiting("acme", "u", "add numbers", "task_1", deadline=1e12),
+                           "m2": Waiting("other", "u", "hello", "task_2", deadline=1e12)}
+    [(to, error)] = coordinator.expire_tenant("acme", "please send it again")
+    assert to == "reply" and error["msg_id"] == "m1" and error["task_id"] == "task_1"
+    assert error["error_type"] == "unavailable" and error["retryable"] is True
+    assert list(coordinator.waiting) == ["m2"]  # another tenant's AgentActor still answers

@@ -358,3 +358,15 @@ def test_planning_config_has_defaults_and_names_a_bad_key():
     assert load_config({}, env={"FLORA_PLANNING__COUPLED_ROUNDS": "3"}).planning.coupled_rounds == 3
     with pytest.raises(ConfigError, match="planning.max_steps"):
         load_config({"planning": {"max_steps": 0}}, env={})
+
+
+def test_two_addresses_joined_by_he_run_side_by_side_and_a_short_summary_line_combines_them(planner):
+    plan = planner.plan("先请求 https://api.example.com/a 和 https://api.example.com/b，然后把两个结果汇总一下")
+    assert [(s.capability, s.parameters.get("url")) for s in plan.steps] == [
+        ("http_get", "https://api.example.com/a"), ("http_get", "https://api.example.com/b")]
+    assert plan.aggregation["reduce"] == "summary"
+
+
+def test_he_inside_a_noun_phrase_and_thanks_after_a_comma_make_no_plan(planner):
+    assert planner.plan("销售和退货数据") is None
+    assert planner.plan("Thanks a lot, that was helpful") is None

@@ -1,0 +1,380 @@
+"""Writes the conversation evaluation set: ``cases.jsonl`` (dev) and ``heldout.jsonl``.
+
+The cases below are what people say to an assistant, written by hand; each is labelled with
+the intent Flora should read in it. One case in five of every category goes to the held-out
+file, drawn with a fixed seed, so the split is the same on every run:
+
+    .venv/bin/python bench/conversation/build.py
+
+Edit the cases here, never the .jsonl files by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SEED = 20261124
+HELDOUT_SHARE = 5  # one case in this many
+
+CASES: list[dict] = []
+
+
+def add(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case; the intent is the category's first part ("chat/feelings" -> chat)."""
+    case = {"lang": lang, "category": category}
+    if setup:
+        case["setup"] = setup
+    case["say"] = say
+    case["expect"] = {"intent": category.split("/", 1)[0], **expect}
+    CASES.append(case)
+
+
+def many(lang: str, category: str, says: list[str], setup: list[str] | None = None, **expect) -> None:
+    for say in says:
+        add(lang, category, say, setup, **expect)
+
+
+# --------------------------------------------------------------------------- chat
+many("zh", "chat/greeting", ["你好", "早上好呀～", "嗨 在吗", "hello 小助手 👋", "晚上好，忙不忙"])
+many("en", "chat/greeting", ["hi", "Good morning!", "hey there 👋", "yo, you around?", "hello again"])
+many("zh", "chat/thanks", ["谢谢你", "太感谢了，帮了大忙！", "thx 辛苦啦", "好的 多谢🙏", "ok 没问题了，谢谢"])
+many("en", "chat/thanks", ["thanks!", "thank you so much, that really helped", "ty", "cheers mate 🙏",
+                           "perfect, thanks a lot"])
+many("zh", "chat/feelings", ["今天心情不太好", "好累啊，感觉加班加不完了😩", "我有点焦虑，明天要面试",
+                             "刚被老板骂了，好烦", "今天升职了！！开心🎉", "最近老是失眠，怎么办"])
+many("en", "chat/feelings", ["I'm feeling kind of down today", "ugh, so tired of this week 😩",
+                             "I got the job!!! 🎉", "I'm nervous about my exam tomorrow",
+                             "honestly I feel a bit lonely lately", "my cat died yesterday"])
+many("zh", "chat/smalltalk", ["你叫什么名字呀", "你喜欢吃火锅吗", "周末有什么好玩的推荐吗", "你觉得猫好还是狗好",
+                              "今天是星期几来着", "你会做梦吗"])
+many("en", "chat/smalltalk", ["what's your favourite movie?", "do you like music?", "cats or dogs?",
+                              "any fun plans for the weekend?", "do you ever sleep lol", "what's up"])
+many("zh", "chat/joke", ["讲个笑话", "给我讲个冷笑话呗😂", "来个程序员的段子"])
+many("en", "chat/joke", ["tell me a joke", "got any dad jokes?", "make me laugh pls"])
+many("zh", "chat/knowledge", ["光速是多少", "为什么天空是蓝色的", "长城有多长", "李白是哪个朝代的",
+                              "Python里list和tuple有什么区别", "什么是机器学习，简单说说"])
+many("en", "chat/knowledge", ["who wrote Hamlet?", "why is the sky blue", "what's the capital of Australia?",
+                              "how does a vaccine work, in simple words", "what's the difference between TCP and UDP",
+                              "when did World War 2 end?"])
+add("en", "chat/knowledge", "what is the capital of France?", answer_contains=["Paris"])
+add("zh", "chat/knowledge", "中国的首都是哪里", answer_contains=["北京"])
+add("zh", "chat/arithmetic", "17乘以23等于多少", answer_contains=["391"])
+add("zh", "chat/arithmetic", "帮我算一下 125+378", answer_contains=["503"])
+add("zh", "chat/arithmetic", "1000除以8是多少？", answer_contains=["125"])
+add("zh", "chat/arithmetic", "三百减去一百二十七", answer_contains=["173", "一百七十三"])
+add("zh", "chat/arithmetic", "12的平方", answer_contains=["144"])
+add("en", "chat/arithmetic", "what's 17 * 23?", answer_contains=["391"])
+add("en", "chat/arithmetic", "quick one: 256 + 512", answer_contains=["768"])
+add("en", "chat/arithmetic", "how much is 15% of 200", answer_contains=["30"])
+add("en", "chat/arithmetic", "what is 144 divided by 12", answer_contains=["12", "twelve"])
+add("en", "chat/arithmetic", "9 squared?", answer_contains=["81"])
+many("zh", "chat/advice", ["怎么提高写代码的效率", "第一次带团队，有什么建议吗", "想学英语，从哪开始比较好",
+                           "跟同事吵架了，该不该先道歉"])
+many("en", "chat/advice", ["how can I get better at public speaking?", "any tips for a first job interview?",
+                           "should I learn Rust or Go first?", "how do I stop procrastinating"])
+add("zh", "chat/translation", "把“今天天气很好”翻译成英文", answer_contains=["weather"])
+add("zh", "chat/translation", "thank you very much 用中文怎么说", answer_contains=["谢谢"])
+add("zh", "chat/translation", "帮我把这句翻成日语：我明天去东京")
+add("en", "chat/translation", "how do you say 'good morning' in Chinese?", answer_contains=["早上好", "早安"])
+add("en", "chat/translation", "translate 'I love you' into French", answer_contains=["t'aime", "t’aime"])
+add("en", "chat/translation", "what does 加油 mean?")
+many("zh", "chat/writing", ["帮我写一首关于春天的短诗", "帮我写个请假条，明天发烧去医院",
+                            "给客户写一封道歉邮件的草稿，发货延迟了三天", "帮我润色一下这句话：我们的产品非常很好用"])
+many("en", "chat/writing", ["write a short poem about autumn", "help me write a birthday message for my mum",
+                            "can you draft a polite email declining a meeting?",
+                            "make this sound more professional: hey guys the thing is broken again"])
+
+# --------------------------------------------------------------------------- task: one capability now
+HTTP = "http_request"
+add("zh", "task/http_request", "帮我请求一下 https://api.example.com/v1/health", capability=HTTP,
+    parameters={"url": "https://api.example.com/v1/health"})
+add("zh", "task/http_request", "GET 一下 http://localhost:8080/metrics 看看返回啥", capability=HTTP,
+    parameters={"url": "http://localhost:8080/metrics"})
+add("zh", "task/http_request", "访问这个网址 https://example.com/report.json 把内容给我", capability=HTTP,
+    parameters={"url": "https://example.com/report.json"})
+add("zh", "task/http_request", "调一下接口 https://httpbin.org/get", capability=HTTP,
+    parameters={"url": "https://httpbin.org/get"})
+add("zh", "task/http_request", "麻烦用POST请求 https://hooks.example.com/notify ，body是 {\"text\": \"部署完成\"}",
+    capability=HTTP, parameters={"url": "https://hooks.example.com/notify", "method": "POST"})
+add("zh", "task/http_request", "看下 https://status.example.org 现在能不能打开", capability=HTTP,
+    parameters={"url": "https://status.example.org"})
+add("zh", "task/http_request", "帮我ping一下这个api：http://10.0.0.5:9000/api/ping", capability=HTTP,
+    parameters={"url": "http://10.0.0.5:9000/api/ping"})
+add("zh", "task/http_request", "拉取一下https://example.com/data.csv", capability=HTTP,
+    parameters={"url": "https://example.com/data.csv"})
+add("zh", "task/http_request", "我想调用一个web接口", capability=HTTP)
+add("en", "task/http_request", "fetch https://api.example.com/v1/users", capability=HTTP,
+    parameters={"url": "https://api.example.com/v1/users"})
+add("en", "task/http_request", "can you hit http://localhost:3000/health and tell me the status code?",
+    capability=HTTP, parameters={"url": "http://localhost:3000/health"})
+add("en", "task/http_request", "download https://example.com/report.json", capability=HTTP,
+    parameters={"url": "https://example.com/report.json"})
+add("en", "task/http_request", "send a DELETE to https://api.example.com/items/42", capability=HTTP,
+    parameters={"url": "https://api.example.com/items/42", "method": "DELETE"})
+add("en", "task/http_request", "post {\"ok\": true} to https://hooks.example.com/ci please", capability=HTTP,
+    parameters={"url": "https://hooks.example.com/ci", "method": "POST"})
+add("en", "task/http_request", "could you maybe check whether https://example.org responds?", capability=HTTP,
+    parameters={"url": "https://example.org"})
+add("en", "task/http_request", "GET https://httpbin.org/json", capability=HTTP,
+    parameters={"url": "https://httpbin.org/json"})
+add("en", "task/http_request", "whats on http://intranet.local/status rn", capability=HTTP,
+    parameters={"url": "http://intranet.local/status"})
+add("en", "task/http_request", "I need to call a REST endpoint", capability=HTTP)
+
+DQ = "data_query"
+many("zh", "task/data_query", ["上个月的销售额是多少", "查一下昨天新注册了多少用户", "帮我看看今年每个季度的营收",
+                               "销售额最高的前10个产品是哪些", "数据库里一共有多少个客户",
+                               "统计一下北京地区上周的订单量", "查下用户表里最近7天活跃的人数",
+                               "去年12月的revenue多少来着"], capability=DQ)
+many("en", "task/data_query", ["what were our sales last month?", "how many users signed up yesterday",
+                               "show me revenue by region for Q3", "top 5 customers by total spend",
+                               "query the database: how many active users do we have",
+                               "what's the average order value this year?", "count the rows in the users table",
+                               "pull monthly revenue for 2025 from the db"], capability=DQ)
+add("en", "task/data_query", "run this SQL: SELECT count(*) FROM users", capability=DQ,
+    parameters={"sql": "SELECT count(*) FROM users"})
+add("zh", "task/data_query", "执行SQL：SELECT name, total FROM sales LIMIT 5", capability=DQ,
+    parameters={"sql": "SELECT name, total FROM sales LIMIT 5"})
+
+DIFY = "dify_workflow"
+many("zh", "task/dify_workflow", ["执行Dify工作流", "帮我跑一下dify的那个工作流", "触发一下工作流",
+                                  "运行 dify workflow，输入 topic=新能源汽车", "启动我们在Dify上搭的客服流程"],
+     capability=DIFY)
+many("en", "task/dify_workflow", ["run my dify workflow", "trigger the Dify app please",
+                                  "start the onboarding workflow on Dify", "kick off the dify flow with query=pricing",
+                                  "execute the workflow"], capability=DIFY)
+add("zh", "task/dify_workflow", "用 app-Xk29sLq 这个key跑一下dify工作流", capability=DIFY,
+    parameters={"api_key": "app-Xk29sLq"})
+add("en", "task/dify_workflow", "run the dify workflow with key app-7hQ2mZ", capability=DIFY,
+    parameters={"api_key": "app-7hQ2mZ"})
+
+EXP = "ask_experts"
+many("zh", "task/ask_experts", ["请专家们讨论一下：小公司该不该上微服务", "找几个专家帮我评估下这个创业想法：做宠物社交app",
+                                "让专家组分析一下明年房价走势", "问问专家：我们的数据库该选PostgreSQL还是MongoDB"],
+     capability=EXP)
+many("en", "task/ask_experts", ["ask the experts whether we should rewrite our backend in Rust",
+                                "get the expert panel's opinion on remote vs office work",
+                                "have your experts debate: monorepo or polyrepo?",
+                                "I'd like a few expert views on pricing our SaaS at $20/month"], capability=EXP)
+
+# --------------------------------------------------------------------------- plan: several steps
+many("zh", "plan/multi_step", [
+    "先请求 https://api.example.com/a 和 https://api.example.com/b，然后把两个结果汇总一下",
+    "查一下上个月销售额，再让专家们分析下原因",
+    "抓取 https://example.com/news.json ，然后让专家点评一下",
+    "帮我查本周订单量和上周订单量，对比一下",
+    "先跑dify工作流，跑完再调用 https://hooks.example.com/done 通知一下",
+    "分别获取 https://a.example.com/status 和 https://b.example.com/status ，最后告诉我哪个挂了",
+])
+many("en", "plan/multi_step", [
+    "fetch https://api.example.com/a and https://api.example.com/b, then summarise both",
+    "get last month's revenue from the database and then ask the experts what it means",
+    "call https://example.com/prices.json, then post the result to https://hooks.example.com/prices",
+    "pull this week's and last week's signups and compare them",
+    "first run the dify workflow, then notify https://hooks.example.com/ci when it's done",
+    "check https://a.example.com/health and https://b.example.com/health and tell me which one is down",
+])
+
+# --------------------------------------------------------------------------- loop: new schedules
+add("zh", "loop/reminder", "下午3点半提醒我开会", schedule="today at 15:30")
+add("zh", "loop/reminder", "明天早上8点叫我起床", schedule="tomorrow at 08:00")
+add("zh", "loop/reminder", "15:30提醒我给妈妈打电话", schedule="today at 15:30")
+add("zh", "loop/reminder", "晚上十点提醒我吃药💊", schedule="today at 22:00")
+add("zh", "loop/reminder", "提醒我喝水")
+add("zh", "loop/reminder", "周五下午5点提醒我交周报", schedule="Friday at 17:00")
+add("en", "loop/reminder", "remind me at 15:30 to call the bank", schedule="today at 15:30")
+add("en", "loop/reminder", "remind me tomorrow at 9am to send the invoice", schedule="tomorrow at 09:00")
+add("en", "loop/reminder", "set a reminder for 6pm: pick up the kids", schedule="today at 18:00")
+add("en", "loop/reminder", "pls remind me to take my meds at 10 pm", schedule="today at 22:00")
+add("en", "loop/reminder", "remind me to stretch")
+add("en", "loop/reminder", "can you remind me on Friday at 5pm to submit the timesheet", schedule="Friday at 17:00")
+add("zh", "loop/recurring", "每天早上9点提醒我站会", schedule="every day at 09:00")
+add("zh", "loop/recurring", "每周一上午10点抓取一下 https://example.com/weekly.json",
+    capability=HTTP, schedule="every Monday at 10:00")
+add("zh", "loop/recurring", "每个工作日下午6点提醒我写日报", schedule="every weekday at 18:00")
+add("zh", "loop/recurring", "每小时检查一次 https://status.example.com", capability=HTTP, schedule="every hour")
+add("zh", "loop/recurring", "每天晚上11点查一下当天的销售额", capability=DQ, schedule="every day at 23:00")
+add("zh", "loop/recurring", "以后每周五提醒我备份数据", schedule="every Friday")
+add("en", "loop/recurring", "every day at 9:00 remind me about standup", schedule="every day at 09:00")
+add("en", "loop/recurring", "every Monday at 10:00 fetch https://example.com/weekly.json", capability=HTTP,
+    schedule="every Monday at 10:00")
+add("en", "loop/recurring", "check https://status.example.com every 30 minutes", capability=HTTP,
+    schedule="every 30 minutes")
+add("en", "loop/recurring", "each morning at 8 pull yesterday's sales from the db", capability=DQ,
+    schedule="every day at 08:00")
+add("en", "loop/recurring", "remind me every weekday at 6pm to log my hours", schedule="every weekday at 18:00")
+add("en", "loop/recurring", "every hour, ping http://localhost:8080/health", capability=HTTP, schedule="every hour")
+add("zh", "loop/relative", "20分钟后提醒我看一下构建", schedule="in 20 minutes")
+add("zh", "loop/relative", "半小时后叫我一声", schedule="in 30 minutes")
+add("zh", "loop/relative", "10分钟后检查一下 https://ci.example.com/build/42", capability=HTTP,
+    schedule="in 10 minutes")
+add("en", "loop/relative", "in 20 minutes check the build", schedule="in 20 minutes")
+add("en", "loop/relative", "remind me in an hour to take the pizza out", schedule="in 1 hour")
+add("en", "loop/relative", "ping me in 5 min to join the call", schedule="in 5 minutes")
+
+# --------------------------------------------------------------------------- task_op: an existing task
+ZH_TASK = ["执行Dify工作流"]
+EN_TASK = ["run my dify workflow"]
+ZH_DONE = ["帮我请求一下 https://example.com/report.json"]
+EN_DONE = ["fetch https://example.com/report.json"]
+many("zh", "task_op/cancel", ["取消刚才的任务", "算了，不用跑了，取消吧", "把这个任务停掉", "取消它"], setup=ZH_TASK)
+many("en", "task_op/cancel", ["cancel it", "never mind, stop that task", "abort the last task", "cancel that pls"],
+     setup=EN_TASK)
+many("zh", "task_op/revise", ["把结果改成英文", "结果里的金额换成欧元", "改一下：只要前5条", "重新整理一下，用表格展示"],
+     setup=ZH_DONE)
+many("en", "task_op/revise", ["revise it: in euros", "can you redo that but only the first 5 items?",
+                              "change the result to Chinese", "make the result shorter"], setup=EN_DONE)
+many("zh", "task_op/comment", ["评论：这个结果不错", "给刚才的任务加个备注：下周再看", "备注一下，这个数据有问题"],
+     setup=ZH_DONE)
+many("en", "task_op/comment", ["comment on it: looks good", "add a note to the last task: check again monday",
+                               "note on that task - numbers look off"], setup=EN_DONE)
+many("zh", "task_op/rerun", ["重新执行", "再跑一次", "刚才那个再试一下"], setup=ZH_DONE)
+many("en", "task_op/rerun", ["re-run it", "run that again", "try the last one again pls"], setup=EN_DONE)
+
+# --------------------------------------------------------------------------- loop_op: the person's loop tasks
+ZH_LOOP = ["每天早上9点提醒我站会"]
+EN_LOOP = ["every day at 9:00 remind me about standup"]
+many("zh", "loop_op/list", ["我有哪些定时任务", "列出我的提醒", "看看我设置了哪些循环任务"], setup=ZH_LOOP)
+many("en", "loop_op/list", ["list my reminders", "what loop tasks do I have?", "show my scheduled tasks"],
+     setup=EN_LOOP)
+many("zh", "loop_op/pause", ["暂停站会提醒", "先把那个每天的提醒停一下"], setup=ZH_LOOP)
+many("en", "loop_op/pause", ["pause my standup reminder", "hold the daily reminder for now"], setup=EN_LOOP)
+many("zh", "loop_op/resume", ["恢复站会提醒", "把暂停的提醒重新打开"], setup=ZH_LOOP + ["暂停站会提醒"])
+many("en", "loop_op/resume", ["resume my standup reminder", "turn the standup reminder back on"],
+     setup=EN_LOOP + ["pause my standup reminder"])
+many("zh", "loop_op/delete", ["删除站会提醒", "不需要那个每天的提醒了，删掉吧"], setup=ZH_LOOP)
+many("en", "loop_op/delete", ["delete my standup reminder", "get rid of the daily reminder"], setup=EN_LOOP)
+many("zh", "loop_op/trigger", ["现在就执行一次站会提醒", "立刻触发一下那个定时任务"], setup=ZH_LOOP)
+many("en", "loop_op/trigger", ["run my standup reminder now", "trigger the daily reminder right now"],
+     setup=EN_LOOP)
+
+# --------------------------------------------------------------------------- status: Flora itself
+many("zh", "status/abilities", ["你能做什么", "你有哪些功能", "你都会些啥？", "介绍一下你自己能干嘛"])
+many("en", "status/abilities", ["what can you do?", "help", "what are your capabilities", "what kind of stuff can you help with?"])
+many("zh", "status/state", ["/status", "你现在在帮我做什么", "我有没有正在运行的任务", "我的任务进行到哪一步了"],
+     must_not_claim=True)
+many("en", "status/state", ["/status", "what are you doing for me?", "is anything still running?",
+                            "any tasks waiting on me?"], must_not_claim=True)
+many("zh", "status/history", ["我今天跑了几个任务", "我最近的任务有哪些"], must_not_claim=True)
+many("en", "status/history", ["how many tasks have I run today?", "show me my recent tasks"], must_not_claim=True)
+
+# --------------------------------------------------------------------------- command: the system
+many("zh", "command/clear", ["清空我的聊天记录", "清除历史", "把我们的对话记录删了吧"])
+many("en", "command/clear", ["clear my history", "/clear", "wipe our conversation history"])
+many("zh", "command/switch_model", ["切换到gpt-4模型", "换个大一点的模型", "把模型改成 qwen2.5-7b"])
+many("en", "command/switch_model", ["switch the model to gpt-4o", "use a bigger model please", "/model qwen2.5-7b"])
+many("zh", "command/shutdown", ["关机", "把系统关掉", "停止flora服务"])
+many("en", "command/shutdown", ["shut down", "/shutdown", "please stop the flora server"])
+
+# --------------------------------------------------------------------------- unsupported: no capability
+NO = {"must_not_claim": True}
+many("zh", "unsupported/orders", ["我的订单到哪了", "帮我查一下订单号 20261118003 的状态", "退掉我昨天买的那双鞋"], **NO)
+many("en", "unsupported/orders", ["where is my order?", "what's the status of order #A-10442",
+                                  "cancel my amazon order from yesterday"], **NO)
+many("zh", "unsupported/email", ["帮我看看有没有新邮件", "给张经理发封邮件说我明天请假", "我邮箱里有几封未读"], **NO)
+many("en", "unsupported/email", ["check my inbox", "email Sarah that I'll be late",
+                                 "did I get a reply from HR?"], **NO)
+many("zh", "unsupported/calendar", ["我明天有什么会", "帮我在日历上约周三下午和李总开会"], **NO)
+many("en", "unsupported/calendar", ["what's on my calendar tomorrow?", "book a meeting with Tom on Thursday at 2"], **NO)
+many("zh", "unsupported/weather", ["今天北京天气怎么样", "明天上海会下雨吗"], **NO)
+many("en", "unsupported/weather", ["what's the weather like today?", "will it rain in London tomorrow?"], **NO)
+many("zh", "unsupported/flights", ["帮我订一张明天去深圳的机票", "CA1234航班延误了吗"], **NO)
+many("en", "unsupported/flights", ["book me a flight to Berlin next Friday", "is flight BA287 on time?"], **NO)
+many("zh", "unsupported/bank", ["我银行卡里还有多少钱", "给房东转账3000块"], **NO)
+many("en", "unsupported/bank", ["what's my bank balance?", "transfer $200 to my savings account"], **NO)
+many("zh", "unsupported/delivery", ["我的快递到哪了，单号SF1234567890", "外卖怎么还没到"], **NO)
+many("en", "unsupported/delivery", ["track my package 1Z999AA10123456784", "when will my DHL parcel arrive?"], **NO)
+many("zh", "unsupported/servers", ["服务器磁盘还剩多少空间", "帮我重启一下生产环境的nginx"], **NO)
+many("en", "unsupported/servers", ["how much disk space is left on our prod server?",
+                                   "restart the web server on box-3"], **NO)
+many("zh", "unsupported/tickets", ["帮我在Jira上开个bug单", "我提的工单处理了没有"], **NO)
+many("en", "unsupported/tickets", ["open a ticket for the login bug", "what's the status of my support ticket?"],
+     **NO)
+
+# --------------------------------------------------------------------------- clarify: two close readings
+many("zh", "clarify/ambiguous", ["发出去", "处理一下", "帮我弄一下那个", "跑一下", "查一下", "就按之前说的办"])
+many("en", "clarify/ambiguous", ["send it", "do the thing", "run it", "check it", "can you handle that?",
+                                 "same as before"])
+
+# --------------------------------------------------------------------------- answer: a paused task's question
+add("zh", "answer/api_key", "app-Xk29sLqP0", setup=["执行Dify工作流"], capability=DIFY,
+    parameters={"api_key": "app-Xk29sLqP0"})
+add("zh", "answer/api_key", "key是 app-7hQ2mZ9w", setup=["帮我跑一下dify的那个工作流"], capability=DIFY,
+    parameters={"api_key": "app-7hQ2mZ9w"})
+add("zh", "answer/api_key", "api_key=app-aa11bb22", setup=["触发一下工作流"], capability=DIFY,
+    parameters={"api_key": "app-aa11bb22"})
+add("zh", "answer/api_key", "好的，用这个：app-ZZ90xy", setup=["运行dify工作流"], capability=DIFY,
+    parameters={"api_key": "app-ZZ90xy"})
+add("en", "answer/api_key", "app-Xk29sLqP0", setup=["run my dify workflow"], capability=DIFY,
+    parameters={"api_key": "app-Xk29sLqP0"})
+add("en", "answer/api_key", "the key is app-7hQ2mZ9w", setup=["trigger the Dify app please"], capability=DIFY,
+    parameters={"api_key": "app-7hQ2mZ9w"})
+add("en", "answer/api_key", "api_key=app-aa11bb22", setup=["execute the dify workflow"], capability=DIFY,
+    parameters={"api_key": "app-aa11bb22"})
+add("en", "answer/api_key", "sure, it's app-ZZ90xy", setup=["start the dify workflow"], capability=DIFY,
+    parameters={"api_key": "app-ZZ90xy"})
+add("zh", "answer/url", "https://api.example.com/v1/ping", setup=["我想调用一个web接口"], capability=HTTP,
+    parameters={"url": "https://api.example.com/v1/ping"})
+add("zh", "answer/url", "地址是 http://localhost:8080/health", setup=["帮我发个http请求"], capability=HTTP,
+    parameters={"url": "http://localhost:8080/health"})
+add("en", "answer/url", "https://api.example.com/v1/ping", setup=["I need to call a REST endpoint"], capability=HTTP,
+    parameters={"url": "https://api.example.com/v1/ping"})
+add("en", "answer/url", "use http://localhost:8080/health", setup=["make an http request for me"], capability=HTTP,
+    parameters={"url": "http://localhost:8080/health"})
+add("zh", "answer/time", "下午3点", setup=["提醒我喝水"])
+add("zh", "answer/time", "明天早上9点吧", setup=["提醒我交报告"])
+add("en", "answer/time", "at 3pm", setup=["remind me to drink water"])
+add("en", "answer/time", "tomorrow 9am", setup=["remind me to send the report"])
+
+
+def numbered(cases: list[dict]) -> list[dict]:
+    """Ids like zh-chat-0007: language, intent, a running number per both."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    out = []
+    for case in cases:
+        key = (case["lang"], case["expect"]["intent"])
+        counts[key] += 1
+        out.append({"id": f"{key[0]}-{key[1]}-{counts[key]:04d}", **case})
+    return out
+
+
+def split(cases: list[dict]) -> tuple[list[dict], list[dict]]:
+    """One case in HELDOUT_SHARE of every (category, language), at least one where there are
+    three or more, then one more of any category left with none held out; drawn with SEED."""
+    rng = random.Random(SEED)
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for case in cases:
+        groups[(case["category"], case["lang"])].append(case)
+    held: set[str] = set()
+    for key in sorted(groups):
+        group = groups[key]
+        n = round(len(group) / HELDOUT_SHARE)
+        if n == 0 and len(group) >= 3:
+            n = 1
+        held.update(c["id"] for c in rng.sample(group, n))
+    for category in sorted({c["category"] for c in cases}):
+        mine = [c for c in cases if c["category"] == category]
+        if not any(c["id"] in held for c in mine):
+            held.add(rng.choice(mine)["id"])
+    return [c for c in cases if c["id"] not in held], [c for c in cases if c["id"] in held]
+
+
+def write(path: Path, cases: list[dict]) -> None:
+    path.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases), encoding="utf-8")
+
+
+def main() -> None:
+    cases = numbered(CASES)
+    dev, heldout = split(cases)
+    write(HERE / "cases.jsonl", dev)
+    write(HERE / "heldout.jsonl", heldout)
+    zh = sum(c["lang"] == "zh" for c in cases)
+    print(f"{len(cases)} cases ({zh} zh, {len(cases) - zh} en): {len(dev)} dev, {len(heldout)} held out")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""Scoring of the conversation evaluation set (bench/conversation/*.jsonl), as plain functions.
+
+``infer_intent`` reads which intent a reply shows, ``wrong_language`` whether a person would
+read it in the wrong language, ``score_case`` compares one reply with its case's expectation,
+and ``summarise`` turns the per-case scores into the figures bench/conversation.py prints.
+No actor system and no model here: the unit tests drive these on hand-made replies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+DATA_DIR = Path(__file__).resolve().parent / "conversation"
+DEV_FILE = DATA_DIR / "cases.jsonl"
+HELDOUT_FILE = DATA_DIR / "heldout.jsonl"
+
+INTENTS = ("chat", "task", "plan", "loop", "task_op", "loop_op", "status", "command", "unsupported",
+           "clarify", "answer")
+TASK_REPLIES = ("task_completed", "task_paused", "task_error", "task_queued")
+LOOP_OPS_CAPABILITY = "loop_tasks"
+PLAN_CAPABILITY = "plan"
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+_NOT_PROSE = re.compile(r"https?://\S+|\b[\w.-]*(?:_|\d)[\w.-]*\b|`[^`]*`")  # addresses, ids, code
+
+
+def load_cases(path: str | Path) -> list[dict]:
+    """The cases of one .jsonl file, one JSON object a line (blank lines skipped)."""
+    cases = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                cases.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    return cases
+
+
+# --------------------------------------------------------------------------- language
+def cjk_share(text: str) -> float | None:
+    """How much of the prose is Chinese: CJK characters against English words (one each, as a
+    word and a character carry about as much). Addresses, ids and code are left out. None when
+    there is no prose to judge."""
+    prose = _NOT_PROSE.sub(" ", text or "")
+    cjk = len(_CJK.findall(prose))
+    words = len(_WORD.findall(prose))
+    if cjk + words == 0:
+        return None
+    return cjk / (cjk + words)
+
+
+def wrong_language(lang: str, message: str) -> bool:
+    """A reply to a Chinese case that is not mostly Chinese, or to an English case that is."""
+    share = cjk_share(message)
+    if share is None:
+        return False
+    return share < 0.5 if lang == "zh" else share >= 0.5
+
+
+# --------------------------------------------------------------------------- intent
+def infer_intent(reply: dict | None, *, record: dict | None = None, setup_paused: Iterable[str] = ()) -> str | None:
+    """The intent a reply shows: ``reply["intent"]`` when Flora says it, else read from the
+    reply's type and content. ``record`` is the replied task as stored, when there is one
+    (``capability``, ``meta``: a revision, a re-run, a plan or a loop leave their mark there;
+    a ``task_error`` names no capability itself); ``setup_paused`` the ids of tasks the
+    case's setup left waiting. None: the reply shows no intent (a timeout, an error)."""
+    if not isinstance(reply, dict):
+        return None
+    if reply.get("intent"):
+        return str(reply["intent"])
+    kind = reply.get("message_type")
+    if kind == "chat_reply":
+        return "chat"
+    if kind == "clarification":
+        return "clarify"
+    if kind not in TASK_REPLIES:
+        return None
+    record = record or {}
+    meta = record.get("meta") or {}
+    capability = reply.get("capability") or record.get("capability")
+    result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
+    if capability == LOOP_OPS_CAPABILITY or "run" in meta:  # a loop run answering the message: triggered
+        return "loop_op"
+    if "comment" in result or "steps_cancelled" in result or meta.get("revision_of") or meta.get("rerun_of"):
+        return "task_op"
+    if reply.get("task_id") and reply["task_id"] in set(setup_paused):
+        return "answer"
+    if capability == PLAN_CAPABILITY or "plan" in result or "plan" in meta:
+        return "plan"
+    if "loop_task_id" in result or "loop" in meta or reply.get("field") == "time" \
+            or kind == "task_paused" and any(p.get("name") == "time" for p in reply.get("missing_parameters") or []):
+        return "loop"
+    if capability:
+        return "task"
+    return None
+
+
+# --------------------------------------------------------------------------- one case
+@dataclass
+class CaseScore:
+    id: str
+    split: str
+    lang: str
+    category: str
+    expected: str
+    got: str | None
+    intent_ok: bool
+    capability_ok: bool | None = None  # None: not expected, so not scored
+    parameters_ok: bool | None = None
+    answer_ok: bool | None = None
+    schedule_ok: bool | None = None
+    wrong_language: bool = False
+    hallucination: bool = False
+    must_not_claim: bool = False
+    seconds: float = 0.0
+    understand_ms: float | None = None
+    first_token_ms: float | None = None
+    reply_type: str | None = None
+    message: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def score_case(case: dict, reply: dict | None, *, split: str = "dev", seconds: float = 0.0,
+               record: dict | None = None, setup_paused: Iterable[str] = ()) -> CaseScore:
+    """Compare one reply with what the case expects. ``record`` is the replied task as stored
+    (capability, parameters, meta), when there is one."""
+    expect = case["expect"]
+    record = record or {}
+    got = infer_intent(reply, record=record, setup_paused=setup_paused)
+    reply = reply if isinstance(reply, dict) else {}
+    message = str(reply.get("message") or "")
+    score = CaseScore(id=case["id"], split=split, lang=case["lang"], category=case["category"],
+                      expected=expect["intent"], got=got, intent_ok=got == expect["intent"], seconds=seconds,
+                      reply_type=reply.get("message_type"), message=message[:300])
+    if "capability" in expect:
+        have = reply.get("capability") or record.get("capability")
+        score.capability_ok = have == expect["capability"]
+    if "parameters" in expect:
+        have = record.get("parameters") or {}
+        score.parameters_ok = all(_same(have.get(k), v) for k, v in expect["parameters"].items())
+    if "answer_contains" in expect:
+        score.answer_ok = any(s.casefold() in message.casefold() for s in expect["answer_contains"])
+    if "schedule" in expect:
+        described = (record.get("meta") or {}).get("loop", {}).get("description") or message
+        score.schedule_ok = schedule_matches(expect["schedule"], described)
+    if message and reply.get("message_type") != "task_error":
+        score.wrong_language = wrong_language(case["lang"], message)
+    score.must_not_claim = bool(expect.get("must_not_claim"))
+    score.hallucination = score.must_not_claim and got == "chat"
+    timing = reply.get("timing") if isinstance(reply.get("timing"), dict) else {}
+    score.understand_ms = timing.get("understand_ms")
+    score.first_token_ms = timing.get("first_token_ms")
+    return score
+
+
+def _same(have: Any, want: Any) -> bool:
+    if isinstance(want, str):
+        return isinstance(have, str) and have.strip().rstrip("/").casefold() == want.strip().rstrip("/").casefold()
+    return have == want
+
+
+_RECURRING = re.compile(r"\b(every|each|daily|weekly|hourly|weekdays?)\b|每", re.I)
+
+
+def schedule_matches(expected: str, described: str) -> bool:
+    """A loose match of a schedule's description: the same numbers (9:00 and 09:00 alike), and
+    recurring when "every …" was expected. "in 20 minutes" is described by the clock time it
+    comes to, so only its being once is checked."""
+    def numbers(text: str) -> set[int]:
+        return {int(n) for n in re.findall(r"\d+", text)} - {0}
+    if not described:
+        return False
+    if expected.lower().startswith("in "):
+        return not _RECURRING.search(described)
+    if not numbers(expected) <= numbers(described):
+        return False
+    return not expected.lower().startswith("every") or bool(_RECURRING.search(described))
+
+
+# --------------------------------------------------------------------------- the figures
+def percentile(values: list[float], p: float) -> float | None:
+    """Nearest-rank percentile; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), math.ceil(p / 100 * len(ordered))))
+    return ordered[rank - 1]
+
+
+def summarise(scores: list[CaseScore]) -> dict:
+    """Accuracy per split and category, the counts that matter, and latencies per intent."""
+    out: dict[str, Any] = {"splits": {}, "latency": {}}
+    for split in sorted({s.split for s in scores}):
+        mine = [s for s in scores if s.split == split]
+        categories: dict[str, list[int]] = {}
+        for s in mine:
+            right_total = categories.setdefault(s.category, [0, 0])
+            right_total[0] += s.intent_ok
+            right_total[1] += 1
+        checks = {}
+        for name in ("capability_ok", "parameters_ok", "answer_ok", "schedule_ok"):
+            scored = [getattr(s, name) for s in mine if getattr(s, name) is not None]
+            checks[name.removesuffix("_ok")] = [sum(scored), len(scored)]
+        out["splits"][split] = {
+            "cases": len(mine),
+            "intent_right": sum(s.intent_ok for s in mine),
+            "categories": dict(sorted(categories.items())),
+            "checks": checks,
+            "hallucinations": sum(s.hallucination for s in mine),
+            "must_not_claim": sum(s.must_not_claim for s in mine),
+            "wrong_language": sum(s.wrong_language for s in mine),
+            "no_reply": sum(s.reply_type is None for s in mine),
+        }
+    for intent in INTENTS:
+        mine = [s for s in scores if s.expected == intent]
+        if not mine:
+            continue
+        whole = [s.seconds * 1000 for s in mine]
+        understand = [s.understand_ms for s in mine if s.understand_ms is not None]
+        first = [s.first_token_ms for s in mine if s.first_token_ms is not None]
+        out["latency"][intent] = {
+            "n": len(mine), "p50_ms": percentile(whole, 50), "p99_ms": percentile(whole, 99),
+            "understand_p50_ms": percentile(understand, 50), "understand_p99_ms": percentile(understand, 99),
+            "first_token_p50_ms": percentile(first, 50),
+        }
+    return out

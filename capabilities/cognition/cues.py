@@ -1,0 +1,183 @@
+"""What the words alone make certain, in English and Chinese.
+
+Rules decide only where a person's meaning is not in doubt; everything else is the
+understanding model's to read. Each function here answers one narrow question:
+
+- ``conversation_only``: thanks, greetings, goodbyes — conversation whatever else is around;
+- ``command``: a system command (``/status``, "clear my history", "shut down", "switch
+  the model") and which one;
+- ``asks_about_flora``: a question about Flora's own work for this person (their tasks,
+  loop tasks, what Flora is doing) that the store answers, never the model;
+- ``asks_about_own_records``: a question about the person's own systems (an order, a
+  ticket, an account, their mailbox) — with no capability for it, no model may answer it;
+- ``needs_the_world``: that, or live data (today's weather, a flight's status, a price now),
+  or an act in the world (book, pay, send, restart a server) — what only a capability could
+  answer or do, so a model's answer would be made up;
+- ``reads_as_new_request``: a message that asks for something (a question, a request
+  verb, a sentence) rather than giving a value, for telling an answer from a new request
+  while a task waits.
+"""
+
+from __future__ import annotations
+
+import re
+
+_F = re.IGNORECASE
+
+_THANKS = re.compile(
+    r"^\s*(?:ok(?:ay)?[,!.\s]+|great[,!.\s]+|cool[,!.\s]+|perfect[,!.\s]+|awesome[,!.\s]+)?"
+    r"(?:thanks?|thank\s+you|thx|ty|many\s+thanks|cheers|much\s+appreciated|appreciate\s+it)\b"
+    r"|^\s*(?:谢谢|多谢|感谢|谢啦|谢了|辛苦了|太感谢)", _F)
+_GREETING = re.compile(
+    r"^\s*(?:hi|hello|hey|yo|hiya|howdy|good\s+(?:morning|afternoon|evening|night)|bye|goodbye|see\s+you|"
+    r"good\s*night|how\s+are\s+you(?:\s+(?:today|doing))?|what'?s\s+up|"
+    r"你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|再见|拜拜|你好吗|在吗)[\s!,.?！，。？~～]*$", _F)
+# after thanks, words that turn the message into a request ("thanks, now fetch …")
+_THEN_ASK = re.compile(r"\b(?:now|next|also|please|could you|can you|then)\b|接下来|然后|再帮|帮我|请", _F)
+
+_COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
+    ("clear_history", re.compile(
+        r"^\s*/(?:clear|reset)\b|\b(?:clear|delete|erase|wipe|reset|forget)\s+(?:all\s+)?(?:of\s+)?"
+        r"(?:my|our|the|this)\s+(?:chat\s+|conversation\s+|message\s+)?(?:history|conversation|chat|messages)\b"
+        r"|(?:清空|清除|删除|删掉|清掉)(?:一下)?(?:我的|我们的)?(?:全部|所有)?(?:对话|聊天|会话)(?:历史|记录)?"
+        r"|(?:对话|聊天|会话)(?:历史|记录)[^，,。]{0,4}(?:删|清)", _F)),
+    ("shutdown", re.compile(
+        r"^\s*/(?:shutdown|stop|quit-server)\b|\b(?:shut\s*down|power\s+off|turn\s+off|kill|stop|terminate|exit|quit)"
+        r"\s+(?:flora|yourself|the\s+(?:server|system|assistant|service)|everything|all\s+services)\b"
+        r"|^\s*shut\s*down\s*[.!]*\s*$"
+        r"|(?:关机|关闭|停止|退出|关掉)(?:一下)?\s*(?:flora|系统|服务|服务器|你自己|整个系统)|^\s*关机\s*[。！!]*\s*$", _F)),
+    ("switch_model", re.compile(
+        r"^\s*/model\b|\b(?:switch|change|swap|use)\s+(?:to\s+)?(?:the\s+|a\s+|another\s+|your\s+)?"
+        r"(?:(?:larger|bigger|smaller|faster|better|other|different|\w+)\s+)?(?:language\s+)?(?:model|llm)\b"
+        r"|(?:切换|更换|换|改用|换成|改成)(?:一个|一下|成|到|个)?[^，,。]{0,6}?(?:语言)?模型"
+        r"|模型\s*(?:改成|换成|切换到|切换成|改为)", _F)),
+    ("status", re.compile(r"^\s*/status\s*$", _F)),
+    ("help", re.compile(r"^\s*/help\s*$|^\s*/\?\s*$", _F)),
+)
+
+_ABOUT_FLORA = re.compile(
+    r"\b(?:my|our)\s+(?:\w+\s+)?(?:tasks?|jobs?|loop\s+tasks?|loops?|reminders?|schedules?|scheduled\s+tasks?)\b"
+    r"|\bwhat\s+(?:are|were)\s+you\s+(?:doing|working\s+on)\b|\bhow\s+many\s+tasks\b|\btasks?\s+(?:have\s+)?i\s+"
+    r"|\bwhat(?:'s|\s+is)\s+(?:still\s+)?(?:running|pending|waiting)\b|\bany(?:thing)?\s+(?:running|pending)\b"
+    r"|我的(?:\w{0,4})?(?:任务|定时任务|提醒|计划任务|循环任务)|你(?:在|正在)(?:帮我)?(?:做|干)什么|(?:多少|几)个任务"
+    r"|(?:哪些|什么)(?:任务|提醒|定时任务)(?:还)?(?:在|是)?(?:运行|生效|等待|进行)", _F)
+
+_OWN_RECORD_NOUNS = (
+    r"orders?|parcels?|packages?|shipments?|deliver(?:y|ies)|tracking|invoices?|bills?|payments?|refunds?|"
+    r"tickets?|accounts?|balance|bank|subscriptions?|inbox|e-?mails?|mails?|messages?\s+from|calendar|"
+    r"meetings?|appointments?|flights?|bookings?|reservations?|servers?|disk|database\s+password|salary|payslip|"
+    r"credit\s+card|password"
+)
+_OWN_RECORDS = re.compile(
+    rf"\b(?:my|our|mine)\s+(?:\w+\s+){{0,2}}(?:{_OWN_RECORD_NOUNS})\b"
+    rf"|\b(?:order|ticket|tracking|invoice|booking|case)\s*(?:no\.?|number|#|id)?\s*[:#]?\s*[A-Z]{{0,4}}-?\d{{3,}}\b"
+    r"|\b(?:where\s+is|status\s+of|track)\s+(?:my|the)\s+(?:order|parcel|package|shipment|delivery)\b"
+    r"|(?:我的|我们的)?(?:订单|快递|包裹|物流|发票|账单|工单|账户|余额|银行卡|邮箱|邮件|日程|会议|航班|机票|预订|服务器|磁盘|工资|密码)"
+    r"(?:号|状态|信息|情况|还有|到哪|在哪|多少|里)"
+    r"|(?:我的|我们的|我提的|我下的|我买的|我订的|我点的)[^，,。]{0,6}(?:订单|快递|包裹|外卖|工单|票)[^，,。]{0,8}(?:了没|没有|吗|呢|到哪|怎么)"
+    r"|外卖[^，,。]{0,6}(?:还没|怎么|到哪|什么时候)|(?:快递|包裹)单号"
+    r"|(?:查|看|查询|查一下|看看|看一下)(?:一下)?(?:我的|我们的)?(?:订单|快递|包裹|物流|发票|账单|工单|账户|余额|邮箱|邮件|日程|航班|服务器)"
+    r"|订单\s*[A-Za-z]{0,4}-?\d{3,}", _F)
+
+_QUESTION = re.compile(r"[?？]\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|do|does|did|can|could|"
+                       r"would|will|should|shall)\b|(?:吗|呢|么|怎么样|怎么|如何|为什么|什么|哪|几|多少)\s*[?？。!！]*\s*$", _F)
+_REQUEST_VERB = re.compile(
+    r"^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?:run|execute|start|stop|fetch|get|send|show|list|find|"
+    r"search|check|tell|give|make|create|write|remind|schedule|cancel|delete|open|call|book|buy|translate|"
+    r"summari[sz]e|explain|help)\b"
+    r"|^\s*(?:请|帮我|麻烦|给我|替我|执行|运行|启动|查|看|告诉|发|写|提醒|取消|删除|打开|翻译|总结|解释)", _F)
+
+
+def is_greeting(text: str) -> bool:
+    """A greeting or a goodbye and nothing else ("hi!", "你好吗", "good night")."""
+    return bool(_GREETING.match(text))
+
+
+def conversation_only(text: str) -> bool:
+    """Thanks, greetings and goodbyes: conversation, whatever punctuation splits them."""
+    if _GREETING.match(text):
+        return True
+    if _THANKS.match(text):
+        rest = _THANKS.sub("", text, count=1)
+        return not _THEN_ASK.search(rest)
+    return False
+
+
+def command(text: str) -> str | None:
+    """``clear_history | shutdown | switch_model | status | help`` when the text is that command."""
+    for name, pattern in _COMMANDS:
+        if pattern.search(text):
+            return name
+    return None
+
+
+def asks_about_flora(text: str) -> bool:
+    return bool(_ABOUT_FLORA.search(text))
+
+
+_ABILITIES = re.compile(
+    r"\bwhat\s+(?:can|could|do)\s+you\s+(?:do|help)|\bwhat\s+(?:kind|sort)s?\s+of\s+\w+\s+can\s+you|"
+    r"\bhow\s+can\s+you\s+help|\bwhat\s+are\s+you\s+(?:able|good)|\bwho\s+are\s+you\b|\byour\s+(?:capabilities|skills|features)"
+    r"|\bintroduce\s+yourself|你(?:都)?(?:能|会|可以)(?:帮我)?(?:做|干)?(?:些)?(?:什么|啥)|介绍(?:一下)?你自己|你是谁|你有(?:哪些|什么)(?:能力|功能|本事)", _F)
+
+
+def asks_about_abilities(text: str) -> bool:
+    """"what can you do?", "介绍一下你自己能干嘛": answered with what is installed."""
+    return bool(_ABILITIES.search(text))
+
+
+_LIVE_DATA = re.compile(
+    r"(?:今天|明天|后天|现在|今晚|这周|本周|周末|下周|此刻|目前|实时)[^，,。？?]{0,8}(?:天气|下雨|下雪|气温|温度|空气质量|"
+    r"股价|汇率|油价|金价|路况|堵车|新闻)"
+    r"|(?:天气|气温|温度)(?:怎么样|如何|多少|预报|好吗|冷吗|热吗)|会下(?:雨|雪)吗"
+    r"|(?:[A-Z]{2}\d{3,4}|航班)[^，,。]{0,8}(?:延误|起飞|到达|状态|准点|取消)"
+    r"|\b(?:weather|forecast|temperature|rain(?:ing)?|snow(?:ing)?)\b[^.?!]{0,30}\b(?:today|tomorrow|tonight|now|"
+    r"this\s+week(?:end)?|in\s+[A-Z][a-z]+)"
+    r"|\b(?:today|tomorrow|tonight|right\s+now)\b[^.?!]{0,30}\b(?:weather|forecast|temperature|rain|snow)\b"
+    r"|\b(?:stock\s+price|share\s+price|exchange\s+rate)\b[^.?!]{0,20}\b(?:today|now|currently)\b"
+    r"|\bflight\s+[A-Z]{2}\s?\d{2,4}\b|\b[A-Z]{2}\d{3,4}\b[^.?!]{0,20}\b(?:delayed|on\s+time|landed|status)\b", _F)
+_WORLD_ACT = re.compile(
+    r"^\s*(?:请|帮我|给我|麻烦|替我|帮忙)?(?:在日历上)?(?:订|预订|预约|买|购买|支付|付款|转账|汇款|打款|发(?:一)?(?:封|条)?(?:邮件|短信|微信)"
+    r"|打电话|重启|部署|回滚|下单|点(?:个|份)?外卖|约(?:个|一下)?)"
+    r"|给[^，,。]{1,8}(?:转账|打钱|汇款|发邮件|发短信|打电话)"
+    r"|^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:book|reserve|buy|purchase|pay|transfer|wire|order\s+(?:me\s+)?(?:a|an|some)"
+    r"|send\s+(?:an?\s+)?(?:e-?mail|text|sms|message)|e-?mail\s+\w+|text\s+\w+|call\s+(?:my|\w+\s+at)|restart|reboot|"
+    r"deploy|roll\s*back|schedule\s+a\s+meeting|set\s+up\s+a\s+meeting|cancel\s+my\s+(?:order|booking|subscription|flight))\b"
+    # records in the person's own systems: tickets, issues, bug reports
+    r"|\b(?:open|create|file|raise|submit|close|assign)\s+(?:a\s+|an\s+|the\s+|my\s+|our\s+)?(?:new\s+)?"
+    r"(?:ticket|issue|bug(?:\s+report)?|case|pull\s+request|jira)\b"
+    r"|(?:开|建|提|创建|新建|关掉|关闭)(?:一个|个|一张|张)?(?:工单|bug单|缺陷单|需求单|jira)", _F)
+
+
+_REMINDER = re.compile(r"提醒|\bremind", _F)
+
+
+def needs_the_world(text: str) -> bool:
+    if _REMINDER.search(text):  # "明天提醒我给李老师打电话" asks for a reminder, which Flora does
+        return False
+    return bool(_OWN_RECORDS.search(text) or _LIVE_DATA.search(text) or _WORLD_ACT.search(text))
+
+
+_VAGUE = re.compile(
+    r"^\s*(?:please\s+|pls\s+)?(?:do|run|send|handle|process|fix|check|sort\s+out|take\s+care\s+of|finish)\s+"
+    r"(?:it|this|that|them|the\s+thing|that\s+thing|this\s+one|it\s+out)\s*(?:please|now)?\s*[.!]*\s*$"
+    r"|^\s*(?:帮我|请|麻烦)?(?:发出去|处理一下|弄一下|搞一下|办一下|搞定它|处理它|发一下|执行一下|跑一下)\s*(?:吧|呗)?\s*[。!！]*\s*$", _F)
+
+
+def vague_request(text: str) -> bool:
+    """"do the thing", "发出去": a request with nothing to say what it is about."""
+    return bool(_VAGUE.match(text))
+
+
+def is_question(text: str) -> bool:
+    return bool(_QUESTION.search(text.strip()))
+
+
+def asks_about_own_records(text: str) -> bool:
+    return bool(_OWN_RECORDS.search(text))
+
+
+def reads_as_new_request(text: str) -> bool:
+    """A question or a request, not a bare value."""
+    stripped = text.strip()
+    return bool(_QUESTION.search(stripped) or _REQUEST_VERB.search(stripped))

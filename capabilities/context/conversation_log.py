@@ -1,0 +1,81 @@
+"""ConversationLog: the turns of a person's conversation, kept in the TaskStore.
+
+A conversation is (tenant, user, channel, conversation id). A client that keeps several
+conversations names one with ``session_id`` (the HTTP API's sessions); otherwise each user
+has one conversation per channel, with an id derived from who they are. Each turn is stored
+as two session messages — what the person said and Flora's reply, as the HTTP API and the
+browser client read them — so it survives restarts and any node can read it.
+
+``recent`` gives the last turns as ``{role, content}`` for the understanding step and chat,
+within a character budget, newest kept first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+
+from common import messages as m
+from common.tasks.models import Session, SessionNotFound
+from common.tasks.store import TaskStore
+
+log = logging.getLogger("flora.conversation")
+
+TITLE_LENGTH = 60
+RECENT_MESSAGES = 8
+RECENT_CHARS = 2000
+REPLY_CHARS = 600  # of a long reply (a task's result), what later turns need to see
+
+
+class ConversationLog:
+    def __init__(self, store: TaskStore, *, recent_messages: int = RECENT_MESSAGES, recent_chars: int = RECENT_CHARS):
+        self._store = store
+        self._recent_messages = recent_messages
+        self._recent_chars = recent_chars
+
+    @staticmethod
+    def conversation_id(tenant_id: str, user_id: str, channel: str | None = None,
+                        session_id: str | None = None) -> str:
+        if session_id:
+            return session_id
+        key = f"{tenant_id}\x00{user_id}\x00{channel or 'direct'}".encode()
+        return "conv_" + hashlib.sha256(key).hexdigest()[:20]
+
+    def owner_conflict(self, tenant_id: str, user_id: str, session_id: str) -> bool:
+        """Whether ``session_id`` is another user's conversation."""
+        session = self._store.get_session(tenant_id, session_id)
+        return session is not None and session.user_id != user_id
+
+    def recent(self, tenant_id: str, user_id: str, conversation_id: str) -> list[dict]:
+        session = self._store.get_session(tenant_id, conversation_id)
+        if session is None or session.user_id != user_id:
+            return []
+        turns: list[dict] = []
+        budget = self._recent_chars
+        for message in reversed(session.messages[-self._recent_messages:]):
+            content = str(message.get("content", ""))[:REPLY_CHARS]
+            if not content or message.get("role") not in ("user", "assistant"):
+                continue
+            if len(content) > budget:
+                break
+            budget -= len(content)
+            turns.append({"role": message["role"], "content": content})
+        return turns[::-1]
+
+    def record(self, tenant_id: str, user_id: str, conversation_id: str, said: dict, reply: dict) -> None:
+        """Keep one turn: the person's message and Flora's reply."""
+        now = time.time()
+        asked = {"role": "user", "content": said.get("content", ""), "at": now}
+        asked.update({k: said[k] for k in ("task_id", "parameters", "approve") if said.get(k) is not None})
+        answered = {"role": "assistant", "content": m.reply_text(reply), "reply": reply, "at": time.time()}
+        title = (str(said.get("content", "")).strip() or "Conversation")[:TITLE_LENGTH]
+        try:
+            self._store.append_to_session(tenant_id, conversation_id, [asked, answered], title=title)
+        except SessionNotFound:
+            session = self._store.get_session(tenant_id, conversation_id)
+            if session is not None:  # made by another process meanwhile
+                self._store.append_to_session(tenant_id, conversation_id, [asked, answered], title=title)
+                return
+            self._store.save_session(Session(session_id=conversation_id, tenant_id=tenant_id, user_id=user_id,
+                                             title=title, messages=[asked, answered]))

@@ -1,0 +1,140 @@
+"""The language a person writes in, and Flora's own sentences in that language.
+
+Flora answers in the language of the message it answers. ``language_of`` tells Chinese from
+everything else by its script (no model needed; mixed text counts as Chinese once a fair
+share of it is Han characters, since that is how Chinese speakers mix in English names).
+``say(lang, key, **values)`` returns one of Flora's fixed sentences (pause questions,
+clarifications, status answers, refusals) in ``zh`` or ``en``; a key missing in Chinese falls
+back to English rather than failing.
+"""
+
+from __future__ import annotations
+
+import re
+
+ZH, EN = "zh", "en"
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def language_of(text: str, default: str = EN) -> str:
+    """``zh`` when the text is (mostly) Chinese, ``en`` for other text, ``default`` for none."""
+    han = len(_HAN.findall(text or ""))
+    words = len(_LATIN_WORD.findall(text or ""))
+    if han == 0 and words == 0:
+        return default
+    # a Chinese sentence with an English product name or URL is still Chinese
+    return ZH if han >= 2 and han >= words else (ZH if han and not words else EN)
+
+
+def is_mostly(text: str, lang: str) -> bool:
+    """Whether ``text`` reads as ``lang`` (what a wrong-language check asks)."""
+    return language_of(text, default=lang) == lang
+
+
+_PHRASES: dict[str, dict[str, str]] = {
+    "need_parameters": {
+        EN: "To {what} I need:",
+        ZH: "要{what}，我还需要：",
+    },
+    "run_capability": {EN: "run {capability}", ZH: "运行 {capability}"},
+    "do_request": {EN: "do “{request}” ({capability})", ZH: "完成「{request}」（{capability}）"},
+    "not_accepted": {EN: "not accepted: {reason}", ZH: "未被接受：{reason}"},
+    "reply_like": {EN: "Reply like: {example}", ZH: "可以这样回复：{example}"},
+    "needs_approval": {
+        EN: "Before I {what}, please confirm: {description}\nParameters: {parameters}\n"
+            "Reply yes to go ahead or no to cancel.",
+        ZH: "在{what}之前请确认：{description}\n参数：{parameters}\n回复“是”继续，回复“不”取消。",
+    },
+    "which_one": {EN: "Which one do you mean? Reply with the number:",
+                  ZH: "你指的是哪一个？请回复编号："},
+    "not_sure": {EN: "I'm not sure which of these you mean. Reply with the number:",
+                 ZH: "我不太确定你指的是哪一项，请回复编号："},
+    "just_chat": {EN: "none of these — just talk", ZH: "都不是，只是聊聊"},
+    "unsupported": {
+        EN: "I can't {what}: no capability for that is installed, so I won't guess an answer. "
+            "What I can do: {abilities}.",
+        ZH: "我没法{what}：目前没有安装能做这件事的能力，所以我不会编造答案。我能做的有：{abilities}。",
+    },
+    "unsupported_what": {EN: "look that up or do that for you", ZH: "帮你查询或办理这件事"},
+    "no_model": {
+        EN: "I can't chat freely without a language model, but I can run tasks.",
+        ZH: "没有语言模型时我没法自由聊天，不过我可以执行任务。",
+    },
+    "model_unavailable": {
+        EN: "Sorry, I can't answer right now (the language model is unavailable).",
+        ZH: "抱歉，我现在没法回答（语言模型不可用）。",
+    },
+    "abilities_intro": {EN: "Things I can do:", ZH: "我能做的事："},
+    "abilities_outro": {EN: "Ask in your own words; I'll ask for anything that is missing.",
+                        ZH: "直接用你自己的话说就行，缺什么我会问你。"},
+    "nothing_to_continue": {EN: "There is nothing unfinished to continue.", ZH: "没有需要继续的未完成任务。"},
+    "no_longer_waiting": {EN: "That task is no longer waiting for an answer.", ZH: "那个任务已经不在等待回答了。"},
+    "history_cleared": {EN: "Done: I cleared our conversation history ({count} messages).",
+                        ZH: "好的，我已清空我们的对话历史（{count} 条消息）。"},
+    "operator_only": {
+        EN: "{what} is an operator command, so I can't do it from a chat. {how}",
+        ZH: "{what}是运维命令，不能在聊天里执行。{how}",
+    },
+    "shutdown_what": {EN: "Shutting Flora down", ZH: "关闭 Flora"},
+    "shutdown_how": {EN: "An operator stops it with Ctrl-C or SIGTERM (systemctl stop / docker stop).",
+                     ZH: "运维人员可以用 Ctrl-C 或 SIGTERM（systemctl stop / docker stop）停止它。"},
+    "switch_model_what": {EN: "Switching the model", ZH: "切换模型"},
+    "switch_model_how": {
+        EN: "The model now is {current}; an operator sets llm.model (one of: {models}) in the config "
+            "and restarts Flora.",
+        ZH: "当前模型是 {current}；运维人员可以在配置里设置 llm.model（可选：{models}）然后重启 Flora。",
+    },
+    "status_title": {EN: "Here is where things stand for you:", ZH: "你目前的情况："},
+    "status_tasks": {EN: "Tasks today: {today} ({summary}).", ZH: "今天的任务：{today} 个（{summary}）。"},
+    "status_no_tasks": {EN: "You have no tasks yet.", ZH: "你还没有任何任务。"},
+    "status_waiting": {EN: "Waiting for your answer:", ZH: "在等你回答的任务："},
+    "status_running": {EN: "Running now:", ZH: "正在运行："},
+    "status_loops": {EN: "Active loop tasks:", ZH: "生效中的定时任务："},
+    "status_no_loops": {EN: "You have no active loop tasks.", ZH: "你没有生效中的定时任务。"},
+    "status_paused_loops": {EN: "Paused loop tasks: {count}.", ZH: "已暂停的定时任务：{count} 个。"},
+    "status_idle": {EN: "Nothing is running or waiting for you right now.", ZH: "现在没有正在运行或等你回答的任务。"},
+    "status_total": {EN: "All time: {total} tasks ({summary}).", ZH: "累计：{total} 个任务（{summary}）。"},
+    "status_model": {EN: "Model: {model}.", ZH: "模型：{model}。"},
+}
+
+_PHRASES.update({
+    "task_finished": {EN: "{capability} finished.", ZH: "{capability} 已完成。"},
+    "task_cancelled": {EN: "Cancelled task {task_id}.", ZH: "已取消任务 {task_id}。"},
+    "task_cancelled_steps": {EN: "Cancelled task {task_id} and {count} unfinished step(s).",
+                             ZH: "已取消任务 {task_id} 及其 {count} 个未完成的步骤。"},
+    "loop_registered": {
+        EN: "Registered loop task {loop_task_id}: {what}.\nSay \"list my loop tasks\", or pause / resume / delete / "
+            "\"run {loop_task_id} now\".",
+        ZH: "已登记定时任务 {loop_task_id}：{what}。\n可以说“列出我的定时任务”，或者暂停 / 恢复 / 删除 / "
+            "“现在运行 {loop_task_id}”。",
+    },
+    "loop_list": {EN: "Your loop tasks:", ZH: "你的定时任务："},
+    "comment_noted": {EN: "Noted your comment on task {task_id}.", ZH: "已记下你对任务 {task_id} 的备注。"},
+    "loop_none": {EN: "You have no loop tasks.", ZH: "你还没有定时任务。"},
+    "loop_Paused": {EN: "Paused {loop_task_id}: {what}", ZH: "已暂停 {loop_task_id}：{what}"},
+    "loop_Resumed": {EN: "Resumed {loop_task_id}: {what}", ZH: "已恢复 {loop_task_id}：{what}"},
+    "loop_Deleted": {EN: "Deleted {loop_task_id}: {what}", ZH: "已删除 {loop_task_id}：{what}"},
+    "loop_Changed": {EN: "Changed {loop_task_id}: {what}", ZH: "已修改 {loop_task_id}：{what}"},
+})
+
+_STATES_ZH = {
+    "completed": "已完成", "failed": "失败", "cancelled": "已取消", "running": "运行中",
+    "waiting_parameters": "等待参数", "waiting_approval": "等待确认", "queued": "排队中",
+    "created": "已创建", "planned": "已规划",
+}
+
+
+def say(lang: str, key: str, **values: object) -> str:
+    """Flora's sentence ``key`` in ``lang`` with ``values`` filled in."""
+    phrases = _PHRASES[key]
+    return phrases.get(lang, phrases[EN]).format(**values)
+
+
+def state_name(lang: str, state: str) -> str:
+    """A task state as a person reads it."""
+    return _STATES_ZH.get(state, state) if lang == ZH else state.replace("_", " ")
+
+
+def join(lang: str, items: list[str]) -> str:
+    return ("、" if lang == ZH else ", ").join(items)

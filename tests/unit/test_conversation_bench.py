@@ -1,0 +1,234 @@
+"""The conversation evaluation set (bench/conversation/*.jsonl) and the scoring of
+bench/conversation.py, on hand-made replies: no actor system, no model."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bench.conversation import select
+from bench.conversation_score import (
+    DEV_FILE, HELDOUT_FILE, INTENTS, cjk_share, infer_intent, load_cases, percentile, schedule_matches, score_case,
+    summarise, wrong_language,
+)
+
+EXPECT_KEYS = {"intent", "capability", "parameters", "schedule", "answer_contains", "must_not_claim"}
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return load_cases(DEV_FILE)
+
+
+@pytest.fixture(scope="module")
+def heldout():
+    return load_cases(HELDOUT_FILE)
+
+
+# --------------------------------------------------------------------------- the data files
+def test_every_line_of_both_files_is_one_json_object():
+    for path in (DEV_FILE, HELDOUT_FILE):
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            assert isinstance(json.loads(line), dict)
+
+
+def test_the_set_has_at_least_300_cases_with_unique_ids(dev, heldout):
+    cases = dev + heldout
+    assert len(cases) >= 300
+    ids = [c["id"] for c in cases]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_case_has_the_documented_shape(dev, heldout):
+    for case in dev + heldout:
+        assert case["lang"] in ("zh", "en"), case["id"]
+        assert case["id"].startswith(f"{case['lang']}-{case['expect']['intent']}-"), case["id"]
+        assert case["category"].split("/")[0] == case["expect"]["intent"], case["id"]
+        assert isinstance(case["say"], str) and case["say"].strip(), case["id"]
+        assert all(isinstance(s, str) and s for s in case.get("setup", [])), case["id"]
+        assert set(case["expect"]) <= EXPECT_KEYS, case["id"]
+        assert case["expect"]["intent"] in INTENTS, case["id"]
+
+
+def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout):
+    for cases in (dev, heldout):
+        assert {c["expect"]["intent"] for c in cases} == set(INTENTS)
+    by_language = Counter((c["expect"]["intent"], c["lang"]) for c in dev + heldout)
+    for intent in INTENTS:
+        assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
+
+
+def test_about_half_the_cases_are_chinese(dev, heldout):
+    cases = dev + heldout
+    share = sum(c["lang"] == "zh" for c in cases) / len(cases)
+    assert 0.4 <= share <= 0.6
+
+
+def test_about_a_fifth_is_held_out_and_every_category_has_held_out_cases(dev, heldout):
+    share = len(heldout) / (len(dev) + len(heldout))
+    assert 0.15 <= share <= 0.25
+    assert not {c["id"] for c in dev} & {c["id"] for c in heldout}
+    assert {c["category"] for c in heldout} == {c["category"] for c in dev + heldout}
+
+
+def test_cases_that_need_an_earlier_task_bring_their_setup(dev, heldout):
+    for case in dev + heldout:
+        if case["expect"]["intent"] in ("task_op", "answer") or case["category"].startswith("loop_op/"):
+            assert case.get("setup"), case["id"]
+
+
+def test_unsupported_cases_must_not_be_answered_by_invention(dev, heldout):
+    for case in dev + heldout:
+        if case["expect"]["intent"] == "unsupported":
+            assert case["expect"].get("must_not_claim") is True, case["id"]
+
+
+def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
+    chosen = select("dev", "chat/", 2)
+    assert chosen and all(split == "dev" and case["category"].startswith("chat/") for split, case in chosen)
+    assert max(Counter(case["category"] for _, case in chosen).values()) == 2
+    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout"}
+    both = {case["category"].split("/")[0] for _, case in select("dev", ["answer/", "clarify/"], 1)}
+    assert both == {"answer", "clarify"}
+
+
+# --------------------------------------------------------------------------- language
+@pytest.mark.parametrize("lang, message, wrong", [
+    ("zh", "今天心情不好的话，可以出去走走。", False),
+    ("zh", "Sorry to hear that. Maybe take a walk?", True),
+    ("en", "Sorry to hear that. Maybe take a walk?", False),
+    ("en", "听到这个很难过，出去走走吧。", True),
+    ("zh", "请提供 api_key：以 app- 开头的密钥", False),  # ids and names are not prose
+    ("zh", "已取消任务 task_3f9a2b。", False),
+    ("zh", "Cancelled task task_3f9a2b.", True),
+    ("en", "Fetched https://例子.com/数据 fine", False),  # an address is not prose
+    ("zh", "391", False),  # nothing to judge
+    ("en", "", False),
+])
+def test_wrong_language_judges_the_prose_a_person_reads(lang, message, wrong):
+    assert wrong_language(lang, message) is wrong
+
+
+def test_cjk_share_counts_a_chinese_character_like_an_english_word():
+    assert cjk_share("你好 hello") == pytest.approx(2 / 3)
+    assert cjk_share("https://a.b/c task_1") is None
+
+
+# --------------------------------------------------------------------------- intent
+def test_a_reply_that_names_its_intent_is_taken_at_its_word():
+    assert infer_intent({"message_type": "chat_reply", "message": "x", "intent": "status"}) == "status"
+
+
+@pytest.mark.parametrize("reply, record, paused, intent", [
+    ({"message_type": "chat_reply", "message": "hi"}, None, (), "chat"),
+    ({"message_type": "clarification", "message": "which?", "options": []}, None, (), "clarify"),
+    ({"message_type": "task_paused", "task_id": "task_1", "capability": "dify_workflow",
+      "missing_parameters": [{"name": "api_key"}]}, None, (), "task"),
+    ({"message_type": "task_completed", "task_id": "task_1", "capability": "http_request", "result": {}},
+     None, (), "task"),
+    ({"message_type": "task_error", "task_id": "task_1", "error_type": "unavailable"},
+     {"capability": "data_query", "meta": {}}, (), "task"),
+    ({"message_type": "task_completed", "task_id": "task_1", "capability": "plan", "result": {}}, None, (), "plan"),
+    ({"message_type": "task_error", "task_id": "task_1", "error_type": "unavailable"},
+     {"capability": "plan", "meta": {"plan": {}}}, (), "plan"),
+    ({"message_type": "task_completed", "task_id": "task_1", "capability": "remind",
+      "result": {"loop_task_id": "loop_1"}}, None, (), "loop"),
+    ({"message_type": "task_paused", "task_id": "task_1", "capability": "remind",
+      "missing_parameters": [{"name": "time"}]}, None, (), "loop"),
+    ({"message_type": "task_error", "error_type": "invalid_parameter", "field": "time"}, None, (), "loop"),
+    ({"message_type": "task_completed", "task_id": "loop_tasks", "capability": "loop_tasks", "result": []},
+     None, (), "loop_op"),
+    ({"message_type": "task_completed", "task_id": "task_9", "capability": "remind", "result": {}},
+     {"capability": "remind", "meta": {"run": {"loop_task_id": "loop_1"}}}, (), "loop_op"),
+    ({"message_type": "task_completed", "task_id": "task_1", "capability": "dify_workflow",
+      "result": {"task_id": "task_1", "state": "cancelled", "steps_cancelled": []}}, None, ("task_1",), "task_op"),
+    ({"message_type": "task_completed", "task_id": "task_1", "capability": "http_request",
+      "result": {"task_id": "task_1", "comment": "ok", "comments": 1}}, None, (), "task_op"),
+    ({"message_type": "task_error", "task_id": "task_2", "error_type": "unavailable"},
+     {"capability": "http_request", "meta": {"rerun_of": "task_1"}}, (), "task_op"),
+    ({"message_type": "task_completed", "task_id": "task_1", "capability": "dify_workflow", "result": {}},
+     None, ("task_1",), "answer"),
+    ({"message_type": "task_error", "task_id": "task_1", "error_type": "unavailable"},
+     {"capability": "dify_workflow", "meta": {}}, ("task_1",), "answer"),
+    ({"message_type": "task_error", "error_type": "timeout"}, None, (), None),
+    (None, None, (), None),
+])
+def test_infer_intent_reads_the_reply_and_its_task(reply, record, paused, intent):
+    assert infer_intent(reply, record=record, setup_paused=paused) == intent
+
+
+# --------------------------------------------------------------------------- one case's score
+def _case(**expect):
+    intent = expect.pop("intent")
+    return {"id": f"en-{intent}-0001", "lang": "en", "category": f"{intent}/x", "say": "...",
+            "expect": {"intent": intent, **expect}}
+
+
+def test_score_checks_capability_and_stated_parameters_from_the_stored_task():
+    case = _case(intent="task", capability="http_request", parameters={"url": "https://a.example/x"})
+    reply = {"message_type": "task_error", "task_id": "task_1", "error_type": "unavailable",
+             "message": "Could not reach a.example"}
+    right = score_case(case, reply, record={"capability": "http_request", "parameters": {"url": "https://a.example/x/"}})
+    assert (right.intent_ok, right.capability_ok, right.parameters_ok) == (True, True, True)
+    wrong = score_case(case, reply, record={"capability": "http_request", "parameters": {"url": "https://b.example"}})
+    assert wrong.parameters_ok is False
+
+
+def test_score_finds_one_of_the_expected_answers_in_the_message():
+    case = _case(intent="chat", answer_contains=["391"])
+    assert score_case(case, {"message_type": "chat_reply", "message": "17 × 23 = 391"}).answer_ok is True
+    assert score_case(case, {"message_type": "chat_reply", "message": "about 400"}).answer_ok is False
+    assert score_case(_case(intent="chat"), {"message_type": "chat_reply", "message": "hi"}).answer_ok is None
+
+
+def test_a_must_not_claim_case_answered_as_chat_is_a_hallucination():
+    case = _case(intent="unsupported", must_not_claim=True)
+    invented = score_case(case, {"message_type": "chat_reply", "message": "Your order arrives tomorrow."})
+    assert invented.hallucination and not invented.intent_ok
+    honest = score_case(case, {"message_type": "chat_reply", "intent": "unsupported",
+                               "message": "I can't see your orders."})
+    assert honest.intent_ok and not honest.hallucination
+
+
+def test_a_case_without_a_reply_scores_wrong_and_counts_as_no_reply():
+    score = score_case(_case(intent="chat"), None)
+    assert score.got is None and not score.intent_ok and score.reply_type is None
+    assert summarise([score])["splits"]["dev"]["no_reply"] == 1
+
+
+def test_timing_in_a_reply_is_kept():
+    reply = {"message_type": "chat_reply", "message": "hi", "timing": {"understand_ms": 12.5}}
+    assert score_case(_case(intent="chat"), reply).understand_ms == 12.5
+
+
+@pytest.mark.parametrize("expected, described, ok", [
+    ("every day at 09:00", "every day at 9:00 (UTC)", True),
+    ("every day at 09:00", "once at 2026-11-24 09:00 (UTC)", False),
+    ("today at 15:30", "once at 2026-11-24 15:30 (UTC)", True),
+    ("today at 15:30", "once at 2026-11-24 15:00 (UTC)", False),
+    ("in 20 minutes", "once at 2026-11-24 06:43 (UTC)", True),
+    ("every Monday at 10:00", "", False),
+])
+def test_schedules_are_compared_loosely(expected, described, ok):
+    assert schedule_matches(expected, described) is ok
+
+
+def test_summary_keeps_splits_apart_and_gives_latency_per_intent():
+    chat = _case(intent="chat")
+    scores = [score_case(chat, {"message_type": "chat_reply", "message": "hi"}, split="dev", seconds=0.1),
+              score_case(chat, {"message_type": "clarification", "message": "which?"}, split="dev", seconds=0.3),
+              score_case(chat, {"message_type": "chat_reply", "message": "你好"}, split="heldout", seconds=0.2)]
+    summary = summarise(scores)
+    assert summary["splits"]["dev"]["intent_right"] == 1 and summary["splits"]["dev"]["cases"] == 2
+    assert summary["splits"]["heldout"]["wrong_language"] == 1
+    assert summary["splits"]["dev"]["categories"] == {"chat/x": [1, 2]}
+    assert summary["latency"]["chat"]["n"] == 3 and summary["latency"]["chat"]["p99_ms"] == pytest.approx(300)
+
+
+def test_percentile_is_nearest_rank():
+    assert percentile([], 50) is None
+    assert percentile([1, 2, 3, 4], 50) == 2
+    assert percentile(list(range(1, 101)), 99) == 99

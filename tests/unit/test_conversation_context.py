@@ -1,0 +1,216 @@
+"""A conversation's turns in the store, the chat prompt built from them, answers about
+Flora read from the store, and telling a paused task's answer from a new request."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from capabilities.cognition.chat import LANGUAGE_RULE, ChatResponder, chat_prompt
+from capabilities.cognition.self_report import StatusReport, SystemCommands
+from capabilities.context.conversation_log import ConversationLog
+from capabilities.context.conversation_manager import ConversationManager
+from capabilities.llm.base import LLMUnavailable
+from capabilities.llm.fake import ScriptedLLM
+from common import messages as m
+from common.tasks.models import TaskRecord
+from config import FloraConfig
+from events.event_bus import EventBus
+from init_plugins import build_registry
+
+TENANT, USER = "acme", "li"
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return build_registry(FloraConfig(), llm=None)
+
+
+def say_and_reply(log: ConversationLog, conversation: str, said: str, answer: str, user: str = USER) -> None:
+    log.record(TENANT, user, conversation, {"content": said}, m.chat_reply(msg_id="msg_1", message=answer))
+
+
+# -- the conversation log, on both stores ------------------------------------------------------------
+def test_turns_are_kept_in_order_and_read_back_as_recent_context(store):
+    log = ConversationLog(store)
+    conversation = log.conversation_id(TENANT, USER, "cli")
+    say_and_reply(log, conversation, "my name is Li Wei, I work on the billing team", "Nice to meet you, Li Wei!")
+    say_and_reply(log, conversation, "what's 2+2?", "4")
+    assert log.recent(TENANT, USER, conversation) == [
+        {"role": "user", "content": "my name is Li Wei, I work on the billing team"},
+        {"role": "assistant", "content": "Nice to meet you, Li Wei!"},
+        {"role": "user", "content": "what's 2+2?"}, {"role": "assistant", "content": "4"}]
+    session = store.get_session(TENANT, conversation)
+    assert session.user_id == USER and session.messages[1]["reply"]["message_type"] == "chat_reply"
+
+
+def test_each_user_and_channel_has_a_conversation_of_its_own(store):
+    log = ConversationLog(store)
+    assert log.conversation_id(TENANT, "li", "cli") != log.conversation_id(TENANT, "li", "http")
+    assert log.conversation_id(TENANT, "li") != log.conversation_id(TENANT, "wang")
+    assert log.conversation_id(TENANT, "li", session_id="ses_1") == "ses_1"
+
+
+def test_recent_context_stays_within_its_budget_newest_first(store):
+    log = ConversationLog(store, recent_messages=8, recent_chars=100)
+    conversation = log.conversation_id(TENANT, USER)
+    for i in range(6):
+        say_and_reply(log, conversation, f"message {i} " + "x" * 30, f"reply {i}")
+    recent = log.recent(TENANT, USER, conversation)
+    assert sum(len(t["content"]) for t in recent) <= 100
+    assert recent[-1] == {"role": "assistant", "content": "reply 5"}
+
+
+def test_another_users_conversation_is_neither_read_nor_claimed(store):
+    log = ConversationLog(store)
+    say_and_reply(log, "ses_shared", "secret plans", "noted", user="wang")
+    assert log.recent(TENANT, USER, "ses_shared") == []
+    assert log.owner_conflict(TENANT, USER, "ses_shared") and not log.owner_conflict(TENANT, "wang", "ses_shared")
+
+
+# -- chat ------------------------------------------------------------------------------------------
+def test_chat_is_told_the_persons_language_and_sees_the_recent_turns():
+    history = [{"role": "user", "content": "我叫李伟"}, {"role": "assistant", "content": "你好，李伟！"}]
+    messages = chat_prompt("我叫什么名字？", "zh", history)
+    assert messages[1:] == [*history, {"role": "system", "content": LANGUAGE_RULE["zh"]},
+                            {"role": "user", "content": "我叫什么名字？"}]
+    assert messages[0] == chat_prompt("hello", "en", [])[0]  # one system prompt for everyone: its state is reused
+
+
+def test_chat_prompt_drops_the_oldest_turns_beyond_its_budget():
+    history = [{"role": "user", "content": "x" * 1400}, {"role": "assistant", "content": "y" * 400},
+               {"role": "user", "content": "short"}]
+    messages = chat_prompt("and now?", "en", history)
+    assert [t["content"] for t in messages[1:-2]] == ["y" * 400, "short"]
+
+
+def test_chat_streams_its_pieces_and_returns_the_whole_reply(registry):
+    llm = ScriptedLLM(["Octopuses have three hearts and blue blood."])
+    pieces: list[str] = []
+    reply = ChatResponder(registry, llm).reply("Tell me a fun fact about octopuses", on_text=pieces.append)
+    assert len(pieces) > 1 and "".join(pieces).strip() == reply == "Octopuses have three hearts and blue blood."
+
+
+def test_chat_without_a_model_or_with_a_failing_one_says_so_in_the_persons_language(registry):
+    assert "没有语言模型" in ChatResponder(registry).reply("你好呀", language="zh")
+    reply = ChatResponder(registry, ScriptedLLM([LLMUnavailable("down")])).reply("hi", language="en")
+    assert "language model is unavailable" in reply and "http_request" in reply
+
+
+# -- answers about Flora, from the store -------------------------------------------------------------
+def test_status_counts_the_persons_tasks_and_names_what_waits_for_them(store):
+    events = EventBus(store)
+    events.create_task(TaskRecord(task_id="task_done", tenant_id=TENANT, user_id=USER, content="x",
+                                  capability="http_request"), source="test")
+    store.transition(TENANT, "task_done", "running")
+    store.transition(TENANT, "task_done", "completed")
+    events.create_task(TaskRecord(task_id="task_wait", tenant_id=TENANT, user_id=USER, content="run dify",
+                                  capability="dify_workflow"), source="test")
+    store.transition(TENANT, "task_wait", "waiting_parameters",
+                     missing=[{"name": "api_key", "description": "key", "schema": {}}])
+    events.create_task(TaskRecord(task_id="task_other", tenant_id=TENANT, user_id="wang", content="x"), source="test")
+    text = StatusReport(store).answer(TENANT, USER, "en", now=time.time())
+    assert "Tasks today: 2" in text and "task_wait: dify_workflow — api_key" in text and "task_other" not in text
+    assert "2 个" in StatusReport(store).answer(TENANT, USER, "zh")
+
+
+def test_clear_history_deletes_only_the_persons_conversations(store):
+    log = ConversationLog(store)
+    say_and_reply(log, log.conversation_id(TENANT, USER), "hello", "hi")
+    say_and_reply(log, log.conversation_id(TENANT, "wang"), "hello", "hi", user="wang")
+    commands = SystemCommands(store, StatusReport(store), lambda lang: "help")
+    assert "2 messages" in commands.run("clear_history", TENANT, USER, "en")
+    assert store.list_sessions(TENANT, USER) == [] and len(store.list_sessions(TENANT, "wang")) == 1
+
+
+def test_shutting_down_or_switching_the_model_from_a_chat_is_refused_with_the_operators_way(store):
+    commands = SystemCommands(store, StatusReport(store), lambda lang: "help", model="qwen", models=["a", "b"])
+    assert "operator command" in commands.run("shutdown", TENANT, USER, "en")
+    assert "SIGTERM" in commands.run("shutdown", TENANT, USER, "en")
+    switched = commands.run("switch_model", TENANT, USER, "zh")
+    assert "运维命令" in switched and "llm.model" in switched and "qwen" in switched
+
+
+# -- a paused task's answer, or a new request? ----------------------------------------------------------
+@pytest.fixture
+def waiting(store, registry):
+    events = EventBus(store)
+    events.create_task(TaskRecord(task_id="task_dify", tenant_id=TENANT, user_id=USER, content="执行Dify工作流",
+                                  capability="dify_workflow"), source="test")
+    spec = registry.get_executable("dify_workflow")
+    store.transition(TENANT, "task_dify", "waiting_parameters", missing=[
+        {"name": "api_key", "description": spec.describe_parameter("api_key"),
+         "schema": spec.properties["api_key"]}])
+    return ConversationManager(store, events, registry)
+
+
+def decide(conversation: ConversationManager, text: str):
+    return conversation.handle_user_input({"user_id": USER, "content": text, "tenant_id": TENANT})
+
+
+def test_a_question_while_a_task_waits_is_left_to_understanding_with_the_question_in_view(waiting, store):
+    decision = decide(waiting, "北京明天天气怎么样")
+    assert decision.action == "new_task" and decision.pending_task_id == "task_dify"
+    assert store.get_task(TENANT, "task_dify").parameters == {}  # nothing was taken as the key
+
+
+def test_a_bare_value_while_a_task_waits_is_its_answer(waiting):
+    decision = decide(waiting, "app-7Fk2x9Qp")
+    assert (decision.action, decision.task_id) == ("parameter_completion", "task_dify")
+
+
+def test_thanks_while_a_task_waits_is_conversation_not_an_answer(waiting, store):
+    assert decide(waiting, "thanks, that was helpful").action == "chat"
+    assert store.get_task(TENANT, "task_dify").parameters == {}
+
+
+def test_a_time_said_with_a_filler_word_answers_the_question_for_a_time(store, registry):
+    events = EventBus(store)
+    events.create_task(TaskRecord(task_id="task_remind", tenant_id=TENANT, user_id=USER, content="提醒我给李老师打电话",
+                                  capability="remind", meta={"loop": {"schedule": None}}), source="test")
+    store.transition(TENANT, "task_remind", "waiting_parameters",
+                     missing=[{"name": "time", "description": "when", "schema": {"type": "string"}}])
+    decision = decide(ConversationManager(store, events, registry), "明天早上9点吧")
+    assert (decision.action, decision.task_id) == ("parameter_completion", "task_remind")
+    assert store.get_task(TENANT, "task_remind").parameters == {"time": "明天早上9点吧"}
+
+
+@pytest.mark.parametrize("text", ["把“今天天气很好”翻译成英文", "明天天气怎么样"])
+def test_today_and_tomorrow_before_a_word_starting_with_day_are_no_schedule(text):
+    from capabilities.loop.requests import looks_like_loop_request
+
+    assert not looks_like_loop_request(text)
+
+
+def test_questions_and_the_list_of_abilities_use_a_capabilitys_own_words_in_the_persons_language(registry):
+    from capabilities.context.conversation_manager import ask_message
+
+    spec = registry.get_executable("dify_workflow")
+    asked = [{"name": "api_key", "description": spec.describe_parameter("api_key"), "schema": spec.properties["api_key"]}]
+    assert "API 密钥" in ask_message("dify_workflow", asked, request="执行Dify工作流")
+    assert "API key of the Dify app" in ask_message("dify_workflow", asked, request="run the dify workflow")
+    assert "运行一个 Dify 工作流" in ChatResponder(registry).help_text("zh")
+
+
+def test_a_request_for_another_capability_while_a_task_waits_is_a_new_request(store):
+    from config import load_config
+
+    registry = build_registry(load_config({"capabilities": {"plugin_modules": ["examples.my_tools"]}}, env={}),
+                              llm=None)
+    events = EventBus(store)
+    events.create_task(TaskRecord(task_id="task_dify", tenant_id=TENANT, user_id=USER, content="执行Dify工作流",
+                                  capability="dify_workflow"), source="test")
+    spec = registry.get_executable("dify_workflow")
+    store.transition(TENANT, "task_dify", "waiting_parameters", missing=[
+        {"name": "api_key", "description": spec.describe_parameter("api_key"), "schema": spec.properties["api_key"]}])
+    decision = ConversationManager(store, events, registry).handle_user_input(
+        {"user_id": USER, "content": "convert the temperature 21.5", "tenant_id": TENANT})
+    assert decision.action == "new_task" and decision.pending_task_id == "task_dify"
+    assert store.get_task(TENANT, "task_dify").parameters == {}
+    from capabilities.cognition.intent_router import IntentRouter, Pending
+    from capabilities.routing.task_router import TaskRouter
+
+    read = IntentRouter(TaskRouter(registry)).classify("convert the temperature 21.5",
+                                                       pending=Pending("task_dify", "dify_workflow", ("api_key",)))
+    assert (read.kind, read.capability) == ("task", "convert_temperature")

@@ -1,0 +1,214 @@
+"""The understanding step: what the words make certain, the one model call and the checks
+that keep its reading honest, and the language Flora answers in."""
+
+from __future__ import annotations
+
+import pytest
+
+from capabilities.cognition import cues
+from capabilities.cognition.intent_router import IntentRouter, Pending, prompt, reply_language
+from capabilities.llm.base import LLMUnavailable
+from capabilities.llm.fake import ScriptedLLM
+from capabilities.routing.task_router import TaskRouter
+from common.i18n import language_of
+from config import FloraConfig
+from init_plugins import build_registry
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return build_registry(FloraConfig(), llm=None)
+
+
+def router(registry, llm=None) -> IntentRouter:
+    return IntentRouter(TaskRouter(registry), llm)
+
+
+def reading(route: str) -> dict:
+    return {"route": route}
+
+
+# -- what the words make certain ----------------------------------------------------------
+@pytest.mark.parametrize("text", ["Thanks a lot, that was helpful", "thank you!", "ok thanks, bye", "谢谢，很有帮助",
+                                  "多谢啦", "Good morning!", "晚安", "cheers, much appreciated"])
+def test_thanks_and_greetings_are_conversation_whatever_the_punctuation(text):
+    assert cues.conversation_only(text)
+
+
+@pytest.mark.parametrize("text", ["thanks, now fetch https://example.com", "谢谢，帮我再跑一次工作流",
+                                  "thank you. could you cancel it?", "fetch the report, thanks"])
+def test_thanks_that_asks_for_more_is_not_only_conversation(text):
+    assert not cues.conversation_only(text)
+
+
+@pytest.mark.parametrize("text, command", [
+    ("/status", "status"), ("/help", "help"), ("clear my chat history", "clear_history"),
+    ("please wipe our conversation", "clear_history"), ("清空我的对话历史", "clear_history"),
+    ("shut down flora", "shutdown"), ("关闭系统", "shutdown"), ("switch the model to the larger one", "switch_model"),
+    ("换一个更大的模型", "switch_model"), ("/model", "switch_model"),
+])
+def test_system_commands_are_read_in_both_languages(text, command):
+    assert cues.command(text) == command
+
+
+@pytest.mark.parametrize("text", ["what's 17 times 23?", "stop worrying about it", "my history homework is hard",
+                                  "run the sales report now", "今天心情不太好"])
+def test_ordinary_messages_are_not_commands(text):
+    assert cues.command(text) is None
+
+
+@pytest.mark.parametrize("text", ["帮我查一下订单 A-1029 的物流状态", "where is my parcel?", "status of order #88231",
+                                  "what's in my inbox", "我的快递到哪了", "check my bank balance"])
+def test_questions_about_the_persons_own_records_are_recognised(text):
+    assert cues.asks_about_own_records(text)
+
+
+@pytest.mark.parametrize("text", ["Tell me a fun fact about octopuses", "what's 17 times 23?", "今天心情不太好",
+                                  "how do I write a good e-mail to my boss"])
+def test_general_questions_are_not_about_own_records(text):
+    assert not cues.asks_about_own_records(text)
+
+
+@pytest.mark.parametrize("text, expected", [("北京明天天气怎么样", True), ("what's the weather?", True),
+                                            ("please run it again", True), ("app-7Fk2x9Qp", False),
+                                            ("https://example.com/data.json", False), ("42", False)])
+def test_a_question_or_request_reads_as_new_while_a_bare_value_does_not(text, expected):
+    assert cues.reads_as_new_request(text) is expected
+
+
+@pytest.mark.parametrize("text, lang", [("今天心情不太好", "zh"), ("hello there", "en"),
+                                        ("帮我查一下订单 A-1029 的物流状态", "zh"), ("用 Python 写个脚本", "zh"),
+                                        ("what does 你好 mean?", "en")])
+def test_language_is_read_from_the_script(text, lang):
+    assert language_of(text) == lang
+
+
+def test_a_reply_to_a_message_without_words_follows_the_conversation():
+    assert reply_language("👍", [{"role": "user", "content": "今天天气真好"}]) == "zh"
+    assert reply_language("17*23", []) == "en"
+
+
+# -- the model call and its checks --------------------------------------------------------
+def test_conversation_is_decided_without_asking_the_model(registry):
+    llm = ScriptedLLM([])
+    intent = router(registry, llm).classify("Thanks a lot, that was helpful")
+    assert intent.kind == "chat" and intent.source == "rules"
+    assert llm.calls == []
+
+
+def test_commands_and_questions_about_own_tasks_are_decided_without_the_model(registry):
+    llm = ScriptedLLM([])
+    ir = router(registry, llm)
+    assert ir.classify("/status").kind == "status"
+    assert (ir.classify("clear my chat history").kind, ir.classify("clear my chat history").command) == \
+        ("command", "clear_history")
+    assert ir.classify("Which of my loop tasks are still active?").kind == "status"
+    assert ir.classify("how many tasks have I run today?").kind == "status"
+    assert llm.calls == []
+
+
+def test_one_model_call_names_the_capability_and_the_rules_read_its_values(registry):
+    llm = ScriptedLLM([reading("dify_workflow")])
+    intent = router(registry, llm).classify("kick off our approval flow, api_key=app-7Fk2x9Qp")
+    assert (intent.kind, intent.capability, intent.source) == ("task", "dify_workflow", "llm")
+    assert intent.parameters == {"api_key": "app-7Fk2x9Qp"}
+    assert len(llm.calls) == 1
+
+
+def test_an_address_in_the_message_is_evidence_for_the_capability_that_takes_one(registry):
+    llm = ScriptedLLM([])
+    intent = router(registry, llm).classify("看下 https://status.example.org 现在能不能打开")
+    assert (intent.kind, intent.capability, intent.parameters) == ("task", "http_request",
+                                                                    {"url": "https://status.example.org"})
+
+
+def test_a_chat_reading_of_a_question_about_the_persons_order_becomes_unsupported(registry):
+    llm = ScriptedLLM([reading("chat")])
+    assert router(registry, llm).classify("帮我查一下订单 A-1029 的物流状态").kind == "unsupported"
+
+
+def test_a_vague_request_is_offered_as_a_choice(registry):
+    llm = ScriptedLLM([reading("clarify")])
+    intent = router(registry, llm).classify("please do the thing")
+    assert intent.kind == "clarify" and len(intent.options) >= 2
+
+
+def test_a_command_the_words_do_not_name_is_conversation(registry):
+    llm = ScriptedLLM([reading("command")])
+    assert router(registry, llm).classify("can you be quicker next time").kind == "chat"
+
+
+def test_an_answer_to_a_paused_question_is_read_with_the_question_in_view(registry):
+    pending = Pending("task_1", "dify_workflow", ("api_key",), "API key of the Dify app")
+    llm = ScriptedLLM([reading("answer")])
+    intent = router(registry, llm).classify("here you go: app-9xQk", pending=pending)
+    assert (intent.kind, intent.capability) == ("answer", "dify_workflow")
+    asked = llm.calls[0][0][-1]["content"]
+    assert "Pending question: dify_workflow needs api_key" in asked and asked.endswith("Message: here you go: app-9xQk")
+
+
+def test_answer_without_a_paused_question_is_conversation(registry):
+    assert router(registry, ScriptedLLM([reading("answer")])).classify("sure thing").kind == "chat"
+
+
+def test_another_capability_named_by_the_words_is_decided_by_the_rules_while_a_question_waits(registry):
+    pending = Pending("task_1", "dify_workflow", ("api_key",))
+    llm = ScriptedLLM([])
+    intent = router(registry, llm).classify("fetch https://example.com", pending=pending)
+    assert intent.capability == "http_request" and llm.calls == []
+
+
+def test_the_waiting_capability_named_again_leaves_answer_or_request_to_the_model(registry):
+    pending = Pending("task_1", "dify_workflow", ("api_key",))
+    llm = ScriptedLLM([reading("answer")])
+    assert router(registry, llm).classify("the dify workflow key is app-7Fk2x9Qp", pending=pending).kind == "answer"
+    assert len(llm.calls) == 1
+
+
+def test_without_a_model_the_rules_still_read_what_they_can(registry):
+    ir = router(registry)
+    assert ir.classify("帮我查一下订单 A-1029 的物流状态").kind == "unsupported"
+    assert ir.classify("Tell me a fun fact about octopuses").kind == "chat"
+    assert ir.classify("app-9xQk", pending=Pending("t", "dify_workflow", ("api_key",))).kind == "answer"
+
+
+def test_a_failing_model_falls_back_to_the_rules(registry):
+    llm = ScriptedLLM([LLMUnavailable("down")])
+    assert router(registry, llm).classify("Tell me a fun fact about octopuses").kind == "chat"
+
+
+def test_the_prompt_keeps_a_stable_prefix_and_puts_the_context_last(registry):
+    specs = TaskRouter(registry).routable()
+    history = [{"role": "user", "content": "my name is Li Wei"}, {"role": "assistant", "content": "Nice to meet you"}]
+    first = prompt(specs, "hello", [], None)
+    second = prompt(specs, "and tomorrow?", history, Pending("t", "http_request", ("url",)))
+    assert first[:-1] == second[:-1]  # everything but the last turn is reused from one call to the next
+    last = second[-1]["content"]
+    assert "Person: my name is Li Wei" in last and "Flora: Nice to meet you" in last
+    assert last.index("Earlier:") < last.index("Pending question:") < last.index("Message: and tomorrow?")
+
+
+@pytest.mark.parametrize("text", ["今天北京天气怎么样", "帮我订一张明天去深圳的机票", "CA1234航班延误了吗", "给房东转账3000块",
+                                  "帮我重启一下生产环境的nginx", "外卖怎么还没到", "what's the weather in Paris tomorrow?",
+                                  "book me a table for two tonight", "is flight UA 837 delayed?"])
+def test_a_chat_reading_of_live_data_or_an_act_in_the_world_becomes_unsupported(registry, text):
+    assert router(registry, ScriptedLLM([reading("chat")])).classify(text).kind == "unsupported"
+
+
+@pytest.mark.parametrize("text", ["how do I book a cheap flight?", "why is the sky blue?", "夏天为什么热",
+                                  "what is a good way to say sorry in an email?"])
+def test_general_questions_about_such_things_stay_conversation(registry, text):
+    assert router(registry, ScriptedLLM([reading("chat")])).classify(text).kind == "chat"
+
+
+def test_an_installed_capability_that_claims_the_words_keeps_them_from_being_unsupported(registry):
+    # "send … to our webhook https://…" is http_request's, whatever the model said
+    text = "send the build report to our webhook https://hooks.example.com/ci"
+    assert router(registry, ScriptedLLM([reading("chat")])).classify(text).kind != "unsupported"
+
+
+@pytest.mark.parametrize("route", ["command", "plan", "clarify", "status"])
+def test_whatever_the_model_reads_an_act_in_the_world_no_capability_claims_is_unsupported(registry, route):
+    assert router(registry, ScriptedLLM([reading(route)])).classify("帮我重启一下生产环境的nginx").kind == "unsupported"
+    assert router(registry, ScriptedLLM([reading(route)])).classify("open a ticket for the login bug").kind == \
+        "unsupported"
