@@ -484,7 +484,7 @@ def server_config(data_dir: Path) -> dict:
 
 
 def start_server(data_dir: Path):
-    from main import _free_port
+    from agents.node import _free_port
     from tests.support.flora_process import marked_env
 
     data_dir.mkdir(parents=True, exist_ok=True)

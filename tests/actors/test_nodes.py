@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from common.cluster import RedisCluster
-from main import _free_port
+from agents.node import _free_port
 from tests.actors.test_restart_recovery import kill_9
 from tests.api.conftest import REPO, start_server, stop_server
 from tests.conftest import REDIS_URL

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from common.tasks.sqlite_store import SQLiteTaskStore
-from main import _free_port
+from agents.node import _free_port
 from tests.actors.test_restart_recovery import config as fake_config
 from tests.api.conftest import REPO, start_server, stop_server
 from tests.support.flora_process import end_marked, marked_env, marked_pids, wait_gone

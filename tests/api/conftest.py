@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from main import _free_port
+from agents.node import _free_port
 from tests.support.flora_process import end_marked, marked_env
 
 REPO = Path(__file__).resolve().parents[2]

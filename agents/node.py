@@ -1,0 +1,455 @@
+"""A Flora node's life: start (``start_flora``: capabilities, the actor system, the actors in the
+seed's order, recovery, the trigger bridge, the model hosts' warm-up), the running handle
+(``Flora``), a worker node (``run_worker``) and the stop (Thespian's, then the actor processes'
+group, then the tasks this node was running are failed as a restart would fail them).
+main.py is the command line around it."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from common import log_context
+from common import messages as m
+from common.logging_setup import configure_logging
+from config import ConfigSource, FloraConfig, load_config
+
+log = logging.getLogger("flora.node")
+
+STARTUP_TIMEOUT_S = 60.0
+STOP_GRACE_S = 4.0  # Thespian's own stop of the actors; then their processes are ended
+UVICORN_GRACE_S = 2  # open requests and event streams get this long after a stop signal
+END_GRACE_S = 1.0  # between SIGTERM and SIGKILL for actor processes Thespian's stop left
+ROUTER_NAME = "flora-router"
+SCHEDULER_NAME = "flora-loop-scheduler"
+
+
+class StartupError(RuntimeError):
+    """Flora could not start; the message says which part failed."""
+
+
+class StopRequested(BaseException):
+    """SIGTERM or SIGINT arrived: unwind what the main thread was doing and stop Flora.
+    A BaseException, like KeyboardInterrupt, so that no ``except Exception`` swallows it."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+@dataclass
+class Flora:
+    """A running Flora: ``system`` (the ActorSystem), ``interaction`` (where user_input goes),
+    ``router``, ``config``; ``shutdown()`` stops everything it started."""
+
+    system: Any
+    interaction: Any
+    router: Any
+    agent: Any
+    config: FloraConfig
+    model_host: Any = None
+    understanding_host: Any = None  # the understanding model's host, when it has one of its own
+    warming: Any = None  # the thread warming the model hosts up after start (join it to wait)
+    scheduler: Any = None
+    bridge: Any = None
+    beacon: Any = None  # keeps this node's entry in the node registry alive
+    actor_group: int | None = None  # OS process group of the Thespian admin and the actors
+    _closed: bool = field(default=False, repr=False)
+
+    def ask(self, content: str, *, user_id: str = "user_001", timeout: float | None = None, **fields: Any) -> dict:
+        """Send one user_input and wait for its reply."""
+        msg = m.user_input(user_id=user_id, content=content, **fields)
+        reply = self.system.ask(self.interaction, msg, timeout or self.config.actors.ask_timeout_s)
+        if reply is None:
+            raise TimeoutError(f"no reply to {msg['msg_id']} within the timeout")
+        return reply
+
+    def ask_streaming(self, content: str, on_text: Callable[[str], None], *, user_id: str = "user_001",
+                      timeout: float | None = None, **fields: Any) -> dict:
+        """Send one user_input with ``stream``: ``on_text`` gets each piece of a reply as it
+        is written (chat), then the whole reply is returned as from :meth:`ask`."""
+        msg = m.user_input(user_id=user_id, content=content, stream=True, **fields)
+        deadline = time.monotonic() + (timeout or self.config.actors.ask_timeout_s)
+        self.system.tell(self.interaction, msg)
+        while (left := deadline - time.monotonic()) > 0:
+            got = self.system.listen(left)
+            if got is None:
+                break
+            if not isinstance(got, dict) or got.get("msg_id") != msg["msg_id"]:
+                continue  # a late answer to an earlier message that timed out
+            if got.get("message_type") == "reply_chunk":
+                on_text(got["text"])
+                continue
+            return got
+        raise TimeoutError(f"no reply to {msg['msg_id']} within the timeout")
+
+    def notifications(self, user_id: str = "user_001", *, tenant_id: str | None = None, all: bool = False,
+                      mark_read: bool = True, timeout: float = 10.0) -> list[dict]:
+        """The user's notifications (loop runs' results) not fetched yet, oldest first."""
+        reply = self.system.ask(self.interaction, m.notifications_request(
+            user_id=user_id, tenant_id=tenant_id, all=all, mark_read=mark_read), timeout)
+        if not isinstance(reply, dict) or reply.get("message_type") != "notifications_reply":
+            raise TimeoutError(f"no notifications reply for {user_id}: {reply!r}")
+        return reply["notifications"]
+
+    def shutdown(self) -> None:
+        """Stop everything this Flora started, within about STOP_GRACE_S + END_GRACE_S: the
+        trigger bridge, the actors (Thespian's stop, then their processes are ended), the node's
+        registry entry, the model host; then the tasks this node was running are failed as a
+        restart would fail them (common/tasks/recovery.py)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.bridge is not None:
+                self.bridge.stop()
+            stop_actor_system(self.system, self.actor_group, self.config)
+        finally:
+            if self.beacon is not None:
+                self.beacon.stop()
+            for host in (self.understanding_host, self.model_host):
+                if host is not None:
+                    host.stop()
+            fail_interrupted_at_stop(self.config)
+
+    def force_stop(self) -> None:
+        """A second stop signal: end the actor processes and the model hosts now, no waiting."""
+        from common.processes import end_process_group
+
+        self._closed = True
+        if self.actor_group is not None:
+            end_process_group(self.actor_group, grace_s=0)
+        for host in (self.understanding_host, self.model_host):
+            if host is not None:
+                host.kill()
+
+
+def start_flora(config: ConfigSource = None) -> Flora:
+    """Start and wire the actors; ``config`` is a path, a dict, a FloraConfig or None."""
+    from agents.interaction_actor import InteractionActor
+    from agents.router_actor import RouterActor
+    from capabilities.llm import build_model_host, understanding_settings
+    from capability_actors.loop_scheduler_actor import LoopSchedulerActor
+    from init_plugins import build_registry
+
+    started_at = time.time()  # tasks last changed before this belong to an earlier life of this node
+    config = load_config(config)
+    configure_logging(config.log_level, config.log_format)
+    log_context.claim_process(force=True, actor="main", node=config.actors.node)
+    registry = build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
+
+    host = understanding_host = None
+    if config.llm.backend == "local" and not config.llm.host_url:
+        settings = {**config.llm.model_dump(), "data_dir": config.data_dir}
+        own = understanding_settings(settings)
+        host = build_model_host(settings).start()  # one model process shared by every actor
+        urls = {"host_url": host.base_url}
+        if own is not None:  # the understanding step's small model, on a host of its own
+            try:
+                understanding_host = build_model_host(own).start()
+            except BaseException:
+                host.stop()
+                raise
+            urls["understanding_host_url"] = understanding_host.base_url
+        config = load_config({**config.to_dict(), "llm": {**config.llm.model_dump(), **urls}}, env={})
+        registry = build_registry(config)
+
+    base = config.actors.system_base
+    try:
+        beacon = announce_node(config, role="node")
+        system, group = open_actor_system(config)  # 2. the actor system
+    except Exception:
+        for started in (understanding_host, host):
+            if started is not None:
+                started.stop()
+        raise
+    flora = Flora(system=system, interaction=None, router=None, agent=None, config=config, model_host=host,
+                  understanding_host=understanding_host, beacon=beacon, actor_group=group)
+    atexit.register(flora.shutdown)
+    try:
+        wire = config.to_dict()
+        # created first, configured last: the others need its address, it needs theirs
+        flora.scheduler = system.createActor(LoopSchedulerActor, globalName=SCHEDULER_NAME)
+        flora.router = system.createActor(RouterActor, globalName=ROUTER_NAME)  # 3. RouterActor
+        _expect(system.ask(flora.router, m.configure(config=wire, role="router", scheduler=flora.scheduler),
+                           STARTUP_TIMEOUT_S), "configured", "RouterActor")
+        route = _expect(system.ask(flora.router, m.route_request(tenant_id=config.default_tenant),  # 4. AgentActor
+                                   STARTUP_TIMEOUT_S), "route_reply", "RouterActor")
+        flora.agent = route["agent"]
+        flora.interaction = system.createActor(InteractionActor)  # 5. InteractionActor
+        _expect(system.ask(flora.interaction, m.configure(config=wire, router=flora.router, agent=flora.agent,  # 6.
+                                                          scheduler=flora.scheduler, role="interaction"),
+                           STARTUP_TIMEOUT_S), "configured", "InteractionActor")
+        _expect(system.ask(flora.scheduler, m.configure(config=wire, router=flora.router,  # 7. LoopSchedulerActor
+                                                        interaction=flora.interaction, role="loop_scheduler"),
+                           STARTUP_TIMEOUT_S), "configured", "LoopSchedulerActor")
+        recover_interrupted(system, flora.scheduler, config, started_at)  # 8. what a crash left behind
+        if config.loops.queue == "rabbitmq":
+            flora.bridge = start_trigger_bridge(system, flora.scheduler, config)
+    except BaseException:
+        flora.shutdown()
+        raise
+    if host is not None:
+        flora.warming = warm_up(registry)
+    log.info("Flora started base=%s llm=%s", base, config.llm.backend)
+    return flora
+
+
+def warm_up(registry) -> threading.Thread:
+    """Have the model hosts evaluate the understanding step's and chat's prompt prefixes in the
+    background, so the first person does not wait for them (a message that comes meanwhile
+    queues behind it at the host)."""
+    from capabilities.cognition.chat import ChatResponder
+    from capabilities.cognition.intent_router import IntentRouter
+    from capabilities.llm.base import LLMError
+    from capabilities.routing.task_router import TaskRouter
+
+    def run() -> None:
+        started = time.perf_counter()
+        try:
+            IntentRouter(TaskRouter(registry), registry.get_capability("understanding_llm")).warm_up()
+            ChatResponder(registry, registry.get_capability("llm")).warm_up()
+        except LLMError as exc:
+            log.warning("warming the model hosts up failed (the first message pays for it): %s", exc)
+            return
+        log.info("model hosts warmed up in %.1f s", time.perf_counter() - started)
+
+    thread = threading.Thread(target=run, name="flora-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def open_actor_system(config: FloraConfig) -> tuple[Any, int | None]:
+    """Start this node's ActorSystem with every actor socket on ``actors.bind_address`` (see
+    common/actor_network.py; the admin and the actors it forks inherit the binding). Returns
+    the system and the OS process group its admin and actors run in (None when they run here)."""
+    from thespian.actors import ActorSystem
+
+    from common.actor_network import UnboundAddress, UnsupportedThespian, restrict_actor_sockets
+    from common.processes import actor_process_group
+
+    try:
+        restrict_actor_sockets(config.actors.bind_address)
+    except (UnsupportedThespian, UnboundAddress) as exc:
+        raise StartupError(str(exc)) from None
+    capabilities = system_capabilities(config)
+    system = ActorSystem(config.actors.system_base, capabilities, logDefs=_thespian_log_defs())
+    admin_port = capabilities.get("Admin Port")
+    return system, (actor_process_group(admin_port) if admin_port else None)
+
+
+def stop_actor_system(system: Any, group: int | None, config: FloraConfig) -> None:
+    """Thespian's own stop, bounded by STOP_GRACE_S (an actor blocked in a long call does not
+    answer it); then whatever is left of the admin's process group is ended."""
+    from common.processes import end_process_group
+
+    if group is None:
+        system.shutdown()
+        return
+    stopper = threading.Thread(target=system.shutdown, name="flora-actor-stop", daemon=True)
+    stopper.start()
+    stopper.join(STOP_GRACE_S)
+    if stopper.is_alive():
+        log.warning("the actor system did not stop within %.0f s; ending its processes", STOP_GRACE_S)
+    left = end_process_group(group, grace_s=END_GRACE_S)
+    if left:
+        log.warning("ended %d actor process(es) of node %s that outlived the actor system's stop",
+                    len(left), config.actors.node)
+
+
+def fail_interrupted_at_stop(config: FloraConfig) -> None:
+    """The tasks this node was running when it stopped are failed now, with the event and
+    notification a restart would give them (common/tasks/recovery.py), instead of at the next
+    start. The store's own transactions keep it consistent whatever was cut short."""
+    from common.runtime import Runtime
+    from common.tasks.recovery import TaskRecovery
+
+    try:
+        runtime = Runtime.from_config(config)
+    except Exception as exc:  # the store may be what failed; the next start recovers instead
+        log.warning("could not open the store to fail this node's running tasks at stop: %s", exc)
+        return
+    try:
+        TaskRecovery(runtime.store, runtime.events, node=config.actors.node).fail_running(stopped_at=time.time())
+    except Exception as exc:
+        log.warning("could not fail this node's running tasks at stop (the next start will): %s", exc)
+    finally:
+        runtime.close()
+
+
+def system_capabilities(config: FloraConfig) -> dict:
+    """What this node tells Thespian about itself: its admin port, the leader of its
+    convention, and Flora's own placement keys (``flora_node``, ``flora_execution``) that
+    ExecutionActor.actorSystemCapabilityCheck reads."""
+    from common.actor_network import thespian_capabilities
+
+    actors = config.actors
+    capabilities: dict[str, Any] = {"flora_node": actors.node, "flora_execution": actors.execution,
+                                    **thespian_capabilities()}
+    if actors.system_base != "simpleSystemBase":
+        capabilities["Admin Port"] = actors.admin_port or _free_port()
+    convention = actors.convention()
+    if convention is not None:
+        capabilities["Convention Address.IPv4"] = convention
+    return capabilities
+
+
+def announce_node(config: FloraConfig, *, role: str):
+    """Claim this node's name in the node registry (Redis when the store is) and keep it alive;
+    actor processes started after this learn their node from the environment."""
+    import os
+
+    from common.cluster import NODE_ENV, NodeBeacon, NodeInfo, NodeNameTaken, open_cluster
+
+    os.environ[NODE_ENV] = config.actors.node
+    node = NodeInfo(name=config.actors.node, admin_port=config.actors.admin_port, role=role,
+                    execution=config.actors.execution)
+    try:
+        return NodeBeacon(open_cluster(config), node, config.actors.heartbeat_interval_s).start()
+    except NodeNameTaken as exc:
+        raise StartupError(str(exc)) from None
+
+
+def run_worker(config: FloraConfig, stop: threading.Event | None = None) -> None:
+    """An execution-only node: join the convention, accept the ExecutionActors other nodes
+    place here, keep this node's entry alive, until SIGTERM/SIGINT (or ``stop``); a second
+    signal ends its actor processes at once."""
+    import os
+
+    if config.actors.convention() is None:
+        raise StartupError("--worker needs the leader's address: --join HOST:PORT (actors.convention_address)")
+    if not config.actors.execution:
+        raise StartupError("--worker: this node must accept ExecutionActors (actors.execution: true)")
+    from common.processes import StopSignals, end_process_group
+
+    started_at = time.time()
+    stop = stop or threading.Event()
+    group: list[int | None] = [None]
+
+    def force(signum: int) -> None:
+        if group[0] is not None:
+            end_process_group(group[0], grace_s=0)
+        os._exit(128 + signum)
+
+    signals = StopSignals(lambda _signum: stop.set(), force)
+    if threading.current_thread() is threading.main_thread():
+        signals.install()
+    try:
+        beacon = announce_node(config, role="worker")
+        system, group[0] = open_actor_system(config)
+        try:
+            recover_interrupted(system, None, config, started_at)
+            print(f"Flora worker node {config.actors.node} joined {config.actors.convention_address}", flush=True)
+            stop.wait()
+        finally:
+            try:
+                stop_actor_system(system, group[0], config)
+            finally:
+                beacon.stop()
+                fail_interrupted_at_stop(config)
+    finally:
+        signals.uninstall()
+
+
+def recover_interrupted(system: Any, scheduler: Any, config: FloraConfig, started_at: float):
+    """Fail, with an event and a notification, the tasks this node was running when it last
+    stopped without finishing them; start again the loop runs it had recorded but not begun
+    (see common/tasks/recovery.py)."""
+    from common.runtime import Runtime
+    from common.tasks.recovery import TaskRecovery
+
+    runtime = Runtime.from_config(config)
+
+    def hand_on(task) -> None:
+        run = task.meta["run"]
+        system.tell(scheduler, m.loop_fire(tenant_id=task.tenant_id, user_id=task.user_id, task_id=task.task_id,
+                                           loop_task_id=run["loop_task_id"], run_key=run["run_key"]))
+
+    def finish_run(task) -> None:
+        runtime.loops.finish(task.tenant_id, task.meta["run"]["run_key"], ok=False, task_id=task.task_id)
+
+    try:
+        return TaskRecovery(runtime.store, runtime.events, node=config.actors.node,
+                            hand_on=hand_on if scheduler is not None else None,
+                            finish_run=finish_run).recover(started_at=started_at)
+    finally:
+        runtime.close()
+
+
+def start_trigger_bridge(system: Any, scheduler: Any, config: FloraConfig):
+    """Consume the RabbitMQ trigger queue in this process: each trigger is recorded here
+    (run key claimed, run task created) and only then handed to the LoopSchedulerActor and
+    acknowledged. Blocks until the bridge consumes, so a broker that is down fails start-up."""
+    from capabilities.loop.intake import TriggerIntake
+    from capabilities.loop.rabbit_bridge import RabbitBridge
+    from common.runtime import Runtime
+
+    if config.actors.system_base == "simpleSystemBase":
+        raise StartupError("loops.queue 'rabbitmq' needs a multiprocess actor system (actors.system_base "
+                           "multiprocTCPBase): simpleSystemBase runs actors in the caller's thread")
+    runtime = Runtime.from_config(config)
+    contexts = threading.local()
+    closers: list = [runtime.close]
+
+    def hand_on(start) -> None:
+        # the bridge's worker thread: its own endpoint into the actor system (ActorSystem.private),
+        # never the one the main thread asks through
+        context = getattr(contexts, "context", None)
+        if context is None:
+            opener = system.private()
+            context = contexts.context = opener.__enter__()
+            closers.append(lambda: opener.__exit__(None, None, None))
+        context.tell(scheduler, m.loop_fire(tenant_id=start.tenant_id, user_id=start.user_id,
+                                            loop_task_id=start.loop_task_id, run_key=start.run_key,
+                                            task_id=start.task_id))
+
+    intake = TriggerIntake(runtime.loops, default_tenant=config.default_tenant, hand_on=hand_on)
+    bridge = TriggerBridge(RabbitBridge(config.rabbitmq.url, config.rabbitmq.loop_trigger_queue, intake.handle),
+                           closers)
+    bridge.bridge.start()
+    if not bridge.bridge.wait_consuming(STARTUP_TIMEOUT_S / 4):
+        bridge.stop()
+        raise StartupError(f"RabbitMQ trigger bridge: cannot consume {config.rabbitmq.loop_trigger_queue} "
+                           "(is RabbitMQ running at rabbitmq.url?)")
+    return bridge
+
+
+@dataclass
+class TriggerBridge:
+    """The running RabbitBridge and what to close after it stops."""
+
+    bridge: Any
+    closers: list
+
+    def stop(self) -> None:
+        self.bridge.stop()
+        for close in self.closers:
+            close()
+
+
+def _expect(reply: Any, kind: str, who: str) -> dict:
+    if not isinstance(reply, dict) or reply.get("message_type") != kind:
+        raise StartupError(f"{who} did not start: expected {kind}, got {reply!r}")
+    return reply
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _thespian_log_defs() -> dict:
+    """Thespian's own log records: warnings and worse, to stderr."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,  # keep flora.* loggers created before the system starts
+        "formatters": {"plain": {"format": "%(asctime)s %(levelname)s thespian %(message)s"}},
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain", "level": "WARNING"}},
+        "root": {"handlers": ["stderr"], "level": "WARNING"},
+    }
