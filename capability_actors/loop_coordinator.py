@@ -179,12 +179,13 @@ class LoopCoordinator:
         return [("reply", m.task_completed(msg_id=msg_id, task_id=done.loop_task_id, capability="loop_tasks",
                                            result=self._view(done),
                                            message=say(msg.get("language", "en"), f"loop_{verb}",
-                                                       loop_task_id=done.loop_task_id, what=service.describe(done))))]
+                                                       loop_task_id=done.loop_task_id,
+                                                       what=service.describe(done, msg.get("language", "en")))))]
 
     def _listing(self, msg: m.LoopCommand) -> dict:
         tasks = self.service.list(msg["tenant_id"], msg["user_id"])
         lang = msg.get("language", "en")
-        text = (say(lang, "loop_list") + "\n" + "\n".join(f"- {t.loop_task_id}: {self.service.describe(t)}"
+        text = (say(lang, "loop_list") + "\n" + "\n".join(f"- {t.loop_task_id}: {self.service.describe(t, lang)}"
                                                           for t in tasks) if tasks else say(lang, "loop_none"))
         return m.task_completed(msg_id=msg["msg_id"], task_id="loop_tasks", capability="loop_tasks",
                                 result=[self._view(t) for t in tasks], message=text)

@@ -277,8 +277,9 @@ class TaskExecutionService:
             ask = {"name": TIME_PARAMETER, "description": TIME_DESCRIPTION, "schema": {"type": "string"},
                    "reason": str(exc)}
             return self._pause(task.tenant_id, task.task_id, spec, [ask], values)
-        text = say(language_of(loop.get("request") or task.content), "loop_registered",
-                   loop_task_id=registered.loop_task_id, what=loops.describe(registered))
+        language = language_of(loop.get("request") or task.content)
+        text = say(language, "loop_registered", loop_task_id=registered.loop_task_id,
+                   what=loops.describe(registered, language))
         return m.subtask_result(task_id=task.task_id, tenant_id=task.tenant_id, capability=spec.name, ok=True,
                                 result={"loop_task_id": registered.loop_task_id, "schedule": registered.schedule,
                                         "next_fire_at": registered.next_fire_at, "capability": spec.name,

@@ -69,7 +69,7 @@ class StatusReport:
             return []
         loops = self._loops.list(tenant_id, user_id)
         active = [lt for lt in loops if lt.state == "active"]
-        lines = [say(language, "status_loops")] + [f"- {lt.loop_task_id}: {self._loops.describe(lt)}"
+        lines = [say(language, "status_loops")] + [f"- {lt.loop_task_id}: {self._loops.describe(lt, language)}"
                                                      for lt in active[:SHOWN]] if active else \
             [say(language, "status_no_loops")]
         paused = [lt for lt in loops if lt.state == "paused"]

@@ -33,6 +33,7 @@ from common.loops.models import (
     ACTIVE, DELETED, PAUSED, Forbidden, LoopTask, LoopTaskNotFound,
 )
 from common.loops.registry import LoopTaskRegistry
+from common.i18n import EN, ZH
 from common.messages import new_id
 from common.tasks.models import CREATED, TaskRecord
 from common.tasks.store import TaskStore
@@ -44,6 +45,8 @@ log = logging.getLogger("flora.loops")
 SOURCE = "LoopSchedulerActor"
 _LOOP_ID = re.compile(r"\bloop_[0-9a-f]{6,32}\b")
 _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+_DAYS_ZH = ["周日", "周一", "周二", "周三", "周四", "周五", "周六"]
+_STATE_NAMES = {ZH: {PAUSED: "已暂停", DELETED: "已删除"}}
 
 
 class LoopRequestError(ValueError):
@@ -238,13 +241,13 @@ class LoopService:
         self.scheduler.finish(tenant_id, run_key, ok=ok, task_id=task_id)
 
     # -- words -----------------------------------------------------------------------------
-    def describe(self, task: LoopTask) -> str:
-        """One line a person reads: what, when, state."""
-        when = describe_schedule(task.schedule)
+    def describe(self, task: LoopTask, language: str = EN) -> str:
+        """One line a person reads, in their language: what, when, state."""
+        when = describe_schedule(task.schedule, language)
         upcoming = ""
         if task.state == ACTIVE and task.next_fire_at is not None:
-            upcoming = f"; next {self.local(task.next_fire_at)}"
-        state = "" if task.state == ACTIVE else f" [{task.state}]"
+            upcoming = ("；下次 " if language == ZH else "; next ") + self.local(task.next_fire_at)
+        state = "" if task.state == ACTIVE else f" [{_STATE_NAMES.get(language, {}).get(task.state, task.state)}]"
         return f"{task.content} — {when}{upcoming}{state}"
 
     def local(self, timestamp: float) -> str:
@@ -253,39 +256,47 @@ class LoopService:
         return datetime.fromtimestamp(timestamp, ZoneInfo(self.timezone)).strftime("%Y-%m-%d %H:%M %Z")
 
 
-def describe_schedule(schedule: dict) -> str:
-    """"every day at 09:00", "every 20 minutes", "once at 2026-03-02 15:30 (Asia/Shanghai)"."""
+def describe_schedule(schedule: dict, language: str = EN) -> str:
+    """"every day at 09:00", "every 20 minutes", "once at 2026-03-02 15:30 (Asia/Shanghai)";
+    in Chinese "每天 09:00", "每 20 分钟", "一次：2026-03-02 15:30（Asia/Shanghai）"."""
+    zh = language == ZH
     try:
         s = Schedule.from_dict(schedule)
     except ScheduleError:
-        return "an unreadable schedule"
-    zone = f" ({s.timezone})"
+        return "无法读取的时间安排" if zh else "an unreadable schedule"
+    zone = f"（{s.timezone}）" if zh else f" ({s.timezone})"
     if s.kind == "once":
         at = datetime.fromisoformat(s.at).astimezone(s.zone)
-        return f"once at {at:%Y-%m-%d %H:%M}{zone}"
+        return f"一次：{at:%Y-%m-%d %H:%M}{zone}" if zh else f"once at {at:%Y-%m-%d %H:%M}{zone}"
     if s.kind == "interval":
-        return "every " + _span(s.every_s)
+        return ("每 " if zh else "every ") + _span(s.every_s, language)
     minute, hour, dom, month, dow = s.cron.split()
     if minute.isdigit() and hour.isdigit() and month == "*":
         clock = f"{int(hour):02d}:{int(minute):02d}"
         if dom == "*" and dow == "*":
-            return f"every day at {clock}{zone}"
+            return f"每天 {clock}{zone}" if zh else f"every day at {clock}{zone}"
         if dom == "*" and dow == "1-5":
-            return f"every weekday at {clock}{zone}"
+            return f"每个工作日 {clock}{zone}" if zh else f"every weekday at {clock}{zone}"
         if dom == "*" and re.fullmatch(r"[0-7](,[0-7])*", dow):
-            names = [_DAYS[int(d) % 7] for d in dow.split(",")]
-            return f"every {', '.join(names)} at {clock}{zone}"
+            days = [int(d) % 7 for d in dow.split(",")]
+            if zh:
+                return "每" + "、".join(_DAYS_ZH[d] for d in days) + f" {clock}{zone}"
+            return f"every {', '.join(_DAYS[d] for d in days)} at {clock}{zone}"
         if dow == "*" and dom.isdigit():
-            return f"on day {dom} of every month at {clock}{zone}"
-    return f"on cron '{s.cron}'{zone}"
+            return f"每月 {dom} 日 {clock}{zone}" if zh else f"on day {dom} of every month at {clock}{zone}"
+    return f"按 cron「{s.cron}」{zone}" if zh else f"on cron '{s.cron}'{zone}"
 
 
-def _span(seconds: int) -> str:
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+def _span(seconds: int, language: str = EN) -> str:
+    units = (("天", 86400), ("小时", 3600), ("分钟", 60)) if language == ZH else (
+        ("day", 86400), ("hour", 3600), ("minute", 60))
+    for unit, size in units:
         if seconds % size == 0:
             n = seconds // size
+            if language == ZH:
+                return f"{n} {unit}"
             return f"{n} {unit}s" if n != 1 else unit
-    return f"{seconds} seconds"
+    return f"{seconds} 秒" if language == ZH else f"{seconds} seconds"
 
 
 _STOP = {"the", "my", "a", "an", "to", "me", "remind", "reminder", "loop", "task", "tasks", "pause", "resume",

@@ -173,6 +173,13 @@ def test_describe_schedule_reads_like_english():
     assert describe_schedule({"kind": "bogus"}) == "an unreadable schedule"
 
 
+def test_describe_schedule_reads_like_chinese_for_a_chinese_speaker():
+    assert describe_schedule(Schedule.on_cron("0 9 * * *", timezone=TZ).to_dict(), "zh") == "每天 09:00（Asia/Shanghai）"
+    assert describe_schedule(Schedule.on_cron("0 10 * * 1,3", timezone=TZ).to_dict(), "zh").startswith("每周一、周三 10:00")
+    assert describe_schedule(Schedule.every(1200, timezone=TZ).to_dict(), "zh") == "每 20 分钟"
+    assert describe_schedule({"kind": "bogus"}, "zh") == "无法读取的时间安排"
+
+
 # -- the LoopSchedulerActor's decisions ------------------------------------------------------
 
 def coordinator(service, store) -> LoopCoordinator:
