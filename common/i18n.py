@@ -27,6 +27,15 @@ def language_of(text: str, default: str = EN) -> str:
     return ZH if han >= 2 and han >= words else (ZH if han and not words else EN)
 
 
+def answer_in(lang: str) -> str:
+    """The instruction that makes a model answer in ``lang`` (the last system message of a
+    prompt: small models follow the latest instruction best)."""
+    return _ANSWER_IN.get(lang, _ANSWER_IN[EN])
+
+
+_ANSWER_IN = {ZH: "Always answer in Simplified Chinese (简体中文).", EN: "Always answer in English."}
+
+
 def is_mostly(text: str, lang: str) -> bool:
     """Whether ``text`` reads as ``lang`` (what a wrong-language check asks)."""
     return language_of(text, default=lang) == lang

@@ -14,7 +14,7 @@ import logging
 from typing import Callable
 
 from capabilities.registry import CapabilityRegistry
-from common.i18n import EN, ZH, say
+from common.i18n import EN, answer_in, say
 
 log = logging.getLogger("flora.chat")
 
@@ -26,7 +26,6 @@ SYSTEM_PROMPT = (
     "up such details; say you cannot look them up. You cannot act in the world (send e-mail, book, buy, pay, "
     "open tickets, restart servers): when asked to, say you cannot, never that you will or did."
 )
-LANGUAGE_RULE = {ZH: "Always answer in Simplified Chinese (简体中文).", EN: "Always answer in English."}
 MAX_CHAT_TOKENS = 200
 HISTORY_TURNS = 6
 HISTORY_CHARS = 1500  # the budget for earlier turns in a chat prompt
@@ -88,6 +87,6 @@ def chat_prompt(content: str, language: str, history: list[dict]) -> list[dict]:
         budget -= len(text)
         kept.append({"role": turn["role"], "content": text})
     messages += reversed(kept)
-    messages.append({"role": "system", "content": LANGUAGE_RULE.get(language, LANGUAGE_RULE[EN])})
+    messages.append({"role": "system", "content": answer_in(language)})
     messages.append({"role": "user", "content": content})
     return messages

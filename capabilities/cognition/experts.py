@@ -34,6 +34,7 @@ from typing import Any
 
 from capabilities.aggregation.result_aggregator import AggregationError, Outcome, ResultAggregator, final_answer
 from capabilities.llm.base import LLMError
+from common.i18n import answer_in, language_of
 from config import ExpertsConfig
 
 log = logging.getLogger("flora.experts")
@@ -119,11 +120,12 @@ class ExpertPanel:
         strategy = strategy or self._config.strategy
         if strategy not in STRATEGIES:
             raise ExpertPanelError(f"strategy: unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+        rule = answer_in(language_of(question))  # every expert and the moderator answer in the asker's language
         if strategy == "map_reduce":
-            return self._map_reduce(question)
-        opinions, latest = self._debate(question)
+            return self._map_reduce(question, rule)
+        opinions, latest = self._debate(question, rule)
         if strategy == "summary":
-            return self._summarise(question, latest, opinions)
+            return self._summarise(question, latest, opinions, rule)
         # the vote is over each expert's short verdict; the reasoning stays in the opinions
         outcomes = [Outcome(p.name, p.name in latest, final_answer(latest.get(p.name, "")).strip(),
                             error="" if p.name in latest else "no answer", weight=p.weight)
@@ -139,7 +141,7 @@ class ExpertPanel:
         return PanelAnswer(_as_text(result.value), strategy, opinions, detail)
 
     # -- rounds ------------------------------------------------------------------------
-    def _debate(self, question: str) -> tuple[tuple[Opinion, ...], dict[str, str]]:
+    def _debate(self, question: str, rule: str) -> tuple[tuple[Opinion, ...], dict[str, str]]:
         """Every round, every expert speaks; from round 2 on it sees the others' latest answers."""
         opinions: list[Opinion] = []
         latest: dict[str, str] = {}
@@ -148,7 +150,7 @@ class ExpertPanel:
             for persona in self._config.personas:
                 others = {name: text for name, text in latest.items() if name != persona.name}
                 prompt = _debate_prompt(question, latest.get(persona.name), others) if rnd > 1 else question
-                opinion = self._speak(persona, prompt, rnd)
+                opinion = self._speak(persona, prompt, rnd, rule)
                 opinions.append(opinion)
                 if opinion.ok:
                     said[persona.name] = opinion.text
@@ -156,7 +158,7 @@ class ExpertPanel:
             self._check_enough(len(latest), f"round {rnd}")
         return tuple(opinions), latest
 
-    def _map_reduce(self, question: str) -> PanelAnswer:
+    def _map_reduce(self, question: str, rule: str) -> PanelAnswer:
         parts = split_question(question)
         personas = self._config.personas
         opinions, outcomes = [], []
@@ -164,7 +166,7 @@ class ExpertPanel:
             persona = personas[i % len(personas)]
             prompt = (f"This is part {i + 1} of {len(parts)} of a larger question:\n{question}\n\n"
                       f"Answer only this part: {part}")
-            opinion = self._speak(persona, prompt, 1, part=part)
+            opinion = self._speak(persona, prompt, 1, rule, part=part)
             opinions.append(opinion)
             label = f"{i + 1}. {part}"
             outcomes.append(Outcome(f"part{i + 1}:{persona.name}", opinion.ok,
@@ -172,8 +174,8 @@ class ExpertPanel:
         reduce = self._config.reduce
         options: dict = {"reduce": reduce, "min_ok": self._config.min_ok}
         if reduce == "summary":
-            options["instruction"] = f"Combine these answers to the parts of one question into one answer.\n" \
-                                     f"Question: {question}"
+            options["instruction"] = f"Combine these answers to the parts of one question into one answer. " \
+                                     f"{rule}\nQuestion: {question}"
         try:
             result = self._aggregator.aggregate(outcomes, "map_reduce", **options)
         except AggregationError as exc:
@@ -182,9 +184,10 @@ class ExpertPanel:
                   "reduce": reduce, "failed": list(result.failed)}
         return PanelAnswer(_as_text(result.value), "map_reduce", tuple(opinions), detail)
 
-    def _summarise(self, question: str, latest: dict[str, str], opinions: tuple[Opinion, ...]) -> PanelAnswer:
+    def _summarise(self, question: str, latest: dict[str, str], opinions: tuple[Opinion, ...],
+                   rule: str) -> PanelAnswer:
         listed = "\n\n".join(f"[{name}]\n{text}" for name, text in latest.items())
-        messages = [{"role": "system", "content": MODERATOR},
+        messages = [{"role": "system", "content": f"{MODERATOR}\n{rule}"},
                     {"role": "user", "content": f"Question: {question}\n\nThe experts' final opinions:\n\n{listed}"}]
         try:
             reply = self._llm.complete(messages, max_tokens=self._config.max_tokens)
@@ -193,8 +196,8 @@ class ExpertPanel:
         failed = [p.name for p in self._config.personas if p.name not in latest]
         return PanelAnswer(reply.text.strip(), "summary", opinions, {"experts": list(latest), "failed": failed})
 
-    def _speak(self, persona, prompt: str, rnd: int, *, part: str = "") -> Opinion:
-        messages = [{"role": "system", "content": f"{persona.prompt}\n{ANSWER_RULE}"},
+    def _speak(self, persona, prompt: str, rnd: int, rule: str, *, part: str = "") -> Opinion:
+        messages = [{"role": "system", "content": f"{persona.prompt}\n{ANSWER_RULE}\n{rule}"},
                     {"role": "user", "content": prompt}]
         try:
             reply = self._llm.complete(messages, max_tokens=self._config.max_tokens)

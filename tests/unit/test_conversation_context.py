@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from capabilities.cognition.chat import LANGUAGE_RULE, ChatResponder, chat_prompt
+from capabilities.cognition.chat import ChatResponder, chat_prompt
+from common.i18n import answer_in
 from capabilities.cognition.self_report import StatusReport, SystemCommands
 from capabilities.context.conversation_log import ConversationLog
 from capabilities.context.conversation_manager import ConversationManager
@@ -73,7 +74,7 @@ def test_another_users_conversation_is_neither_read_nor_claimed(store):
 def test_chat_is_told_the_persons_language_and_sees_the_recent_turns():
     history = [{"role": "user", "content": "我叫李伟"}, {"role": "assistant", "content": "你好，李伟！"}]
     messages = chat_prompt("我叫什么名字？", "zh", history)
-    assert messages[1:] == [*history, {"role": "system", "content": LANGUAGE_RULE["zh"]},
+    assert messages[1:] == [*history, {"role": "system", "content": answer_in("zh")},
                             {"role": "user", "content": "我叫什么名字？"}]
     assert messages[0] == chat_prompt("hello", "en", [])[0]  # one system prompt for everyone: its state is reused
 

@@ -6,6 +6,7 @@ from capabilities.base import CapabilityError, ExecutionContext
 from capabilities.cognition.experts import ExpertPanel, NoModelError, PanelFailed, split_question
 from capabilities.llm.base import LLMUnavailable
 from capabilities.llm.fake import FunctionLLM
+from common.i18n import answer_in
 from capabilities.routing.task_router import TaskRouter
 from config import ExpertsConfig, load_config
 from init_plugins import build_registry
@@ -74,6 +75,16 @@ def test_summary_mode_asks_the_model_once_more_with_every_final_opinion():
     assert all(f"[{name}]" in moderator[1]["content"] for name in ("ann", "bob", "cat"))
     assert (answer.answer, answer.strategy) == ("On balance: yes.", "summary")
     assert answer.detail == {"experts": ["ann", "bob", "cat"], "failed": []}
+
+
+def test_every_expert_and_the_moderator_are_told_to_answer_in_the_askers_language():
+    llm = model({"ann": "是", "bob": "否", "cat": "是"})
+    ExpertPanel(llm, config=experts(rounds=1)).ask("我们应该把服务迁移到 Rust 吗？")
+    assert len(llm.calls) == 4
+    assert all(answer_in("zh") in messages[0]["content"] for messages, _ in llm.calls)
+    english = model({"ann": "yes", "bob": "no", "cat": "yes"})
+    ExpertPanel(english, config=experts(rounds=1)).ask("Should we move the service to Rust?")
+    assert all(answer_in("en") in messages[0]["content"] for messages, _ in english.calls)
 
 
 # -- aggregation strategies ------------------------------------------------------------
