@@ -27,6 +27,8 @@ from agents.node import Flora, StartupError, StopRequested, run_worker, start_fl
 from common import messages as m
 from config import ConfigError, FloraConfig, load_config
 
+UVICORN_GRACE_S = 2  # open requests and event streams get this long after a stop signal
+
 
 def converse(flora: Flora, user_id: str, stream=sys.stdin) -> None:
     print("Flora is ready. Type a request; 'exit' to leave.")

@@ -23,7 +23,6 @@ log = logging.getLogger("flora.node")
 
 STARTUP_TIMEOUT_S = 60.0
 STOP_GRACE_S = 4.0  # Thespian's own stop of the actors; then their processes are ended
-UVICORN_GRACE_S = 2  # open requests and event streams get this long after a stop signal
 END_GRACE_S = 1.0  # between SIGTERM and SIGKILL for actor processes Thespian's stop left
 ROUTER_NAME = "flora-router"
 SCHEDULER_NAME = "flora-loop-scheduler"

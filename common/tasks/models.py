@@ -181,3 +181,20 @@ class Event:
     source: str
     data: dict
     created_at: float
+
+
+@dataclass
+class WorkItem:
+    """Work to do off the reply path that must survive a restart (distilling a conversation
+    turn into memories): added where the work arises, done by whoever serves ``kind``, removed
+    when done. ``key`` makes adding idempotent (the same turn twice is one item)."""
+
+    tenant_id: str
+    kind: str
+    key: str
+    payload: dict = field(default_factory=dict)
+    created_at: float = field(default_factory=time.time)
+    attempts: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)

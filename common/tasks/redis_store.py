@@ -18,6 +18,8 @@ keys share a slot)::
     <prefix>:{t}:notes:unread:<user>     the same, unread ones only: being here is what ``read`` says
     <prefix>:{t}:session:<id>            string, the Session as JSON
     <prefix>:{t}:sessions:<user>         sorted set of the user's session ids, by updated_at
+    <prefix>:{t}:work:<kind>             hash key -> a pending WorkItem as JSON
+    <prefix>:work:<kind>                 set of the tenants with pending work of that kind
     <prefix>:tenants                     set of the tenants that have tasks (count_by_state of all)
     <prefix>:event_seq                   counter: the newest event id, any tenant
 
@@ -54,7 +56,7 @@ import redis
 
 from common.tasks.models import (
     MUTABLE_FIELDS, TRANSITIONS, Draft, Event, InvalidTransition, Notification, PendingEvent, Session,
-    SessionNotFound, StoreError, TaskNotFound, TaskRecord, can_move,
+    SessionNotFound, StoreError, TaskNotFound, TaskRecord, WorkItem, can_move,
 )
 from common.tasks.store import TaskStore
 
@@ -399,6 +401,41 @@ class RedisTaskStore(TaskStore):
             return before, after
 
         return self._watched(key, write)
+
+    # -- pending work -----------------------------------------------------------------
+    def add_work(self, item: WorkItem) -> bool:
+        added = self._redis.hsetnx(self._key(item.tenant_id, "work", item.kind), item.key,
+                                   json.dumps(item.to_dict(), default=str))
+        if added:
+            self._redis.sadd(f"{self._prefix}:work:{item.kind}", item.tenant_id)
+        return bool(added)
+
+    def pending_work(self, kind: str, *, limit: int = 100) -> list[WorkItem]:
+        items: list[WorkItem] = []
+        for tenant in self._redis.smembers(f"{self._prefix}:work:{kind}"):
+            items += [WorkItem(**json.loads(raw)) for raw in self._redis.hvals(self._key(tenant, "work", kind))]
+        return sorted(items, key=lambda item: item.created_at)[:limit]
+
+    def retry_work(self, tenant_id: str, kind: str, key: str) -> int:
+        work = self._key(tenant_id, "work", kind)
+        with self._redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(work)
+                    raw = pipe.hget(work, key)
+                    if raw is None:
+                        return 0
+                    item = json.loads(raw)
+                    item["attempts"] += 1
+                    pipe.multi()
+                    pipe.hset(work, key, json.dumps(item, default=str))
+                    pipe.execute()
+                    return item["attempts"]
+                except redis.WatchError:
+                    continue
+
+    def finish_work(self, tenant_id: str, kind: str, key: str) -> bool:
+        return bool(self._redis.hdel(self._key(tenant_id, "work", kind), key))
 
     def close(self) -> None:
         self._redis.close()

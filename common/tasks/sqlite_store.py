@@ -19,7 +19,7 @@ from typing import Any, Iterable
 from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
     MUTABLE_FIELDS, Draft, Event, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound,
-    TaskNotFound, TaskRecord, can_move,
+    TaskNotFound, TaskRecord, WorkItem, can_move,
 )
 from common.tasks.store import TaskStore
 
@@ -99,6 +99,16 @@ CREATE TABLE IF NOT EXISTS sessions (
     PRIMARY KEY (tenant_id, session_id)
 );
 CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (tenant_id, user_id, updated_at);
+CREATE TABLE IF NOT EXISTS work (
+    tenant_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, kind, key)
+);
+CREATE INDEX IF NOT EXISTS work_by_kind ON work (kind, created_at);
 """
 # Columns added after a file was first created, applied to older files on open.
 MIGRATIONS = (("tasks", "meta", "TEXT NOT NULL DEFAULT '{}'"),)
@@ -340,6 +350,35 @@ class SQLiteTaskStore(TaskStore):
     def delete_session(self, tenant_id: str, session_id: str) -> bool:
         with self._lock, immediate(self._db):
             cur = self._db.execute("DELETE FROM sessions WHERE tenant_id=? AND session_id=?", (tenant_id, session_id))
+        return cur.rowcount > 0
+
+    # -- pending work -----------------------------------------------------------------
+    def add_work(self, item: WorkItem) -> bool:
+        with self._lock, immediate(self._db):
+            cur = self._db.execute("INSERT OR IGNORE INTO work (tenant_id, kind, key, payload, created_at, attempts) "
+                                   "VALUES (?, ?, ?, ?, ?, ?)", (item.tenant_id, item.kind, item.key,
+                                                                 json.dumps(item.payload, default=str),
+                                                                 item.created_at, item.attempts))
+        return cur.rowcount > 0
+
+    def pending_work(self, kind: str, *, limit: int = 100) -> list[WorkItem]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM work WHERE kind=? ORDER BY created_at, rowid LIMIT ?",
+                                    (kind, limit)).fetchall()
+        return [WorkItem(r["tenant_id"], r["kind"], r["key"], json.loads(r["payload"]), r["created_at"],
+                         r["attempts"]) for r in rows]
+
+    def retry_work(self, tenant_id: str, kind: str, key: str) -> int:
+        with self._lock, immediate(self._db):
+            self._db.execute("UPDATE work SET attempts=attempts+1 WHERE tenant_id=? AND kind=? AND key=?",
+                             (tenant_id, kind, key))
+            row = self._db.execute("SELECT attempts FROM work WHERE tenant_id=? AND kind=? AND key=?",
+                                   (tenant_id, kind, key)).fetchone()
+        return row["attempts"] if row else 0
+
+    def finish_work(self, tenant_id: str, kind: str, key: str) -> bool:
+        with self._lock, immediate(self._db):
+            cur = self._db.execute("DELETE FROM work WHERE tenant_id=? AND kind=? AND key=?", (tenant_id, kind, key))
         return cur.rowcount > 0
 
     def close(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Iterable
 
-from common.tasks.models import Draft, Event, Notification, PendingEvent, Session, TaskRecord
+from common.tasks.models import Draft, Event, Notification, PendingEvent, Session, TaskRecord, WorkItem
 
 
 class TaskStore(ABC):
@@ -122,6 +122,23 @@ class TaskStore(ABC):
 
     @abstractmethod
     def delete_session(self, tenant_id: str, session_id: str) -> bool: ...
+
+    # -- pending work (done off the reply path, kept across restarts) ------------
+    @abstractmethod
+    def add_work(self, item: WorkItem) -> bool:
+        """Keep ``item`` until it is finished; False (and nothing changes) when an item with its
+        tenant, kind and key is already kept."""
+
+    @abstractmethod
+    def pending_work(self, kind: str, *, limit: int = 100) -> list[WorkItem]:
+        """The kept items of ``kind``, every tenant's, oldest first."""
+
+    @abstractmethod
+    def retry_work(self, tenant_id: str, kind: str, key: str) -> int:
+        """Count one failed attempt at an item; returns its attempts so far (0: no such item)."""
+
+    @abstractmethod
+    def finish_work(self, tenant_id: str, kind: str, key: str) -> bool: ...
 
     def close(self) -> None:
         """Release connections."""

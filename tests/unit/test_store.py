@@ -15,7 +15,7 @@ import redis
 from common.tasks.models import (
     CANCELLED, COMPLETED, CREATED, FAILED, PAUSED_STATES, PLANNED, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS,
     Draft, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, StoreError, TaskNotFound,
-    TaskRecord,
+    TaskRecord, WorkItem,
 )
 from common.tasks.redis_store import RedisTaskStore
 from common.tasks.sqlite_store import SQLiteTaskStore
@@ -426,6 +426,25 @@ def test_notifications_are_scoped_by_tenant(store):
     assert store.notifications(OTHER_TENANT, "alice", unread_only=False) == []
     assert store.mark_notifications_read(OTHER_TENANT, "alice", ["n1"]) == 0
     assert [n.notification_id for n in store.notifications(TENANT, "alice")] == ["n1"]
+
+
+# -- pending work ---------------------------------------------------------------------
+def test_pending_work_is_kept_once_per_key_oldest_first_and_finished_once(store):
+    first = WorkItem(TENANT, "memory", "msg_1", {"content": "I live in Shanghai"}, created_at=time.time() - 5)
+    assert store.add_work(first)
+    assert not store.add_work(replace(first, payload={"content": "again"}))  # the same turn twice: one item
+    assert store.add_work(WorkItem(OTHER_TENANT, "memory", "msg_1", {"content": "another tenant's"}))
+    assert store.add_work(WorkItem(TENANT, "other_kind", "x", {}))
+    pending = store.pending_work("memory")
+    assert [(w.tenant_id, w.key, w.payload["content"]) for w in pending] == [
+        (TENANT, "msg_1", "I live in Shanghai"), (OTHER_TENANT, "msg_1", "another tenant's")]
+    assert store.retry_work(TENANT, "memory", "msg_1") == 1
+    assert store.retry_work(TENANT, "memory", "msg_1") == 2
+    assert store.retry_work(TENANT, "memory", "gone") == 0
+    assert store.pending_work("memory", limit=1)[0].attempts == 2
+    assert store.finish_work(TENANT, "memory", "msg_1")
+    assert not store.finish_work(TENANT, "memory", "msg_1")
+    assert [(w.tenant_id, w.key) for w in store.pending_work("memory")] == [(OTHER_TENANT, "msg_1")]
 
 
 # -- two processes ----------------------------------------------------------------------
