@@ -8,7 +8,10 @@ waited in a queue) send them here as ``notification``. Its InteractionCoordinato
 decides; this actor only moves messages: to the tenant's AgentActor (found through the
 RouterActor and cached) and back to whoever asked. When the RouterActor reports that an
 AgentActor was replaced, the messages still waiting for the dead one are answered at once
-with a retryable ``task_error`` instead of waiting out their timeout.
+with a retryable ``task_error`` instead of waiting out their timeout. With long-term memory
+it talks to the node's MemoryActor too: recall before new work, turns to distil after a
+reply, a person's questions about their memories, and clients' ``memory_request``
+(the HTTP API's ``/v1/memories``), whose answers go back to whoever asked.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class InteractionActor(FloraActor):
     role = "interaction"
     # what arrives here: users' messages, the back end's replies, the router's answer
     HANDLES = frozenset({"user_input", "route_reply", "notification", "subscribe", "notifications_request",
-                         "reply_chunk", *m.REPLY_TYPES})
+                         "reply_chunk", "memory_request", "memory_reply", *m.REPLY_TYPES})
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -42,13 +45,17 @@ class InteractionActor(FloraActor):
         self.notifications: NotificationDesk | None = None
         self.askers: dict[str, Any] = {}  # msg_id -> who asked
         self.scheduler: Any = None
+        self.memory: Any = None  # the MemoryActor
+        self.memory_askers: dict[str, Any] = {}  # request_id of a client's memory_request -> the client
 
     def configured(self, message, sender):
         rt = self.runtime
         conversation = rt.registry.get_capability("conversation_manager")
+        self.memory = message.get("memory")
         self.coordinator = InteractionCoordinator(conversation, default_tenant=rt.config.default_tenant,
                                                   reply_timeout_s=rt.config.actors.ask_timeout_s,
-                                                  log=ConversationLog(rt.store))
+                                                  log=ConversationLog(rt.store),
+                                                  memory_store=rt.store if self.memory is not None else None)
         self.notifications = NotificationDesk(rt.store, default_tenant=rt.config.default_tenant)
         self.sweep_s = min(SWEEP_INTERVAL_S, rt.config.actors.ask_timeout_s / 2)
         self.wakeupAfter(self.sweep_s)
@@ -82,17 +89,52 @@ class InteractionActor(FloraActor):
                 self.send(address, message)
         elif kind in ("subscribe", "notifications_request"):
             self.send(sender, self.notifications.on_request(message, sender))
+        elif kind == "memory_reply" and sender == self.memory:
+            asker = self.memory_askers.pop(message.get("request_id") or "", None)
+            if asker is not None:
+                to, request_id = asker
+                self.send(to, {**message, "request_id": request_id} if request_id else
+                          {k: v for k, v in message.items() if k != "request_id"})
+            else:
+                self._dispatch(self.coordinator.on_memory_reply(message), None)
+        elif kind == "memory_request":
+            self._memory_request(message, sender)
         else:  # anything else is a user's message, well-formed or not
             self._dispatch(self.coordinator.on_user_input(message), sender)
 
+    def _memory_request(self, message, sender) -> None:
+        """A client's request about one person's memories (the HTTP API checked who asks)."""
+        try:
+            m.validate(message)
+            if message["op"] not in ("list", "forget", "clear", "recall"):
+                raise m.ProtocolError(f"memory_request op {message['op']!r} is not for clients", field="op")
+        except m.ProtocolError as exc:
+            self.send(sender, m.memory_reply(op=str(message.get("op", "")), request_id=message.get("request_id"),
+                                             error=f"malformed memory_request: {exc}"))
+            return
+        if self.memory is None:
+            self.send(sender, m.memory_reply(op=message["op"], request_id=message.get("request_id"),
+                                             error="memory is off (memory.enabled: false)"))
+            return
+        request_id = m.new_id("mem")  # ours: a client's own id could collide with a user message's
+        self.memory_askers[request_id] = (sender, message.get("request_id"))
+        self.send(self.memory, {**message, "request_id": request_id})
+
     def _dispatch(self, outs, sender) -> None:
         for destination, msg in outs:
+            if destination == "memory":  # a recall or a question about memories answers this sender later
+                if msg.get("request_id") and sender is not None:
+                    self.askers[msg["request_id"]] = sender
+                if self.memory is not None:
+                    self.send(self.memory, msg)
+                continue
             if destination == "reply":
                 to = self.askers.pop(msg["msg_id"], None) or sender
                 if to is not None:
                     self.send(to, msg)
                 continue
-            self.askers[msg["msg_id"]] = sender
+            if sender is not None:  # None: work that waited for its memories; its asker is known
+                self.askers[msg["msg_id"]] = sender
             self._send_all(self.routes.send(msg["tenant_id"], msg))
 
     def _send_all(self, sends) -> None:

@@ -55,6 +55,7 @@ class Flora:
     understanding_host: Any = None  # the understanding model's host, when it has one of its own
     warming: Any = None  # the thread warming the model hosts up after start (join it to wait)
     scheduler: Any = None
+    memory: Any = None  # the MemoryActor, when long-term memory is on
     bridge: Any = None
     beacon: Any = None  # keeps this node's entry in the node registry alive
     actor_group: int | None = None  # OS process group of the Thespian admin and the actors
@@ -134,6 +135,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     from agents.router_actor import RouterActor
     from capabilities.llm import build_model_host, understanding_settings
     from capability_actors.loop_scheduler_actor import LoopSchedulerActor
+    from capability_actors.memory_actor import MemoryActor
     from init_plugins import build_registry
 
     started_at = time.time()  # tasks last changed before this belong to an earlier life of this node
@@ -180,9 +182,14 @@ def start_flora(config: ConfigSource = None) -> Flora:
         route = _expect(system.ask(flora.router, m.route_request(tenant_id=config.default_tenant),  # 4. AgentActor
                                    STARTUP_TIMEOUT_S), "route_reply", "RouterActor")
         flora.agent = route["agent"]
+        if config.memory.enabled:  # long-term memory: one actor owns the store and distils off the reply path
+            flora.memory = system.createActor(MemoryActor)
+            _expect(system.ask(flora.memory, m.configure(config=wire, role="memory"), STARTUP_TIMEOUT_S),
+                    "configured", "MemoryActor")
         flora.interaction = system.createActor(InteractionActor)  # 5. InteractionActor
         _expect(system.ask(flora.interaction, m.configure(config=wire, router=flora.router, agent=flora.agent,  # 6.
-                                                          scheduler=flora.scheduler, role="interaction"),
+                                                          scheduler=flora.scheduler, memory=flora.memory,
+                                                          role="interaction"),
                            STARTUP_TIMEOUT_S), "configured", "InteractionActor")
         _expect(system.ask(flora.scheduler, m.configure(config=wire, router=flora.router,  # 7. LoopSchedulerActor
                                                         interaction=flora.interaction, role="loop_scheduler"),

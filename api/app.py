@@ -272,6 +272,23 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         await asyncio.to_thread(service.delete_session, who, session_id)
         return Response(status_code=204)
 
+    # -- long-term memory ---------------------------------------------------------------
+    @app.get("/v1/memories", tags=["memory"], summary="What Flora remembers about the user; with q, those bearing on it")
+    async def list_memories(who: As, q: Annotated[str | None, Query(min_length=1, max_length=2000)] = None) -> list[dict]:
+        reply = await service.memories(who, "recall" if q else "list", query=q)
+        return reply.get("memories") or []
+
+    @app.delete("/v1/memories/{memory_id}", tags=["memory"], summary="Forget one memory", status_code=204)
+    async def forget_memory(memory_id: Id, who: As) -> Response:
+        reply = await service.memories(who, "forget", memory_id=memory_id)
+        if not reply.get("removed"):
+            raise APIError(404, "not_found", f"no memory {memory_id!r}")
+        return Response(status_code=204)
+
+    @app.delete("/v1/memories", tags=["memory"], summary="Forget everything remembered about the user")
+    async def clear_memories(who: As) -> dict:
+        return {"removed": (await service.memories(who, "clear")).get("removed") or 0}
+
     # -- OpenAI-compatible ---------------------------------------------------------------
     @app.get("/v1/models", tags=["openai"], summary="OpenAI-compatible model list")
     async def models(who: Who) -> dict:

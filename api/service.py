@@ -228,6 +228,20 @@ class FloraService:
                                                [n.notification_id for n in notes if not n.read])
         return [n.to_dict() for n in notes]
 
+    # -- long-term memory --------------------------------------------------------------------
+    async def memories(self, caller: Caller, op: str, *, memory_id: str | None = None,
+                       query: str | None = None) -> dict:
+        """One person's memories through the MemoryActor: ``list``, ``recall`` (``query``),
+        ``forget`` (``memory_id``) or ``clear``; a memory of someone else is not found."""
+        reply = await self._ask(self.interaction, m.memory_request(
+            op=op, tenant_id=caller.tenant_id, user_id=caller.user_id, memory_id=memory_id, query=query))
+        if reply.get("message_type") != "memory_reply":
+            raise APIError(502, "internal", f"unexpected answer from Flora: {reply.get('message_type')}")
+        if reply.get("error"):
+            off = "memory.enabled" in reply["error"]
+            raise APIError(404 if off else 503, "unavailable", reply["error"])
+        return reply
+
     # -- loop tasks ------------------------------------------------------------------------
     async def loop_command(self, caller: Caller, op: str, loop_task_id: str | None = None, **fields: Any) -> dict:
         msg = m.loop_command(msg_id=m.new_id("msg"), tenant_id=caller.tenant_id, user_id=caller.user_id, op=op,

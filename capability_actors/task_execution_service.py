@@ -109,7 +109,7 @@ class TaskExecutionService:
             return self._answered(msg, timing)
         if kind == "chat":
             return m.analysis_result(task_id=task_id, intent="chat", timing=timing, message=self._chat.reply(
-                content, language=language, history=history, on_text=on_text))
+                content, language=language, history=history, memories=msg.get("memories"), on_text=on_text))
         if kind == "status":
             asked_abilities = intent.command == "help" or cues.asks_about_abilities(content)
             return m.analysis_result(task_id=task_id, intent="status", timing=timing, message=(

@@ -127,6 +127,21 @@ _PHRASES.update({
     "loop_Changed": {EN: "Changed {loop_task_id}: {what}", ZH: "已修改 {loop_task_id}：{what}"},
 })
 
+_PHRASES.update({
+    "memory_list": {EN: "Here is what I remember about you:", ZH: "我记得关于你的这些："},
+    "memory_none": {EN: "I don't remember anything about you yet. Tell me what you'd like me to keep in mind.",
+                    ZH: "我还没有记住关于你的任何事。你可以告诉我希望我记住什么。"},
+    "memory_forgot": {EN: "Done: I forgot {count} thing(s) about you.", ZH: "好的，我已忘掉 {count} 条关于你的记忆。"},
+    "memory_not_found": {EN: "I don't remember anything like that about you.", ZH: "我没有记着关于你的这样的事。"},
+    "memory_cleared": {EN: "Done: I forgot everything I remembered about you ({count}).",
+                       ZH: "好的，关于你的 {count} 条记忆都已删除。"},
+    "memory_off": {EN: "Long-term memory is turned off here (memory.enabled: false), so I keep nothing about you "
+                       "between conversations.",
+                   ZH: "这里关闭了长期记忆（memory.enabled: false），所以我不会在对话之间记住关于你的事。"},
+    "memory_unavailable": {EN: "My memory is unavailable right now ({reason}); please try again later.",
+                           ZH: "我的记忆暂时不可用（{reason}），请稍后再试。"},
+})
+
 _STATES_ZH = {
     "completed": "已完成", "failed": "失败", "cancelled": "已取消", "running": "运行中",
     "waiting_parameters": "等待参数", "waiting_approval": "等待确认", "queued": "排队中",

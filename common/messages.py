@@ -181,6 +181,7 @@ class AgentTask(TypedDict):
     channel: NotRequired[str]
     reply_to: NotRequired[Any]
     history: NotRequired[list]  # the conversation's recent turns, {role, content}, oldest first
+    memories: NotRequired[list]  # what Flora remembers of the person that bears on it, {memory_id, fact}
     pending_task_id: NotRequired[str]  # a paused task this message may be answering
     stream: NotRequired[bool]
 
@@ -211,6 +212,7 @@ class Analyze(TypedDict):
     capability: NotRequired[str]
     instruction: NotRequired[str]  # a revision's added instruction, for the planner
     history: NotRequired[list]
+    memories: NotRequired[list]
     pending_task_id: NotRequired[str]
     stream: NotRequired[bool]
 
@@ -433,6 +435,35 @@ class NotificationsReply(TypedDict):
     notifications: list[dict]
 
 
+# --------------------------------------------------------------------------- memory
+class MemoryRequest(TypedDict):
+    """InteractionActor (for a user, the HTTP API, before new work) → MemoryActor: ``op`` is
+    ``recall`` (the memories bearing on ``query``), ``list``, ``forget`` (one ``memory_id``, or
+    those matching ``query``), ``clear`` (all of the person's), or ``wake`` (distil the
+    conversation turns waiting in the store). Always one person's: tenant and user."""
+
+    message_type: Literal["memory_request"]
+    op: Literal["recall", "list", "forget", "clear", "wake"]
+    tenant_id: str
+    user_id: str
+    request_id: NotRequired[str]
+    query: NotRequired[str]
+    memory_id: NotRequired[str]
+    limit: NotRequired[int]
+
+
+class MemoryReply(TypedDict):
+    """MemoryActor → asker: the memories (``{memory_id, fact, kind, subject, ...}``), how many
+    were removed, or ``error`` (memory is off or degraded: the asker goes on without it)."""
+
+    message_type: Literal["memory_reply"]
+    op: str
+    request_id: NotRequired[str]
+    memories: NotRequired[list]
+    removed: NotRequired[int]
+    error: NotRequired[str]
+
+
 # --------------------------------------------------------------------------- wiring
 class Configure(TypedDict):
     """main/parent → any actor: the configuration (as JSON) and the addresses to talk to."""
@@ -443,6 +474,7 @@ class Configure(TypedDict):
     agent: NotRequired[Any]
     scheduler: NotRequired[Any]
     interaction: NotRequired[Any]
+    memory: NotRequired[Any]  # the node's MemoryActor, when long-term memory is on
     role: NotRequired[str]
 
 
@@ -514,7 +546,7 @@ MESSAGE_TYPES: dict[str, type] = {
     for cls in (UserInput, TaskCompleted, TaskPaused, TaskQueued, ChatReply, Clarification, TaskError,
                 AgentTask, ResumeTask, Analyze, ReplyChunk, AnalysisResult, Execute, ResumeExecution,
                 SubtaskResult, RunPlan, PlanResult, AggregatePlan, PlanAggregated, LoopCommand, LoopFire, RunTask, Notification, Subscribe,
-                NotificationsRequest, NotificationsReply, Configure, Configured, RouteRequest,
+                NotificationsRequest, NotificationsReply, MemoryRequest, MemoryReply, Configure, Configured, RouteRequest,
                 RouteReply, Heartbeat, HeartbeatAck, AgentChildren, StatusRequest, StatusReply)
 }
 REPLY_TYPES = frozenset({"task_completed", "task_paused", "task_queued", "chat_reply", "clarification",
@@ -680,7 +712,8 @@ def task_error(*, msg_id: str, error_type: str, message: str, retryable: bool = 
 def agent_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, content: str,
                intent: str | None = None, capability: str | None = None, parameters: dict | None = None,
                channel: str | None = None, reply_to: Any = None, history: list | None = None,
-               pending_task_id: str | None = None, stream: bool | None = None) -> AgentTask:
+               memories: list | None = None, pending_task_id: str | None = None,
+               stream: bool | None = None) -> AgentTask:
     return _build(AgentTask, **locals())  # type: ignore[return-value]
 
 
@@ -690,8 +723,19 @@ def resume_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, repl
 
 def analyze(*, task_id: str, tenant_id: str, user_id: str, content: str, intent: str | None = None,
             capability: str | None = None, instruction: str | None = None, history: list | None = None,
-            pending_task_id: str | None = None, stream: bool | None = None) -> Analyze:
+            memories: list | None = None, pending_task_id: str | None = None,
+            stream: bool | None = None) -> Analyze:
     return _build(Analyze, **locals())  # type: ignore[return-value]
+
+
+def memory_request(*, op: str, tenant_id: str, user_id: str, request_id: str | None = None,
+                   query: str | None = None, memory_id: str | None = None, limit: int | None = None) -> MemoryRequest:
+    return _build(MemoryRequest, **locals())  # type: ignore[return-value]
+
+
+def memory_reply(*, op: str, request_id: str | None = None, memories: list | None = None,
+                 removed: int | None = None, error: str | None = None) -> MemoryReply:
+    return _build(MemoryReply, **locals())  # type: ignore[return-value]
 
 
 def reply_chunk(*, task_id: str, text: str, seq: int, msg_id: str | None = None) -> ReplyChunk:
@@ -772,7 +816,7 @@ def notifications_reply(*, user_id: str, notifications: list[dict]) -> Notificat
 
 
 def configure(*, config: dict, router: Any = None, agent: Any = None, scheduler: Any = None,
-              interaction: Any = None, role: str | None = None) -> Configure:
+              interaction: Any = None, memory: Any = None, role: str | None = None) -> Configure:
     return _build(Configure, **locals())  # type: ignore[return-value]
 
 

@@ -25,6 +25,10 @@ class EventType(str, Enum):
     TASK_QUEUED = "TASK_QUEUED"  # data: scope, limit, position, reason
     TASK_RETRY_SCHEDULED = "TASK_RETRY_SCHEDULED"  # data: attempt, delay_s, reason
     POISON_MESSAGE = "POISON_MESSAGE"  # a request that was not a task yet made a worker raise; data: traceback
+    # long-term memory (task id "memory"): data names the memories
+    MEMORY_WRITTEN = "MEMORY_WRITTEN"  # data: msg_id (the turn distilled), memories [{memory_id, fact}]
+    MEMORY_RECALLED = "MEMORY_RECALLED"  # data: memory_ids put into a prompt
+    MEMORY_FORGOTTEN = "MEMORY_FORGOTTEN"  # data: memory_ids, or all and count
 
 
 # The event each task state publishes when a task enters it.

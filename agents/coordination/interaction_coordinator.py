@@ -9,6 +9,13 @@ who sent ``msg_id``) or ``"agent"``.
 Every turn — the message and the reply that answers it — is kept in the person's
 conversation (``ConversationLog``), and the recent turns travel with new work, so the
 understanding step and chat read a message in its context ("and tomorrow?").
+
+With long-term memory (a MemoryActor, destination ``"memory"``): new work first asks it for
+the memories bearing on the message (``recall``; after ``RECALL_WAIT_S`` without an answer
+the work goes on without them), and they travel with the work; a turn in which the person
+may have told something about themselves is left in the store as pending work and the
+MemoryActor is woken to distil it; "what do you remember about me?" and "forget …" are
+answered from it directly.
 """
 
 from __future__ import annotations
@@ -17,13 +24,18 @@ import logging
 import time
 from dataclasses import dataclass
 
+from agents.coordination.memory_desk import turn_work
+from capabilities.cognition import cues
 from capabilities.context.conversation_log import ConversationLog
 from capabilities.context.conversation_manager import ConversationManager, Decision
 from common import messages as m
+from common.i18n import language_of, say
+from common.tasks.store import TaskStore
 
 log = logging.getLogger("flora.interaction")
 
 Out = tuple[str, dict]
+RECALL_WAIT_S = 2.0  # new work waits at most this long for its memories
 
 
 @dataclass
@@ -39,14 +51,30 @@ class Waiting:
     said: dict | None = None  # the user's message as recorded with the reply
 
 
+@dataclass
+class Recalling:
+    """New work waiting for its memories (``task``), or a person's question about them."""
+
+    task: dict | None
+    deadline: float
+    language: str = "en"
+
+
 class InteractionCoordinator:
     def __init__(self, conversation: ConversationManager, *, default_tenant: str = "default",
-                 reply_timeout_s: float = 120.0, log: ConversationLog | None = None):
+                 reply_timeout_s: float = 120.0, log: ConversationLog | None = None,
+                 memory_store: TaskStore | None = None):
         self._conversation = conversation
         self._log = log
         self._default_tenant = default_tenant
         self._reply_timeout_s = reply_timeout_s
+        self._memory_store = memory_store  # set when a MemoryActor serves: where turns to distil wait
         self.waiting: dict[str, Waiting] = {}
+        self.recalling: dict[str, Recalling] = {}  # request_id (the msg_id) -> what waits for the MemoryActor
+
+    @property
+    def remembers(self) -> bool:
+        return self._memory_store is not None
 
     def on_user_input(self, raw: object) -> list[Out]:
         """Decide what to do with a user message (which may be malformed)."""
@@ -71,11 +99,25 @@ class InteractionCoordinator:
         decision = self._conversation.handle_user_input(msg)
         log.info("user input msg_id=%s user=%s action=%s task_id=%s", msg_id, user, decision.action,
                  decision.task_id, extra={"tenant_id": tenant, "task_id": decision.task_id})
-        return [(to, self._recorded(msg, conversation, out) if to == "reply" else out)
-                for to, out in self._act(msg, decision, conversation)]
+        outs: list[Out] = []
+        for to, out in self._act(msg, decision, conversation):
+            outs.append((to, out))
+            if to == "reply":
+                self._recorded(msg, conversation, out)
+                outs += self._remember(tenant, user, conversation, msg, out)
+        return outs
 
     def _act(self, msg: dict, d: Decision, conversation: str) -> list[Out]:
         msg_id, tenant, user = msg["msg_id"], msg["tenant_id"], msg["user_id"]
+        if d.action == "memory":
+            language = language_of(msg.get("content", ""))
+            if not self.remembers:
+                return [("reply", m.chat_reply(msg_id=msg_id, message=say(language, "memory_off"), intent="memory"))]
+            self.recalling[msg_id] = Recalling(None, self._deadline(), language)
+            self.waiting[msg_id] = Waiting(tenant, user, msg.get("content", ""), "", self._deadline(), conversation,
+                                           {k: msg.get(k) for k in ("content",)})
+            return [("memory", m.memory_request(op=d.intent or "list", tenant_id=tenant, user_id=user,
+                                                request_id=msg_id, query=d.content or None))]
         if d.action == "error":
             return [("reply", m.task_error(msg_id=msg_id, error_type=d.error_type or "internal", message=d.message,
                                            task_id=d.task_id))]
@@ -98,10 +140,32 @@ class InteractionCoordinator:
         task_id = m.new_id("task")
         self.waiting[msg_id] = Waiting(tenant, user, d.content, task_id, self._deadline(), conversation, said)
         history = self._log.recent(tenant, user, conversation) if self._log is not None else []
-        return [("agent", m.agent_task(task_id=task_id, msg_id=msg_id, tenant_id=tenant, user_id=user,
-                                       content=d.content, intent=d.intent, capability=d.capability,
-                                       channel=msg.get("channel"), history=history or None,
-                                       pending_task_id=d.pending_task_id, stream=msg.get("stream") or None))]
+        task = m.agent_task(task_id=task_id, msg_id=msg_id, tenant_id=tenant, user_id=user, content=d.content,
+                            intent=d.intent, capability=d.capability, channel=msg.get("channel"),
+                            history=history or None, pending_task_id=d.pending_task_id,
+                            stream=msg.get("stream") or None)
+        if not self.remembers or not d.content:
+            return [("agent", task)]
+        self.recalling[msg_id] = Recalling(task, time.monotonic() + RECALL_WAIT_S)
+        return [("memory", m.memory_request(op="recall", tenant_id=tenant, user_id=user, request_id=msg_id,
+                                            query=d.content))]
+
+    def on_memory_reply(self, msg: dict) -> list[Out]:
+        """The MemoryActor answered: new work goes on with its memories, or the person's
+        question about their memories is answered."""
+        recalling = self.recalling.pop(msg.get("request_id") or "", None)
+        if recalling is None:
+            return []  # it went on without them already
+        if recalling.task is not None:
+            memories = [{"memory_id": r.get("memory_id"), "fact": r.get("fact")}
+                        for r in msg.get("memories") or [] if r.get("fact")]
+            return [("agent", {**recalling.task, "memories": memories} if memories else recalling.task)]
+        waiting = self.waiting.pop(msg["request_id"], None)
+        if waiting is None:
+            return []
+        reply = m.chat_reply(msg_id=msg["request_id"], message=memory_answer(msg, recalling.language),
+                             intent="memory")
+        return [("reply", self._kept(waiting, reply))]
 
     def is_waiting(self, msg_id: str) -> bool:
         return msg_id in self.waiting
@@ -115,7 +179,24 @@ class InteractionCoordinator:
         if msg["message_type"] == "clarification" and msg.get("options"):
             self._conversation.record_clarification(tenant_id=waiting.tenant_id, user_id=waiting.user_id,
                                                     content=waiting.content, options=msg["options"])
-        return [("reply", self._kept(waiting, msg))]
+        kept = self._kept(waiting, msg)
+        return [("reply", kept), *self._remember(waiting.tenant_id, waiting.user_id, waiting.conversation_id,
+                                                  {**(waiting.said or {}), "msg_id": msg.get("msg_id", "")}, kept)]
+
+    def _remember(self, tenant: str, user: str, conversation: str, said: dict, reply: dict) -> list[Out]:
+        """Leave a turn in which the person may have told about themselves for the MemoryActor."""
+        content = said.get("content") or ""
+        if not self.remembers or not isinstance(content, str) or not cues.may_tell_about_self(content):
+            return []
+        item = turn_work(tenant_id=tenant, user_id=user, msg_id=said.get("msg_id") or m.new_id("msg"),
+                         content=content, reply=m.reply_text(reply), conversation_id=conversation,
+                         language=language_of(content))
+        try:
+            self._memory_store.add_work(item)
+        except Exception as exc:  # the reply stands; only this turn is not remembered
+            log.warning("could not keep turn %s for memory: %s", item.key, exc, extra={"tenant_id": tenant})
+            return []
+        return [("memory", m.memory_request(op="wake", tenant_id=tenant, user_id=user))]
 
     def expire(self, msg_id: str, reason: str, error_type: str = "timeout") -> list[Out]:
         """Give up on one waiting message (the back end failed on it)."""
@@ -143,8 +224,14 @@ class InteractionCoordinator:
     def expire_overdue(self, now: float | None = None) -> list[Out]:
         """Tell every user whose reply is overdue; the task itself goes on in the store."""
         now = time.monotonic() if now is None else now
+        outs: list[Out] = []
+        for request_id in [r for r, w in self.recalling.items() if w.task is not None and w.deadline <= now]:
+            log.warning("no memories for msg_id=%s within %.0f s; going on without", request_id, RECALL_WAIT_S)
+            outs.append(("agent", self.recalling.pop(request_id).task))
         late = [msg_id for msg_id, w in self.waiting.items() if w.deadline <= now]
-        return [out for msg_id in late for out in self.expire(
+        for msg_id in late:
+            self.recalling.pop(msg_id, None)
+        return outs + [out for msg_id in late for out in self.expire(
             msg_id, "Flora did not finish in time; the task goes on and its result is kept.")]
 
     def _deadline(self) -> float:
@@ -154,3 +241,20 @@ class InteractionCoordinator:
 def _worth_keeping(said: dict) -> bool:
     """A message with words, or a structured answer to a task."""
     return bool(said.get("content") or said.get("task_id"))
+
+
+def memory_answer(reply: dict, language: str) -> str:
+    """A ``memory_reply`` as the person reads it."""
+    if reply.get("error"):
+        off = "memory.enabled" in reply["error"]
+        return say(language, "memory_off") if off else say(language, "memory_unavailable", reason=reply["error"])
+    op = reply.get("op")
+    if op == "list":
+        memories = reply.get("memories") or []
+        if not memories:
+            return say(language, "memory_none")
+        return say(language, "memory_list") + "\n" + "\n".join(f"- {r['fact']} ({r['memory_id']})" for r in memories)
+    removed = reply.get("removed") or 0
+    if op == "clear":
+        return say(language, "memory_cleared", count=removed) if removed else say(language, "memory_none")
+    return say(language, "memory_forgot", count=removed) if removed else say(language, "memory_not_found")

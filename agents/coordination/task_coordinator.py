@@ -95,6 +95,7 @@ class TaskCoordinator:
         return [("worker", m.analyze(task_id=msg["task_id"], tenant_id=msg["tenant_id"], user_id=msg["user_id"],
                                      content=msg["content"], intent=msg.get("intent"),
                                      capability=msg.get("capability"), history=msg.get("history"),
+                                     memories=msg.get("memories"),
                                      pending_task_id=msg.get("pending_task_id"), stream=msg.get("stream")))]
 
     def on_reply_chunk(self, msg: m.ReplyChunk) -> list[Out]:

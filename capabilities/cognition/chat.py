@@ -27,6 +27,9 @@ SYSTEM_PROMPT = (
     "open tickets, restart servers): when asked to, say you cannot, never that you will or did."
 )
 MAX_CHAT_TOKENS = 200
+MAX_MEMORIES = 8
+MEMORY_INTRO = ("What you remember about this person from earlier conversations (use it when it bears on the "
+                "message; it is all you know of them):")
 HISTORY_TURNS = 6
 HISTORY_CHARS = 1500  # the budget for earlier turns in a chat prompt
 
@@ -38,12 +41,12 @@ class ChatResponder:
         self._max_tokens = max_tokens
 
     def reply(self, content: str, *, language: str = EN, history: list[dict] | None = None,
-              on_text: Callable[[str], None] | None = None) -> str:
+              memories: list[dict] | None = None, on_text: Callable[[str], None] | None = None) -> str:
         if self._llm is None:
             return say(language, "no_model") + "\n" + self.help_text(language)
         from capabilities.llm.base import LLMError
 
-        messages = chat_prompt(content, language, history or [])
+        messages = chat_prompt(content, language, history or [], memories or [])
         pieces: list[str] = []
         try:
             for piece in self._llm.stream(messages, max_tokens=self._max_tokens, temperature=0.3):
@@ -72,11 +75,14 @@ class ChatResponder:
         return [s.name for s in self._registry.executables() if s.routable]
 
 
-def chat_prompt(content: str, language: str, history: list[dict]) -> list[dict]:
+def chat_prompt(content: str, language: str, history: list[dict], memories: list[dict] | None = None) -> list[dict]:
     """The system prompt (identical across calls and people, so the model host reuses its
-    evaluated state), the recent turns within a character budget, the language to answer
-    in, and the message."""
+    evaluated state), what Flora remembers of the person that bears on the message, the
+    recent turns within a character budget, the language to answer in, and the message."""
     messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+    facts = [str(r["fact"]) for r in memories or [] if r.get("fact")][:MAX_MEMORIES]
+    if facts:
+        messages.append({"role": "system", "content": MEMORY_INTRO + "\n" + "\n".join(f"- {f}" for f in facts)})
     kept: list[dict] = []
     budget = HISTORY_CHARS
     for turn in reversed([t for t in history if t.get("role") in ("user", "assistant") and t.get("content")]

@@ -181,3 +181,63 @@ def reads_as_new_request(text: str) -> bool:
     """A question or a request, not a bare value."""
     stripped = text.strip()
     return bool(_QUESTION.search(stripped) or _REQUEST_VERB.search(stripped))
+
+
+# -- long-term memory ----------------------------------------------------------------------
+_RECALL_ALL = re.compile(
+    r"\bwhat\s+(?:do|did)\s+you\s+(?:remember|know|recall)\s+(?:about\s+)?(?:me|of\s+me)\b"
+    r"|\bwhat\s+have\s+you\s+(?:remembered|learned|learnt|stored|kept|saved)\s+about\s+me\b"
+    r"|\b(?:show|list|tell\s+me)\s+(?:me\s+)?(?:what\s+you\s+(?:remember|know)\s+about\s+me|(?:all\s+)?(?:your\s+)?memories"
+    r"(?:\s+(?:of|about)\s+me)?|(?:everything\s+)?you\s+remember(?:\s+about\s+me)?)\b"
+    r"|你(?:都)?(?:还)?(?:记得|记住了|知道|了解)(?:关于)?我(?:的)?(?:什么|哪些|些什么|多少)"
+    r"|你对我(?:有)?(?:什么|哪些|多少)(?:记忆|了解)|(?:看看|列出|显示)(?:一下)?你(?:对我的|关于我的)?记忆", _F)
+_FORGET_ALL = re.compile(
+    r"\bforget\s+(?:everything|all)(?:\s+(?:you\s+(?:know|remember)\s+)?about\s+me)?\s*[.!]*\s*$"
+    r"|\b(?:delete|erase|wipe|clear)\s+(?:all\s+)?(?:of\s+)?(?:your\s+)?memor(?:y|ies)\s+(?:of|about)\s+me\b"
+    r"|(?:忘掉|忘记|删除|清空|清除)(?:关于我的)?(?:一切|所有|全部)(?:记忆|事情)?|(?:清空|清除|删除)(?:你)?(?:对我的|关于我的)记忆", _F)
+_FORGET = re.compile(
+    r"^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?:forget|don'?t\s+remember|stop\s+remembering)\s+(?:that\s+|about\s+)?"
+    r"|^\s*(?:请|麻烦)?(?:你)?(?:忘掉|忘记|忘了吧|别记着|不要记住|删掉关于)", _F)
+_SELF = re.compile(
+    r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|mine|myself|we|our)\b|我|咱", _F)
+_NOTHING_NAMED = {"it", "that", "this", "about it", "about that", "it all", "吧", "了", "这个", "那个", "算了"}
+
+
+def memory_command(text: str) -> tuple[str, str] | None:
+    """What a person asks of Flora's memory of them: ``("list", "")`` ("what do you remember
+    about me?", "你记得我什么"), ``("clear", "")`` ("forget everything about me"), or
+    ``("forget", what)`` ("forget that I live in Shanghai", "忘掉我住在上海") — None otherwise."""
+    if _RECALL_ALL.search(text):
+        return "list", ""
+    if _FORGET_ALL.search(text):
+        return "clear", ""
+    found = _FORGET.match(text)
+    if found and command(text) != "clear_history":
+        what = text[found.end():].strip(" \t.。!！")
+        return ("forget", what) if what and what.lower() not in _NOTHING_NAMED else None
+    return None
+
+
+def may_tell_about_self(text: str) -> bool:
+    """Whether a message may tell something about the person worth remembering (a name, a
+    preference, a project, a recurring need): a first-person statement, not a question and
+    not a request. Generous on purpose: the distilling model decides; this spares it the
+    messages that cannot."""
+    if not _SELF.search(text) or len(text.strip()) < 4:
+        return False
+    return not (is_question(text) or _REQUEST_VERB.search(text) or conversation_only(text))
+
+
+_ABOUT_SELF = re.compile(
+    r"\bwhat(?:'s|\s+is|\s+was)\s+my\s+(?:name|job|role|team|title|age|birthday|favou?rite\s+\w+|\w+'s\s+name)\b"
+    r"|\b(?:do|did)\s+you\s+(?:know|remember)\s+(?:my|where\s+i|what\s+i|who\s+i)\b|\bwho\s+am\s+i\b"
+    r"|\bwhere\s+do\s+i\s+(?:live|work)\b|\bwhat\s+do\s+i\s+(?:do|like|prefer|love|hate|drink|eat|work\s+on)\b"
+    r"|\bwhat\s+am\s+i\s+(?:allergic|working)\b|\bwhich\s+team\s+am\s+i\b"
+    r"|我叫什么|我是谁|我的名字(?:是)?(?:什么|叫什么)|我(?:住|家)在哪|我在哪(?:里|儿)?(?:工作|上班)|我(?:做|干)什么工作"
+    r"|我(?:最)?喜欢(?:吃|喝|做|看|听|玩)?(?:什么|哪)|我对什么过敏|你(?:还)?(?:记得|知道)我(?:的|是|叫|住|在|喜欢)", _F)
+
+
+def asks_about_self(text: str) -> bool:
+    """A question about the person themselves ("what's my name?", "我住在哪？"), which only
+    what they told Flora can answer — not their orders or accounts (``needs_the_world``)."""
+    return bool(_ABOUT_SELF.search(text)) and not _OWN_RECORDS.search(text)

@@ -118,6 +118,8 @@ class IntentRouter:
             return Intent("status", command="help")
         if cues.asks_about_flora(text) and cues.is_question(text):
             return Intent("status")
+        if cues.asks_about_self(text):  # "what's my name?": chat answers from what it remembers
+            return Intent("chat")
         return None
 
     def classify(self, content: str, *, history: list[dict] | None = None,

@@ -47,6 +47,8 @@ class Decision:
     """What to do with a user's message.
 
     action: new_task | parameter_completion | resume_draft | chat | clarification | rejected | error
+    | memory (``intent`` is the operation on the person's memories: list, forget, clear;
+    ``content`` what to forget)
     """
 
     action: str
@@ -84,6 +86,9 @@ class ConversationManager:
         if msg.get("task_id"):
             return self._answer_named_task(tenant, user, msg["task_id"], text, msg.get("parameters"),
                                            msg.get("approve"))
+        remembered = cues.memory_command(text)
+        if remembered is not None:  # "what do you remember about me?", "忘掉我住在上海"
+            return Decision("memory", intent=remembered[0], content=remembered[1])
         draft = self._store.open_draft(tenant, user)
         if draft is not None:
             decision = self._answer_draft(draft, text)

@@ -1,0 +1,154 @@
+"""MemoryDesk: what the MemoryActor does, as a plain class.
+
+Two jobs, on one person's memories at a time (tenant and user on every call):
+
+- **Requests** (``memory_request``): ``recall`` the memories bearing on a message (before new
+  work: they travel with it to chat and the understanding step), ``list``, ``forget`` one (by
+  id) or those matching words ("forget that I live in Shanghai"), ``clear`` all. Each answer is
+  a ``memory_reply``; when memory is off or its store is unreachable the reply says so in
+  ``error`` and the asker goes on without memories.
+- **Distilling** the conversation turns that the InteractionActor left in the store as pending
+  work (kind ``memory``): each turn is handed to the memory service, which extracts facts about
+  the person and merges them with what it has. Off the reply path, in the MemoryActor's
+  worker thread; a turn is finished only once written, so a restart picks up what was left; a
+  turn that keeps failing is reported once and dropped after ``MAX_ATTEMPTS``, never retried
+  in a loop.
+
+Every change is in the event history: ``MEMORY_RECALLED``, ``MEMORY_WRITTEN``,
+``MEMORY_FORGOTTEN`` (task id ``memory``, the person's tenant and user).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from common import messages as m
+from common.tasks.models import WorkItem
+from common.tasks.store import TaskStore
+from events.event_types import EventType
+
+log = logging.getLogger("flora.memory")
+
+WORK_KIND = "memory"
+MAX_ATTEMPTS = 3
+EVENT_TASK = "memory"  # the task id memory events are recorded under
+SOURCE = "MemoryActor"
+
+
+def turn_work(*, tenant_id: str, user_id: str, msg_id: str, content: str, reply: str,
+              conversation_id: str = "", language: str = "") -> WorkItem:
+    """A conversation turn to distil, keyed by its message so the same turn is distilled once."""
+    return WorkItem(tenant_id=tenant_id, kind=WORK_KIND, key=msg_id,
+                    payload={"user_id": user_id, "msg_id": msg_id, "content": content, "reply": reply,
+                             "conversation_id": conversation_id, "language": language})
+
+
+class MemoryDesk:
+    def __init__(self, memory: Any, store: TaskStore, events: Any = None, *, top_k: int = 5):
+        self._memory = memory  # the registry's ``memory`` service (None: memory is off)
+        self._store = store
+        self._events = events
+        self._top_k = top_k
+        self._reported: set[str] = set()  # turns whose failure was logged already
+
+    @property
+    def enabled(self) -> bool:
+        return self._memory is not None
+
+    # -- requests ------------------------------------------------------------------
+    def on_request(self, msg: dict) -> dict:
+        op, request_id = msg.get("op", ""), msg.get("request_id")
+        if self._memory is None:
+            return m.memory_reply(op=op, request_id=request_id, error="memory is off (memory.enabled: false)")
+        tenant, user = msg["tenant_id"], msg["user_id"]
+        try:
+            if op == "recall":
+                found = self._memory.recall(tenant, user, msg.get("query", ""), k=msg.get("limit") or self._top_k)
+                memories = [_view(record) for record in found]
+                if memories:
+                    self._event(EventType.MEMORY_RECALLED, tenant, user,
+                                {"memory_ids": [r["memory_id"] for r in memories]})
+                return m.memory_reply(op=op, request_id=request_id, memories=memories)
+            if op == "list":
+                return m.memory_reply(op=op, request_id=request_id,
+                                      memories=[_view(r) for r in self._memory.list(tenant, user)])
+            if op == "forget":
+                if msg.get("memory_id"):
+                    gone = [msg["memory_id"]] if self._memory.forget(tenant, user, msg["memory_id"]) else []
+                else:
+                    gone = [_view(r)["memory_id"] for r in self._memory.forget_matching(tenant, user,
+                                                                                          msg.get("query", ""))]
+                if gone:
+                    self._event(EventType.MEMORY_FORGOTTEN, tenant, user, {"memory_ids": gone})
+                return m.memory_reply(op=op, request_id=request_id, removed=len(gone))
+            if op == "clear":
+                removed = self._memory.clear(tenant, user)
+                if removed:
+                    self._event(EventType.MEMORY_FORGOTTEN, tenant, user, {"all": True, "count": removed})
+                return m.memory_reply(op=op, request_id=request_id, removed=removed)
+        except Exception as exc:  # an unreachable store degrades memory; the conversation goes on
+            log.warning("memory %s for user=%s failed: %s", op, user, exc, extra={"tenant_id": tenant})
+            return m.memory_reply(op=op, request_id=request_id, error=f"memory is unavailable: {exc}")
+        return m.memory_reply(op=op, request_id=request_id, error=f"unknown memory operation {op!r}")
+
+    # -- distilling ----------------------------------------------------------------
+    def distil_pending(self, limit: int = 20) -> int:
+        """Distil up to ``limit`` waiting turns, oldest first; returns how many were done."""
+        if self._memory is None:
+            return 0
+        done = 0
+        for item in self._store.pending_work(WORK_KIND, limit=limit):
+            if self._distil(item):
+                done += 1
+        return done
+
+    def _distil(self, item: WorkItem) -> bool:
+        from capabilities.memory.service import DistillationFailed, Turn
+
+        said = item.payload
+        user = said.get("user_id", "")
+        try:
+            written = self._memory.remember_turn(item.tenant_id, user, Turn(
+                message=said.get("content", ""), reply=said.get("reply", ""), message_id=item.key))
+        except DistillationFailed as exc:  # the model's answer was refused: reported once, not tried again
+            log.warning("turn %s of user=%s gave no memories: %s", item.key, user, exc,
+                        extra={"tenant_id": item.tenant_id})
+            self._store.finish_work(item.tenant_id, WORK_KIND, item.key)
+            return True
+        except Exception as exc:
+            attempts = self._store.retry_work(item.tenant_id, WORK_KIND, item.key)
+            if item.key not in self._reported:  # reported once, whatever happens next
+                self._reported.add(item.key)
+                log.warning("distilling turn %s of user=%s failed (attempt %d of %d): %s", item.key, user,
+                            attempts, MAX_ATTEMPTS, exc, extra={"tenant_id": item.tenant_id})
+            if attempts >= MAX_ATTEMPTS:
+                self._store.finish_work(item.tenant_id, WORK_KIND, item.key)
+                log.warning("gave up distilling turn %s of user=%s after %d attempts", item.key, user, attempts,
+                            extra={"tenant_id": item.tenant_id})
+            return False
+        self._store.finish_work(item.tenant_id, WORK_KIND, item.key)
+        views = [_view(record) for record in written or []]
+        if views:
+            self._event(EventType.MEMORY_WRITTEN, item.tenant_id, user,
+                        {"msg_id": item.key, "memories": [{"memory_id": v["memory_id"], "fact": v["fact"]}
+                                                          for v in views]})
+        return True
+
+    def _event(self, event_type: EventType, tenant_id: str, user_id: str, data: dict) -> None:
+        if self._events is None:
+            return
+        try:
+            self._events.publish_task_event(task_id=EVENT_TASK, event_type=event_type, source=SOURCE,
+                                            tenant_id=tenant_id, user_id=user_id, data=data)
+        except Exception as exc:  # the history is a record, not a reason to fail the memory change
+            log.warning("could not record %s: %s", event_type.value, exc)
+
+
+def _view(found: Any) -> dict:
+    """A memory (a record, or a recalled one with its score) as the protocol carries it."""
+    record = getattr(found, "record", found)
+    view = {k: v for k, v in record.to_dict().items() if k != "tenant_id"}
+    if hasattr(found, "score"):
+        view["score"] = round(float(found.score), 4)
+    return view
