@@ -176,9 +176,9 @@ class MemoryStore:
     def _call(self, fn: Callable[[], Any]) -> Any:
         try:
             return fn()
-        except MemoryUnavailable:
-            raise
-        except Exception as exc:  # noqa: BLE001 — a dropped server surfaces as httpx, chromadb or OS errors
+        except Exception as exc:
+            if not _means_unavailable(exc):
+                raise
             with self._lock:
                 self._failed(exc)
 
@@ -195,7 +195,7 @@ class MemoryStore:
             raise ValueError("a memory needs a fact")
         kind = kind if kind in KINDS else "other"
         subject = " ".join(subject.split()).casefold()[:200]
-        now = self._clock()
+        now = round(self._clock(), 3)  # ms: what survives a Chroma server's JSON round trip exactly
         vector = self._embedder.embed_passages([fact])[0]
         memories, _ = self._open()
         sources = tuple(dict.fromkeys(source_message_ids))
@@ -341,10 +341,19 @@ class MemoryStore:
             return
         _, sources = self._open()
         keys = [_source_key(tenant_id, user_id, m) for m in message_ids]
-        now = self._clock()
+        now = round(self._clock(), 3)  # ms: what survives a Chroma server's JSON round trip exactly
         self._call(lambda: sources.upsert(ids=keys, embeddings=[[1.0]] * len(keys),
                                           metadatas=[{"tenant_id": tenant_id, "user_id": user_id, "message_id": m,
                                                       "distilled_at": now} for m in message_ids]))
+
+
+def _means_unavailable(exc: Exception) -> bool:
+    """A dropped or failing Chroma: transport errors, Chroma's own errors, disk errors, and the
+    plain Exception chromadb's HTTP client raises for a 5xx without an error body."""
+    import httpx
+    from chromadb.errors import ChromaError
+
+    return isinstance(exc, (httpx.HTTPError, ChromaError, OSError)) or type(exc) is Exception
 
 
 def _person(tenant_id: str, user_id: str) -> dict:
