@@ -51,6 +51,11 @@ DEFAULT_RETRY_BACKOFF_S = 0.2
 DEFAULT_RETRY_BACKOFF_MAX_S = 10.0
 DEFAULT_PLAN_CONCURRENCY = 4
 DEFAULT_PLAN_WORKERS = 8
+DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"  # capabilities/memory/embedding.py's catalogue
+DEFAULT_MEMORY_TOP_K = 5
+DEFAULT_MEMORY_MIN_SCORE = 0.0  # a cosine similarity; 0 keeps the top_k nearest whatever they are
+DEFAULT_MAX_FACT_CHARS = 2000
+DEFAULT_DEDUP_THRESHOLD = 0.95
 
 
 class ConfigError(ValueError):
@@ -326,6 +331,50 @@ class PlanningConfig(_Section):
     max_workers: int = Field(DEFAULT_PLAN_WORKERS, ge=1, le=256)  # ExecutionActors that run plans' steps
 
 
+class MemoryConfig(_Section):
+    """Long-term memory (docs/memory.md): facts about each person, in Chroma."""
+
+    enabled: bool = True
+    backend: Literal["embedded", "chroma_http"] = "embedded"  # embedded: <data_dir>/memory (or path)
+    path: str = ""  # backend embedded: where Chroma keeps its files; empty: <data_dir>/memory
+    chroma_url: str = ""  # backend chroma_http: http://host:port of the Chroma server
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    top_k: int = Field(DEFAULT_MEMORY_TOP_K, ge=1, le=50)  # memories put into a prompt
+    min_score: float = Field(DEFAULT_MEMORY_MIN_SCORE, ge=-1, le=1)  # a recalled memory scores at least this
+    max_fact_chars: int = Field(DEFAULT_MAX_FACT_CHARS, ge=100, le=100_000)  # longer facts are stored cut, with a note
+    dedup_threshold: float = Field(DEFAULT_DEDUP_THRESHOLD, gt=0, le=1)  # this similar to an old fact: merged into it
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        from capabilities.memory.embedding import CATALOGUE
+
+        if value not in CATALOGUE:
+            raise ValueError(f"unknown embedding model {value!r}; known: {', '.join(CATALOGUE)}")
+        return value
+
+    @field_validator("chroma_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        from urllib.parse import urlparse
+
+        if value:
+            parts = urlparse(value)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"expected http://host:port of a Chroma server, got {value!r}")
+            try:
+                parts.port
+            except ValueError:
+                raise ValueError(f"bad port in {value!r}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _server_named(self) -> "MemoryConfig":
+        if self.backend == "chroma_http" and not self.chroma_url:
+            raise ValueError("chroma_url: backend chroma_http needs the Chroma server's URL (http://host:port)")
+        return self
+
+
 class FloraConfig(_Section):
     data_dir: str = DEFAULT_DATA_DIR
     default_tenant: str = Field("default", min_length=1)
@@ -343,6 +392,7 @@ class FloraConfig(_Section):
     experts: ExpertsConfig = Field(default_factory=ExpertsConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     planning: PlanningConfig = Field(default_factory=PlanningConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
     @model_validator(mode="after")
     def _shared_store_for_nodes(self) -> "FloraConfig":
@@ -354,6 +404,10 @@ class FloraConfig(_Section):
             raise ValueError("actors.convention_address: a convention of nodes needs actors.system_base "
                              "multiprocTCPBase")
         return self
+
+    @property
+    def memory_path(self) -> Path:
+        return Path(self.memory.path) if self.memory.path else Path(self.data_dir) / "memory"
 
     @property
     def sqlite_path(self) -> Path:

@@ -10,8 +10,8 @@ Registered services: ``llm``, ``understanding_llm`` (the understanding step's mo
 small packaged model on a host of its own where configured, else ``llm``), ``routing``, ``intent_router``, ``conversation_manager``,
 ``loop_tasks`` (LoopService), ``loop_queue`` (QueueFactory's trigger queue), ``data_access``,
 ``result_aggregation`` (ResultAggregator), ``parallel_optimization`` (OptunaOptimizer),
-``planning`` (TaskPlanner), ``context_resolver`` (ContextResolver).
-Later parts of the seed (memory...) register here as they are built.
+``planning`` (TaskPlanner), ``context_resolver`` (ContextResolver), ``memory`` (MemoryCapability,
+when ``memory.enabled``; its embedding model's package must be installed, or start-up stops here).
 """
 
 from __future__ import annotations
@@ -66,6 +66,9 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
     registry.register("parallel_optimization", lambda _: _parallel_optimizer(config), factory=True)
     registry.register("planning", lambda r: _task_planner(r, config), factory=True)
     registry.register("context_resolver", lambda _: _context_resolver(), factory=True)
+    if config.memory.enabled:
+        _check_embedding_model(config)
+        registry.register("memory", lambda r: _memory(r, config), factory=True)
 
     for module in BUILTIN_MODULES:
         registry.register_module(module)
@@ -88,6 +91,21 @@ def _task_planner(registry: CapabilityRegistry, config: FloraConfig):
     from capabilities.routing.task_planner import TaskPlanner
 
     return TaskPlanner(registry, registry.get_capability("llm"), max_steps=config.planning.max_steps)
+
+
+def _check_embedding_model(config: FloraConfig) -> None:
+    from capabilities.memory.embedding import EmbeddingModelMissing, check_installed
+
+    try:
+        check_installed(config.memory.embedding_model)
+    except EmbeddingModelMissing as exc:
+        raise ConfigError(f"memory.embedding_model: {exc}") from exc
+
+
+def _memory(registry: CapabilityRegistry, config: FloraConfig):
+    from capabilities.memory.service import MemoryCapability
+
+    return MemoryCapability.from_config(config, registry.get_capability("llm"))  # off the reply path: the better model
 
 
 def _context_resolver():

@@ -1,0 +1,390 @@
+"""MemoryStore: long-term facts about people, in Chroma, scoped to (tenant, user).
+
+One collection (cosine space) holds every memory; each record's metadata carries its
+``tenant_id`` and ``user_id`` and every read, write and delete filters on both, so no call
+made for one person can see or touch another's memories. Embeddings always come from our
+own :class:`~capabilities.memory.embedding.Embedder`; the collection has no embedding
+function, so chromadb's default one (which downloads a model) is never instantiated.
+
+Writing a fact (``remember``) against the person's nearest memories:
+
+- a near-duplicate (cosine ≥ ``dedup_threshold``, or the same text) is merged into the old
+  record: its sources grow, its confidence is the higher one, no second record;
+- a fact of the same kind and subject refines or contradicts the old one: the new text
+  replaces it and the old text goes into ``history`` (newer wins); ``name`` facts have one
+  subject per person;
+- anything else is a new record.
+
+A second collection records which source messages were already distilled, so distilling
+the same message twice writes nothing new (``seen_sources`` / ``mark_sources``).
+
+Backends: ``embedded`` (``PersistentClient`` under ``<data_dir>/memory``) and
+``chroma_http`` (``HttpClient`` for a Chroma server shared by several nodes).
+
+Exceptions::
+
+    MemoryError_
+    └── MemoryUnavailable   Chroma cannot be reached or answered with an error; callers
+                            degrade (reply without recall). After a failure the store
+                            refuses at once for ``retry_after_s`` instead of waiting on the
+                            network again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterator, Literal
+from urllib.parse import urlparse
+
+from capabilities.memory.embedding import Embedder
+
+log = logging.getLogger("flora.memory")
+
+COLLECTION = "flora_memories"
+SOURCES_COLLECTION = "flora_memory_sources"
+KINDS = ("name", "preference", "project", "relation", "recurring_need", "work", "personal", "other")
+SINGLE_VALUED_KINDS = ("name",)  # a person has one name: a new one replaces the old whatever the subject says
+DEFAULT_MAX_FACT_CHARS = 2000
+DEFAULT_DEDUP_THRESHOLD = 0.95
+DEFAULT_FORGET_THRESHOLD = 0.86
+HISTORY_KEPT = 10
+NEIGHBOURS = 8  # of the person's memories compared with a new fact
+CONNECT_TIMEOUT_S = 2.0
+REQUEST_TIMEOUT_S = 10.0
+RETRY_AFTER_S = 5.0
+PAGE = 500
+
+
+class MemoryError_(Exception):  # trailing underscore: MemoryError is a builtin
+    """Base of the memory store's errors."""
+
+
+class MemoryUnavailable(MemoryError_):
+    """Chroma is unreachable or failed; the caller replies without memory."""
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    memory_id: str
+    tenant_id: str
+    user_id: str
+    fact: str
+    subject: str = ""
+    kind: str = "other"
+    confidence: float = 1.0
+    source_message_ids: tuple[str, ...] = ()
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    history: tuple[dict, ...] = ()  # earlier versions, oldest first: {fact, subject, updated_at, source_message_ids}
+    truncated_from: int = 0  # the original length when the fact was cut to max_fact_chars
+
+    def to_dict(self) -> dict:
+        return {"memory_id": self.memory_id, "tenant_id": self.tenant_id, "user_id": self.user_id,
+                "fact": self.fact, "subject": self.subject, "kind": self.kind, "confidence": self.confidence,
+                "source_message_ids": list(self.source_message_ids), "created_at": self.created_at,
+                "updated_at": self.updated_at, "history": list(self.history), "truncated_from": self.truncated_from}
+
+
+@dataclass(frozen=True)
+class Recalled:
+    record: MemoryRecord
+    score: float  # cosine similarity of the query to the fact
+
+
+@dataclass(frozen=True)
+class Remembered:
+    record: MemoryRecord
+    action: Literal["created", "merged", "updated"]
+    replaced: MemoryRecord | None = field(default=None)  # the version an update superseded
+
+
+class MemoryStore:
+    def __init__(self, embedder: Embedder, *, backend: Literal["embedded", "chroma_http"] = "embedded",
+                 path: str | Path = "", url: str = "", max_fact_chars: int = DEFAULT_MAX_FACT_CHARS,
+                 dedup_threshold: float = DEFAULT_DEDUP_THRESHOLD, forget_threshold: float = DEFAULT_FORGET_THRESHOLD,
+                 retry_after_s: float = RETRY_AFTER_S, clock: Callable[[], float] = time.time):
+        if backend == "embedded" and not path:
+            raise ValueError("the embedded memory store needs a path")
+        if backend == "chroma_http" and not url:
+            raise ValueError("the chroma_http memory store needs a url")
+        self._embedder = embedder
+        self._backend = backend
+        self._path = Path(path) if path else None
+        self._url = url
+        self.max_fact_chars = max_fact_chars
+        self._dedup = dedup_threshold
+        self._forget = forget_threshold
+        self._retry_after_s = retry_after_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._collections: tuple[Any, Any] | None = None
+        self._failed_at: float | None = None
+        self._failure = ""
+
+    # -- connection ------------------------------------------------------------------
+    def _open(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._collections is not None:
+                return self._collections
+            if self._failed_at is not None and time.monotonic() - self._failed_at < self._retry_after_s:
+                raise MemoryUnavailable(self._failure)
+            try:
+                client = self._client()
+                memories = client.get_or_create_collection(COLLECTION, embedding_function=None,
+                                                           metadata={"hnsw:space": "cosine"})
+                sources = client.get_or_create_collection(SOURCES_COLLECTION, embedding_function=None)
+            except Exception as exc:  # noqa: BLE001 — chromadb raises many types; all mean "no memory now"
+                self._failed(exc)
+            self._collections = (memories, sources)
+            self._failed_at = None
+            return self._collections
+
+    def _client(self):
+        import chromadb
+        from chromadb.config import Settings
+
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        if self._backend == "embedded":
+            self._path.mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=str(self._path), settings=settings)
+        import httpx
+
+        parts = urlparse(self._url)
+        port = parts.port or (443 if parts.scheme == "https" else 8000)
+        # chromadb's client waits without limit; ask the server once with a short one first
+        httpx.get(f"{parts.scheme}://{parts.hostname}:{port}/api/v2/heartbeat", timeout=CONNECT_TIMEOUT_S).raise_for_status()
+        client = chromadb.HttpClient(host=parts.hostname, port=port, ssl=parts.scheme == "https", settings=settings)
+        session = getattr(getattr(client, "_server", None), "_session", None)
+        if session is not None:  # chromadb 1.5's FastAPI client: bound every later request too
+            session.timeout = httpx.Timeout(REQUEST_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
+        return client
+
+    def _failed(self, exc: BaseException):
+        where = str(self._path) if self._backend == "embedded" else self._url
+        self._failure = f"memory store ({self._backend} at {where}) unavailable: {type(exc).__name__}: {exc}"
+        self._failed_at = time.monotonic()
+        self._collections = None
+        raise MemoryUnavailable(self._failure) from exc
+
+    def _call(self, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except Exception as exc:
+            if not _means_unavailable(exc):
+                raise
+            with self._lock:
+                self._failed(exc)
+
+    def ping(self) -> None:
+        """Raise MemoryUnavailable unless the store answers."""
+        memories, _ = self._open()
+        self._call(memories.count)
+
+    # -- writing ---------------------------------------------------------------------
+    def remember(self, tenant_id: str, user_id: str, fact: str, *, subject: str = "", kind: str = "other",
+                 confidence: float = 1.0, source_message_ids: list[str] | tuple[str, ...] = ()) -> Remembered:
+        fact, original_length = self._bounded(fact.strip())
+        if not fact:
+            raise ValueError("a memory needs a fact")
+        kind = kind if kind in KINDS else "other"
+        subject = " ".join(subject.split()).casefold()[:200]
+        now = round(self._clock(), 3)  # ms: what survives a Chroma server's JSON round trip exactly
+        vector = self._embedder.embed_passages([fact])[0]
+        memories, _ = self._open()
+        sources = tuple(dict.fromkeys(source_message_ids))
+
+        for near, score in self._neighbours(memories, tenant_id, user_id, vector):
+            if score >= self._dedup or _same_text(near.fact, fact):
+                merged = replace(near, confidence=max(near.confidence, confidence), updated_at=now,
+                                 source_message_ids=tuple(dict.fromkeys(near.source_message_ids + sources)))
+                self._call(lambda: memories.update(ids=[near.memory_id], metadatas=[_metadata(merged)]))
+                log.info("memory %s merged a duplicate for %s/%s", near.memory_id, tenant_id, user_id)
+                return Remembered(merged, "merged")
+        same_subject = self._same_subject(memories, tenant_id, user_id, kind, subject)
+        if same_subject is not None:
+            old = same_subject
+            version = {"fact": old.fact, "subject": old.subject, "updated_at": old.updated_at,
+                       "source_message_ids": list(old.source_message_ids)}
+            updated = replace(old, fact=fact, subject=subject or old.subject, confidence=confidence, updated_at=now,
+                              source_message_ids=sources or old.source_message_ids, truncated_from=original_length,
+                              history=(old.history + (version,))[-HISTORY_KEPT:])
+            self._call(lambda: memories.update(ids=[old.memory_id], embeddings=[vector], documents=[fact],
+                                               metadatas=[_metadata(updated)]))
+            log.info("memory %s updated (%s: %s) for %s/%s", old.memory_id, kind, subject, tenant_id, user_id)
+            return Remembered(updated, "updated", replaced=old)
+        record = MemoryRecord(memory_id="mem_" + uuid.uuid4().hex[:16], tenant_id=tenant_id, user_id=user_id,
+                              fact=fact, subject=subject, kind=kind, confidence=confidence,
+                              source_message_ids=sources, created_at=now, updated_at=now,
+                              truncated_from=original_length)
+        self._call(lambda: memories.add(ids=[record.memory_id], embeddings=[vector], documents=[fact],
+                                        metadatas=[_metadata(record)]))
+        log.info("memory %s created for %s/%s", record.memory_id, tenant_id, user_id)
+        return Remembered(record, "created")
+
+    def _bounded(self, fact: str) -> tuple[str, int]:
+        if len(fact) <= self.max_fact_chars:
+            return fact, 0
+        note = f" […truncated: {len(fact)} characters]"
+        return fact[:max(self.max_fact_chars - len(note), 0)].rstrip() + note, len(fact)
+
+    def _neighbours(self, memories, tenant_id: str, user_id: str, vector) -> list[tuple[MemoryRecord, float]]:
+        found = self._call(lambda: memories.query(query_embeddings=[vector.tolist()], n_results=NEIGHBOURS,
+                                                  where=_person(tenant_id, user_id),
+                                                  include=["documents", "metadatas", "distances"]))
+        return [(_record(i, d, m), 1.0 - dist) for i, d, m, dist in
+                zip(found["ids"][0], found["documents"][0], found["metadatas"][0], found["distances"][0])]
+
+    def _same_subject(self, memories, tenant_id: str, user_id: str, kind: str, subject: str) -> MemoryRecord | None:
+        if kind not in SINGLE_VALUED_KINDS and not subject:
+            return None
+        clauses = [{"tenant_id": tenant_id}, {"user_id": user_id}, {"kind": kind}]
+        if kind not in SINGLE_VALUED_KINDS:
+            clauses.append({"subject": subject})
+        found = self._call(lambda: memories.get(where={"$and": clauses}, include=["documents", "metadatas"]))
+        records = sorted((_record(i, d, m) for i, d, m in zip(found["ids"], found["documents"], found["metadatas"])),
+                         key=lambda r: r.updated_at)
+        return records[-1] if records else None
+
+    # -- reading ---------------------------------------------------------------------
+    def recall(self, tenant_id: str, user_id: str, query: str, k: int = 5, *, min_score: float = 0.0) -> list[Recalled]:
+        if not query.strip() or k <= 0:
+            return []
+        vector = self._embedder.embed_queries([query[:self.max_fact_chars]])[0]
+        return self.recall_vector(tenant_id, user_id, vector, k, min_score=min_score)
+
+    def recall_vector(self, tenant_id: str, user_id: str, vector, k: int = 5, *, min_score: float = 0.0) -> list[Recalled]:
+        """Recall with an embedding already made (the bench times this part alone)."""
+        memories, _ = self._open()
+        found = self._call(lambda: memories.query(query_embeddings=[vector.tolist()], n_results=k,
+                                                  where=_person(tenant_id, user_id),
+                                                  include=["documents", "metadatas", "distances"]))
+        hits = [Recalled(_record(i, d, m), 1.0 - dist) for i, d, m, dist in
+                zip(found["ids"][0], found["documents"][0], found["metadatas"][0], found["distances"][0])]
+        return [hit for hit in hits if hit.score >= min_score]
+
+    def get(self, tenant_id: str, user_id: str, memory_id: str) -> MemoryRecord | None:
+        memories, _ = self._open()
+        found = self._call(lambda: memories.get(ids=[memory_id], where=_person(tenant_id, user_id),
+                                                include=["documents", "metadatas"]))
+        return _record(found["ids"][0], found["documents"][0], found["metadatas"][0]) if found["ids"] else None
+
+    def list(self, tenant_id: str, user_id: str) -> list[MemoryRecord]:
+        """The person's memories, most recently updated first."""
+        return sorted(self._all(tenant_id, user_id), key=lambda r: r.updated_at, reverse=True)
+
+    def _all(self, tenant_id: str, user_id: str) -> Iterator[MemoryRecord]:
+        memories, _ = self._open()
+        offset = 0
+        while True:
+            found = self._call(lambda: memories.get(where=_person(tenant_id, user_id), limit=PAGE, offset=offset,
+                                                    include=["documents", "metadatas"]))
+            yield from (_record(i, d, m) for i, d, m in zip(found["ids"], found["documents"], found["metadatas"]))
+            if len(found["ids"]) < PAGE:
+                return
+            offset += PAGE
+
+    def count(self, tenant_id: str, user_id: str) -> int:
+        memories, _ = self._open()
+        return len(self._call(lambda: memories.get(where=_person(tenant_id, user_id), include=[]))["ids"])
+
+    # -- forgetting ------------------------------------------------------------------
+    def forget(self, tenant_id: str, user_id: str, memory_id: str) -> bool:
+        """Delete one memory of this person; False if they have none by that id."""
+        if self.get(tenant_id, user_id, memory_id) is None:
+            return False
+        memories, _ = self._open()
+        self._call(lambda: memories.delete(ids=[memory_id], where=_person(tenant_id, user_id)))
+        log.info("memory %s forgotten for %s/%s", memory_id, tenant_id, user_id)
+        return True
+
+    def forget_matching(self, tenant_id: str, user_id: str, text: str) -> list[MemoryRecord]:
+        """Delete the person's memories that say what ``text`` says ("forget that I have a cat")."""
+        if not text.strip():
+            return []
+        vector = self._embedder.embed_passages([text[:self.max_fact_chars]])[0]
+        memories, _ = self._open()
+        matching = [near for near, score in self._neighbours(memories, tenant_id, user_id, vector)
+                    if score >= self._forget or _same_text(near.fact, text)]
+        if matching:
+            self._call(lambda: memories.delete(ids=[r.memory_id for r in matching], where=_person(tenant_id, user_id)))
+            log.info("forgot %d memories of %s/%s matching a request", len(matching), tenant_id, user_id)
+        return matching
+
+    def clear(self, tenant_id: str, user_id: str) -> int:
+        """Delete every memory of this person; how many there were."""
+        ids = [r.memory_id for r in self._all(tenant_id, user_id)]
+        if ids:
+            memories, _ = self._open()
+            self._call(lambda: memories.delete(ids=ids, where=_person(tenant_id, user_id)))
+        log.info("cleared %d memories of %s/%s", len(ids), tenant_id, user_id)
+        return len(ids)
+
+    # -- idempotency -----------------------------------------------------------------
+    def seen_sources(self, tenant_id: str, user_id: str, message_ids: list[str]) -> set[str]:
+        """Which of these source messages of the person were already distilled."""
+        if not message_ids:
+            return set()
+        _, sources = self._open()
+        keys = {_source_key(tenant_id, user_id, m): m for m in message_ids}
+        found = self._call(lambda: sources.get(ids=list(keys), where=_person(tenant_id, user_id), include=[]))
+        return {keys[i] for i in found["ids"]}
+
+    def mark_sources(self, tenant_id: str, user_id: str, message_ids: list[str]) -> None:
+        if not message_ids:
+            return
+        _, sources = self._open()
+        keys = [_source_key(tenant_id, user_id, m) for m in message_ids]
+        now = round(self._clock(), 3)  # ms: what survives a Chroma server's JSON round trip exactly
+        self._call(lambda: sources.upsert(ids=keys, embeddings=[[1.0]] * len(keys),
+                                          metadatas=[{"tenant_id": tenant_id, "user_id": user_id, "message_id": m,
+                                                      "distilled_at": now} for m in message_ids]))
+
+
+def _means_unavailable(exc: Exception) -> bool:
+    """A dropped or failing Chroma: transport errors, Chroma's own errors, disk errors, and the
+    plain Exception chromadb's HTTP client raises for a 5xx without an error body."""
+    import httpx
+    from chromadb.errors import ChromaError
+
+    return isinstance(exc, (httpx.HTTPError, ChromaError, OSError)) or type(exc) is Exception
+
+
+def _person(tenant_id: str, user_id: str) -> dict:
+    if not tenant_id or not user_id:
+        raise ValueError("memory is scoped to a tenant and a user; both are required")
+    return {"$and": [{"tenant_id": tenant_id}, {"user_id": user_id}]}
+
+
+def _source_key(tenant_id: str, user_id: str, message_id: str) -> str:
+    return "src_" + hashlib.sha256(f"{tenant_id}\x00{user_id}\x00{message_id}".encode()).hexdigest()[:32]
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.casefold().split()).rstrip(".。!！") == " ".join(b.casefold().split()).rstrip(".。!！")
+
+
+def _metadata(record: MemoryRecord) -> dict:
+    meta = {"tenant_id": record.tenant_id, "user_id": record.user_id, "subject": record.subject,
+            "kind": record.kind, "confidence": float(record.confidence), "created_at": record.created_at,
+            "updated_at": record.updated_at, "history": json.dumps(list(record.history), ensure_ascii=False),
+            "truncated_from": record.truncated_from}
+    if record.source_message_ids:  # chroma refuses an empty list
+        meta["source_message_ids"] = list(record.source_message_ids)
+    return meta
+
+
+def _record(memory_id: str, fact: str, meta: dict) -> MemoryRecord:
+    return MemoryRecord(memory_id=memory_id, tenant_id=meta["tenant_id"], user_id=meta["user_id"], fact=fact,
+                        subject=meta.get("subject", ""), kind=meta.get("kind", "other"),
+                        confidence=float(meta.get("confidence", 1.0)),
+                        source_message_ids=tuple(meta.get("source_message_ids") or ()),
+                        created_at=float(meta.get("created_at", 0.0)), updated_at=float(meta.get("updated_at", 0.0)),
+                        history=tuple(json.loads(meta.get("history") or "[]")),
+                        truncated_from=int(meta.get("truncated_from", 0)))

@@ -1,0 +1,77 @@
+"""FactDistiller with scripted models: what it keeps, what it refuses, and that it never loops."""
+
+from __future__ import annotations
+
+from capabilities.llm.fake import FunctionLLM, ScriptedLLM
+from capabilities.memory.distill import FACTS_SCHEMA, FactDistiller
+
+
+def fact(text, subject="s", kind="personal", confidence=1.0, **extra):
+    return {"fact": text, "subject": subject, "kind": kind, "confidence": confidence, **extra}
+
+
+def test_facts_about_the_person_come_back_with_their_source_message():
+    llm = ScriptedLLM([{"facts": [fact("The person's name is Li Wei", "name", "name"),
+                                  fact("Works on the billing team", "team", "work", 0.9)]}])
+    out = FactDistiller(llm).distill("I'm Li Wei, I work on the billing team", "Nice to meet you, Li Wei!",
+                                     message_id="m1", reply_id="r1")
+    assert out.error == ""
+    assert [(f.fact, f.subject, f.kind, f.confidence, f.source_message_ids) for f in out.facts] == [
+        ("The person's name is Li Wei", "name", "name", 1.0, ("m1",)),
+        ("Works on the billing team", "team", "work", 0.9, ("m1",))]
+
+
+def test_one_call_constrained_by_the_schema_with_the_message_in_the_prompt():
+    llm = ScriptedLLM([{"facts": []}])
+    FactDistiller(llm).distill("我对花生过敏", "好的，记住了。", message_id="m2")
+    assert len(llm.calls) == 1
+    messages, kwargs = llm.calls[0]
+    assert kwargs["json_schema"] == FACTS_SCHEMA
+    assert "我对花生过敏" in messages[-1]["content"] and "m2" in messages[-1]["content"]
+
+
+def test_chinese_facts_stay_chinese():
+    llm = ScriptedLLM([{"facts": [fact("对花生过敏", "过敏")]}])
+    out = FactDistiller(llm).distill("我对花生过敏", message_id="m3")
+    assert out.facts[0].fact == "对花生过敏"
+
+
+def test_small_talk_gives_no_facts():
+    out = FactDistiller(ScriptedLLM([{"facts": []}])).distill("what's the weather tomorrow?", message_id="m4")
+    assert out.facts == [] and out.error == ""
+
+
+def test_an_empty_message_costs_no_model_call():
+    llm = ScriptedLLM([])
+    assert FactDistiller(llm).distill("   ", message_id="m5").facts == [] and llm.calls == []
+
+
+def test_a_fact_copied_from_floras_reply_is_dropped():
+    llm = ScriptedLLM([{"facts": [fact("The capital of France is Paris"), fact("Is going to Paris in May", "trip")]}])
+    out = FactDistiller(llm).distill("I'm going to Paris in May, any tips?",
+                                     "The capital of France is Paris. Enjoy your trip!", message_id="m6")
+    assert [f.fact for f in out.facts] == ["Is going to Paris in May"]
+
+
+def test_a_source_id_the_model_invented_is_replaced_by_the_message():
+    llm = ScriptedLLM([{"facts": [fact("Likes jazz", source_message_ids=["made-up"])]}])
+    assert FactDistiller(llm).distill("I like jazz", message_id="m7").facts[0].source_message_ids == ("m7",)
+
+
+def test_output_that_is_not_json_gives_no_facts_and_an_error_after_one_call():
+    llm = ScriptedLLM(["Sure! The person likes jazz."])
+    out = FactDistiller(llm).distill("I like jazz", message_id="m8")
+    assert out.facts == [] and "not JSON" in out.error and len(llm.calls) == 1
+
+
+def test_output_that_breaks_the_schema_gives_no_facts_and_an_error():
+    llm = FunctionLLM(lambda messages, schema: {"facts": [{"fact": "Likes jazz", "kind": "hobby"}]})
+    out = FactDistiller(llm).distill("I like jazz", message_id="m9")
+    assert out.facts == [] and "fails the schema" in out.error and len(llm.calls) == 1
+
+
+def test_a_model_that_is_down_gives_an_error_not_an_exception():
+    from capabilities.llm.base import LLMUnavailable
+
+    out = FactDistiller(ScriptedLLM([LLMUnavailable("host down")])).distill("I like jazz", message_id="m10")
+    assert out.facts == [] and "LLMUnavailable: host down" in out.error

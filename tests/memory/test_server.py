@@ -1,0 +1,82 @@
+"""The chroma_http backend against a real Chroma server (``chroma run`` from the chromadb
+package), and what callers see when no server answers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from capabilities.memory.service import MemoryCapability
+from capabilities.memory.store import MemoryStore, MemoryUnavailable
+from tests.memory.conftest import free_port, stop, wait_for_heartbeat
+
+
+def test_remember_recall_and_forget_through_a_chroma_server(embedder, chroma_server):
+    store = MemoryStore(embedder, backend="chroma_http", url=chroma_server)
+    made = store.remember("acme", "server-li", "我在杭州的阿里巴巴工作", subject="employer", kind="work",
+                          source_message_ids=["m1"]).record
+    store.remember("acme", "server-wang", "I work at a bakery in Hangzhou", subject="employer", kind="work")
+    assert store.recall("acme", "server-li", "Where is my job?", 5)[0].record == made
+    assert [r.memory_id for r in store.list("acme", "server-li")] == [made.memory_id]
+    assert store.get("acme", "server-wang", made.memory_id) is None
+    assert store.remember("acme", "server-li", "我在杭州的阿里巴巴工作。", subject="employer",
+                          kind="work").action == "merged"
+    assert store.forget("acme", "server-li", made.memory_id) and store.count("acme", "server-li") == 0
+    assert store.count("acme", "server-wang") == 1
+
+
+def test_two_nodes_share_memories_through_the_server(embedder, chroma_server):
+    node_a = MemoryStore(embedder, backend="chroma_http", url=chroma_server)
+    node_b = MemoryStore(embedder, backend="chroma_http", url=chroma_server)
+    written = node_a.remember("acme", "shared-li", "Has a standing meeting every Monday at 9", subject="meeting",
+                              kind="recurring_need").record
+    node_a.mark_sources("acme", "shared-li", ["m7"])
+    assert node_b.recall("acme", "shared-li", "when is my weekly sync?", 1)[0].record == written
+    assert node_b.seen_sources("acme", "shared-li", ["m7"]) == {"m7"}
+
+
+def test_no_server_listening_is_memory_unavailable_at_once(embedder):
+    store = MemoryStore(embedder, backend="chroma_http", url=f"http://127.0.0.1:{free_port()}")
+    started = time.monotonic()
+    with pytest.raises(MemoryUnavailable, match="chroma_http at http://127.0.0.1"):
+        store.recall("acme", "li", "anything")
+    with pytest.raises(MemoryUnavailable):  # and again without touching the network
+        store.remember("acme", "li", "Likes tea")
+    assert time.monotonic() - started < 3.0
+    assert MemoryCapability(store).health().startswith("degraded: memory store (chroma_http")
+
+
+def test_a_server_that_goes_away_is_memory_unavailable_then_recovers(embedder, tmp_path):
+    cli = Path(sys.executable).parent / "chroma"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+
+    def start():
+        log = tmp_path / "server.log"
+        process = subprocess.Popen([str(cli), "run", "--path", str(tmp_path / "data"), "--host", "127.0.0.1",
+                                    "--port", str(port)], stdout=open(log, "ab"), stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        wait_for_heartbeat(url, process, log)
+        return process
+
+    process = start()
+    store = MemoryStore(embedder, backend="chroma_http", url=url, retry_after_s=0.0)
+    memory = MemoryCapability(store)
+    try:
+        store.remember("acme", "li", "Runs a marathon every spring", subject="marathon")
+        assert memory.health() == "ok"
+        stop(process)
+        started = time.monotonic()
+        with pytest.raises(MemoryUnavailable):
+            store.recall("acme", "li", "what sport do I do?")
+        assert time.monotonic() - started < 12.0  # bounded by the client's timeouts, not hanging
+        assert memory.health().startswith("degraded:")
+        process = start()
+        assert store.recall("acme", "li", "what sport do I do?", 1)[0].record.fact == "Runs a marathon every spring"
+        assert memory.health() == "ok"
+    finally:
+        stop(process)

