@@ -204,7 +204,7 @@ class InteractionCoordinator:
         if waiting is None:
             return []
         return [("reply", self._kept(waiting, m.task_error(msg_id=msg_id, error_type=error_type, retryable=True,
-                                                           message=reason, task_id=waiting.task_id)))]
+                                                           message=reason, task_id=waiting.task_id or None)))]
 
     def _recorded(self, msg: dict, conversation: str, reply: dict) -> dict:
         if self._log is not None and _worth_keeping(msg):

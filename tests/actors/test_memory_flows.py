@@ -1,0 +1,112 @@
+"""Long-term memory through the actors: a person tells Flora something, it is distilled off
+the reply path by the MemoryActor, recalled into a later chat, listed and forgotten on
+request — one person's memories only — and a turn left waiting survives a restart."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import main
+from common import messages as m
+from common.tasks.sqlite_store import SQLiteTaskStore
+from events.event_types import EventType
+from tests.actors.conftest import flora_config
+
+WAIT_S = 60
+
+
+def wait_for_memory(flora, user_id: str, text: str, *, present: bool = True) -> dict:
+    """Ask "what do you remember about me?" until ``text`` is (or is no longer) in the answer."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        reply = flora.ask("what do you remember about me?", user_id=user_id)
+        if (text in reply["message"]) == present or time.monotonic() > deadline:
+            return reply
+        time.sleep(0.2)
+
+
+def test_a_fact_told_is_distilled_recalled_into_chat_listed_and_forgotten(flora):
+    told = flora.ask("my name is Li Wei, I work on the billing team", user_id="mem_alice")
+    assert told["message_type"] in m.REPLY_TYPES - {"task_error"}, told
+
+    listed = wait_for_memory(flora, "mem_alice", "Li Wei")
+    assert listed["message_type"] == "chat_reply" and listed["intent"] == "memory"
+    assert "The person's name is Li Wei" in listed["message"] and "billing team" in listed["message"]
+
+    asked = flora.ask("what's my name?", user_id="mem_alice")  # a chat reply with the memory in its prompt
+    assert asked["message_type"] == "chat_reply" and "The person's name is Li Wei" in asked["message"]
+
+    forgot = flora.ask("forget that I work on the billing team", user_id="mem_alice")
+    assert forgot["intent"] == "memory" and "forgot 1" in forgot["message"]
+    after = wait_for_memory(flora, "mem_alice", "billing team", present=False)
+    assert "billing team" not in after["message"] and "Li Wei" in after["message"]
+
+
+def test_memories_are_one_persons_own(flora):
+    flora.ask("I am allergic to peanuts", user_id="mem_bob")
+    wait_for_memory(flora, "mem_bob", "peanuts")
+    other = flora.ask("what do you remember about me?", user_id="mem_carol")
+    assert "peanuts" not in other["message"] and "don't remember anything" in other["message"]
+    chat = flora.ask("what do I like to eat?", user_id="mem_carol")
+    assert "peanuts" not in chat["message"]
+    cleared = flora.ask("忘掉关于我的一切", user_id="mem_carol")  # nothing of carol's: bob's stays
+    assert cleared["intent"] == "memory"
+    assert "peanuts" in flora.ask("what do you remember about me?", user_id="mem_bob")["message"]
+
+
+def test_questions_about_memory_are_answered_in_chinese_and_events_recorded(flora, store):
+    flora.ask("我喜欢喝绿茶", user_id="mem_dan")
+    wait_for_memory(flora, "mem_dan", "绿茶")
+    listed = flora.ask("你记得我什么？", user_id="mem_dan")
+    assert listed["message"].startswith("我记得关于你的这些") and "绿茶" in listed["message"]
+    flora.ask("推荐一款饮料", user_id="mem_dan")
+    kinds = {e.event_type for e in store.events(flora.config.default_tenant, user_id="mem_dan")}
+    assert {EventType.MEMORY_WRITTEN.value, EventType.MEMORY_RECALLED.value} <= kinds
+    cleared = flora.ask("忘掉关于我的一切", user_id="mem_dan")
+    assert "记忆都已删除" in cleared["message"]
+    assert EventType.MEMORY_FORGOTTEN.value in {e.event_type for e in store.events(
+        flora.config.default_tenant, user_id="mem_dan")}
+
+
+def test_a_turn_left_waiting_is_distilled_after_a_restart(tmp_path, dify, sales_db):
+    from agents.coordination.memory_desk import turn_work
+
+    config = flora_config(tmp_path, dify.url, sales_db, "simpleSystemBase")
+    first = main.start_flora(config)
+    first.shutdown()
+    store = SQLiteTaskStore(first.config.sqlite_path)  # a turn kept but not distilled when the node stopped
+    store.add_work(turn_work(tenant_id=first.config.default_tenant, user_id="mem_erin", msg_id="msg_left",
+                             content="I live in Hangzhou", reply="Nice!"))
+    store.close()
+    again = main.start_flora(config)
+    try:
+        assert "Hangzhou" in wait_for_memory(again, "mem_erin", "Hangzhou")["message"]
+    finally:
+        again.shutdown()
+
+
+def test_with_memory_off_flora_says_so_and_keeps_nothing(tmp_path, dify, sales_db):
+    config = flora_config(tmp_path, dify.url, sales_db, "simpleSystemBase")
+    off = main.start_flora({**config, "memory": {"enabled": False}})
+    try:
+        off.ask("my name is Frank", user_id="mem_frank")
+        reply = off.ask("what do you remember about me?", user_id="mem_frank")
+        assert reply["intent"] == "memory" and "memory.enabled: false" in reply["message"]
+        assert off.memory is None
+    finally:
+        off.shutdown()
+    store = SQLiteTaskStore(off.config.sqlite_path)
+    try:
+        assert store.pending_work("memory") == []
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("bad", [{"op": "recall"}, {"op": "wake", "tenant_id": "t", "user_id": "u"},
+                                 {"op": "nonsense", "tenant_id": "t", "user_id": "u"}])
+def test_a_malformed_memory_request_gets_a_clear_error_and_memory_keeps_serving(flora, bad):
+    reply = flora.system.ask(flora.interaction, {"message_type": "memory_request", **bad}, 10)
+    assert reply["message_type"] == "memory_reply" and "malformed memory_request" in reply["error"]
+    assert flora.ask("what do you remember about me?", user_id="mem_gina")["intent"] == "memory"
