@@ -861,6 +861,7 @@ CONSTRUCTORS = {
     "subtask_result": subtask_result, "run_plan": run_plan, "plan_result": plan_result,
     "aggregate_plan": aggregate_plan, "plan_aggregated": plan_aggregated,
     "loop_command": loop_command, "loop_fire": loop_fire,
+    "memory_request": memory_request, "memory_reply": memory_reply,
     "run_task": run_task, "notification": notification, "subscribe": subscribe,
     "notifications_request": notifications_request, "notifications_reply": notifications_reply,
     "configure": configure, "configured": configured,

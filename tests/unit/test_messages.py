@@ -47,6 +47,8 @@ SAMPLES: dict[str, dict] = {
     "notification": dict(notification_id="note_1", tenant_id="acme", user_id="alice", message="⏰ Reminder: GRPO",
                          kind="loop_run_completed", loop_task_id="loop_1"),
     "subscribe": dict(user_id="alice"),
+    "memory_request": dict(op="recall", tenant_id="acme", user_id="alice", query="what do I drink?"),
+    "memory_reply": dict(op="recall", memories=[{"memory_id": "mem_1", "fact": "Likes green tea"}]),
     "notifications_request": dict(user_id="alice", all=True),
     "notifications_reply": dict(user_id="alice", notifications=[{"message": "⏰ Reminder: GRPO"}]),
     "configure": dict(config={"log_level": "INFO"}, role="agent"),

@@ -11,6 +11,7 @@ from agents.interaction_actor import InteractionActor
 from agents.router_actor import RouterActor
 from capability_actors.execution_actor import ExecutionActor
 from capability_actors.loop_scheduler_actor import LoopSchedulerActor
+from capability_actors.memory_actor import MemoryActor
 from capability_actors.result_aggregator_actor import ResultAggregatorActor
 from capability_actors.task_group_aggregator_actor import TaskGroupAggregatorActor
 from common import messages as m
@@ -43,8 +44,10 @@ RECEIVERS = {
     "subscribe": [InteractionActor],
     "notifications_request": [InteractionActor],
     "notifications_reply": ["caller"],
+    "memory_request": [InteractionActor, MemoryActor],
+    "memory_reply": [InteractionActor, "caller"],
     "configure": [RouterActor, AgentActor, ExecutionActor, InteractionActor, LoopSchedulerActor,
-                  TaskGroupAggregatorActor, ResultAggregatorActor],
+                  TaskGroupAggregatorActor, ResultAggregatorActor, MemoryActor],
     "configured": ["caller"],
     "route_request": [RouterActor],
     "route_reply": [InteractionActor, LoopSchedulerActor, "caller"],
