@@ -5,7 +5,10 @@ conversation turn is being distilled (a model call of a second or more), so this
 both: it answers ``memory_request`` (recall, list, forget, clear) in its own thread, and a
 worker thread beside it distils the turns waiting in the store whenever it is woken (a
 ``wake`` request, sent after each turn worth remembering) and once at start, which picks up
-what a restart left. Its MemoryDesk decides; this actor only moves messages.
+what a restart left. Distilling asks the model that writes replies, which answers one call
+at a time, so the worker waits until no turn has come for ``QUIET_S`` (a person reading the
+reply) rather than make the next reply queue behind it. Its MemoryDesk decides; this actor
+only moves messages.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from agents.coordination.memory_desk import MemoryDesk
 from common import messages as m
 
 IDLE_CHECK_S = 60.0  # the worker looks for waiting turns this often even when nobody wakes it
+QUIET_S = 2.0  # distil once the conversation has paused this long: the model is then free for replies
 
 
 class MemoryActor(FloraActor):
@@ -59,6 +63,8 @@ class MemoryActor(FloraActor):
         while not self._stop.is_set():
             self._wake.wait(IDLE_CHECK_S)
             self._wake.clear()
+            while self._wake.wait(QUIET_S) and not self._stop.is_set():
+                self._wake.clear()  # another turn came: the conversation goes on, wait for a pause
             if self._stop.is_set():
                 return
             try:

@@ -1,0 +1,111 @@
+"""MemoryDesk and the front desk's side of memory, with a scripted memory service: failures
+are retried a bounded number of times and reported once, a refused distillation is not
+retried, recall that does not come in time lets the work go on, questions about memory are
+answered in the person's language."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from agents.coordination.interaction_coordinator import RECALL_WAIT_S, InteractionCoordinator, memory_answer
+from agents.coordination.memory_desk import MAX_ATTEMPTS, WORK_KIND, MemoryDesk, turn_work
+from capabilities.memory.service import DistillationFailed
+from capabilities.memory.store import MemoryRecord, MemoryUnavailable, Recalled
+from common import messages as m
+from common.tasks.sqlite_store import SQLiteTaskStore
+
+
+class ScriptedMemory:
+    def __init__(self, fail_with: BaseException | None = None):
+        self.fail_with = fail_with
+        self.turns = []
+
+    def remember_turn(self, tenant_id, user_id, turn):
+        self.turns.append((tenant_id, user_id, turn))
+        if self.fail_with is not None:
+            raise self.fail_with
+        return [MemoryRecord("mem_1", tenant_id, user_id, f"fact from {turn.message}")]
+
+    def recall(self, tenant_id, user_id, query, k=5):
+        if self.fail_with is not None:
+            raise self.fail_with
+        return [Recalled(MemoryRecord("mem_1", tenant_id, user_id, "Likes green tea"), 0.83)]
+
+
+@pytest.fixture
+def store(tmp_path):
+    opened = SQLiteTaskStore(tmp_path / "flora.db")
+    yield opened
+    opened.close()
+
+
+def left(store, key="msg_1"):
+    store.add_work(turn_work(tenant_id="acme", user_id="alice", msg_id=key, content="I like green tea", reply="ok"))
+
+
+def test_a_distilled_turn_is_finished_and_its_facts_announced(store):
+    memory, events = ScriptedMemory(), []
+
+    class Events:
+        def publish_task_event(self, **event):
+            events.append(event)
+
+    left(store)
+    assert MemoryDesk(memory, store, Events()).distil_pending() == 1
+    assert store.pending_work(WORK_KIND) == []
+    assert memory.turns[0][2].message_id == "msg_1"
+    assert events[0]["event_type"].value == "MEMORY_WRITTEN" and events[0]["user_id"] == "alice"
+
+
+def test_an_unreachable_store_leaves_the_turn_waiting_reports_once_and_gives_up_after_max_attempts(store, caplog):
+    desk = MemoryDesk(ScriptedMemory(MemoryUnavailable("chroma down")), store)
+    left(store)
+    with caplog.at_level(logging.WARNING, logger="flora.memory"):
+        for attempt in range(1, MAX_ATTEMPTS):
+            assert desk.distil_pending() == 0
+            assert store.pending_work(WORK_KIND)[0].attempts == attempt
+        assert desk.distil_pending() == 0
+    assert store.pending_work(WORK_KIND) == []  # dropped, not looped
+    reports = [r for r in caplog.records if "failed (attempt" in r.getMessage()]
+    assert len(reports) == 1
+
+
+def test_a_refused_distillation_is_finished_at_once(store):
+    desk = MemoryDesk(ScriptedMemory(DistillationFailed("msg_1", "not JSON")), store)
+    left(store)
+    assert desk.distil_pending() == 1
+    assert store.pending_work(WORK_KIND) == []
+
+
+def test_requests_when_memory_is_off_or_down_say_so(store):
+    off = MemoryDesk(None, store).on_request(m.memory_request(op="list", tenant_id="acme", user_id="alice"))
+    assert "memory.enabled" in off["error"]
+    down = MemoryDesk(ScriptedMemory(MemoryUnavailable("chroma down")), store).on_request(
+        m.memory_request(op="recall", tenant_id="acme", user_id="alice", query="tea"))
+    assert "unavailable" in down["error"]
+    assert "不可用" in memory_answer(down, "zh") and "memory.enabled" in memory_answer(off, "en")
+
+
+def test_recall_carries_scores_and_new_work_waits_for_it_but_not_longer_than_the_wait(store):
+    reply = MemoryDesk(ScriptedMemory(), store).on_request(
+        m.memory_request(op="recall", tenant_id="acme", user_id="alice", query="what do I drink?", request_id="r1"))
+    assert reply["memories"][0]["fact"] == "Likes green tea" and reply["memories"][0]["score"] == 0.83
+
+    class FrontDesk:
+        def handle_user_input(self, msg):
+            from capabilities.context.conversation_manager import Decision
+            return Decision("new_task", needs_backend=True, content=msg["content"])
+
+    desk = InteractionCoordinator(FrontDesk(), memory_store=store)
+    outs = desk.on_user_input(m.user_input(user_id="alice", content="recommend a drink", msg_id="msg_a"))
+    assert [(to, out["op"]) for to, out in outs] == [("memory", "recall")]
+    (to, task), = desk.on_memory_reply({**reply, "request_id": "msg_a"})
+    assert to == "agent" and task["memories"] == [{"memory_id": "mem_1", "fact": "Likes green tea"}]
+
+    desk.on_user_input(m.user_input(user_id="alice", content="and a snack?", msg_id="msg_b"))
+    import time
+    (to, task), = desk.expire_overdue(time.monotonic() + RECALL_WAIT_S + 0.1)
+    assert to == "agent" and task["msg_id"] == "msg_b" and "memories" not in task
+    assert desk.on_memory_reply({**reply, "request_id": "msg_b"}) == []  # too late: it went on without
