@@ -33,7 +33,7 @@ import json
 import threading
 import zipfile
 from dataclasses import dataclass
-from importlib import import_module
+from importlib.util import find_spec
 from typing import Callable, Protocol
 
 import numpy as np
@@ -230,10 +230,8 @@ def check_installed(name: str) -> ModelEntry:
         entry = CATALOGUE[name]
     except KeyError:
         raise EmbeddingError(f"unknown embedding model {name!r}; known: {', '.join(CATALOGUE)}") from None
-    try:
-        import_module(entry.module)
-    except ImportError:
-        raise EmbeddingModelMissing(entry.name, entry.package, entry.install) from None
+    if find_spec(entry.module) is None:  # found, not imported: start-up checks stay cheap
+        raise EmbeddingModelMissing(entry.name, entry.package, entry.install)
     return entry
 
 

@@ -228,6 +228,30 @@ class MemoryStore:
         log.info("memory %s created for %s/%s", record.memory_id, tenant_id, user_id)
         return Remembered(record, "created")
 
+    def import_facts(self, tenant_id: str, user_id: str, facts: list[str], vectors=None, *,
+                     kind: str = "other") -> list[MemoryRecord]:
+        """Add facts as they are, without merging (restoring an export, filling the bench);
+        ``vectors`` are their passage embeddings when the caller has them already."""
+        if vectors is None:
+            vectors = self._embedder.embed_passages(facts)
+        now = round(self._clock(), 3)
+        records = [MemoryRecord(memory_id="mem_" + uuid.uuid4().hex[:16], tenant_id=tenant_id, user_id=user_id,
+                                fact=fact, kind=kind, created_at=now, updated_at=now, truncated_from=length)
+                   for fact, length in (self._bounded(f.strip()) for f in facts)]
+        memories, _ = self._open()
+        for start in range(0, len(records), PAGE):
+            batch = records[start:start + PAGE]
+            self._call(lambda: memories.add(ids=[r.memory_id for r in batch],
+                                            embeddings=[v.tolist() for v in vectors[start:start + PAGE]],
+                                            documents=[r.fact for r in batch], metadatas=[_metadata(r) for r in batch]))
+        return records
+
+    def raw_query(self, tenant_id: str, user_id: str, vector, k: int = 5) -> dict:
+        """Chroma's query alone, as the store makes it (the bench's raw-dependency figure)."""
+        memories, _ = self._open()
+        return memories.query(query_embeddings=[vector.tolist()], n_results=k, where=_person(tenant_id, user_id),
+                              include=["documents", "metadatas", "distances"])
+
     def _bounded(self, fact: str) -> tuple[str, int]:
         if len(fact) <= self.max_fact_chars:
             return fact, 0
