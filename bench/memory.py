@@ -242,13 +242,13 @@ def run(quick: bool = False, models: list[str] | None = None) -> dict:
 def report(result: dict) -> str:
     lines = [f"recall over {result['facts']} facts of one person (question -> its fact)", ""]
     columns = sorted({k for r in result["recall"].values() for k in r if k.startswith("recall@5 ")})
-    head = f"{'method':24} {'recall@1':>9} {'recall@5':>9} " + " ".join(f"{c[9:]:>9}" for c in columns)
+    head = f"{'method':27} {'recall@1':>9} {'recall@5':>9} " + " ".join(f"{c[9:]:>9}" for c in columns)
     lines += [head, "-" * len(head)]
     for name, r in result["recall"].items():
-        lines.append(f"{name:24} {r['recall@1']:9.3f} {r['recall@5']:9.3f} "
+        lines.append(f"{name:27} {r['recall@1']:9.3f} {r['recall@5']:9.3f} "
                      + " ".join(f"{r.get(c, float('nan')):9.3f}" for c in columns))
     for name, why in result["missing_models"].items():
-        lines.append(f"{name:24} not installed: {why}")
+        lines.append(f"{name:27} not installed: {why}")
     lines += ["", f"recall latency, {DEFAULT_EMBEDDING_MODEL}, embedded Chroma, one person's memories, k=5", ""]
     head = (f"{'memories':>9} {'recall p50':>11} {'recall p99':>11} {'chroma p50':>11} {'chroma p99':>11} "
             f"{'ratio p50':>10} {'bytes/mem':>10}")
@@ -259,7 +259,7 @@ def report(result: dict) -> str:
                      f"{row['bytes_per_memory']:>10,.0f}")
     lines += ["", "embedding throughput (texts/s)", ""]
     for name, t in result["throughput"].items():
-        lines.append(f"{name:24} one per call {t['single_per_s']:8.1f}   32 per call {t['batch32_per_s']:8.1f}")
+        lines.append(f"{name:27} one per call {t['single_per_s']:8.1f}   32 per call {t['batch32_per_s']:8.1f}")
     lines += ["", "targets"]
     lines += [f"  {'met ' if ok else 'MISSED'} {name}" for name, ok in result["targets"].items()]
     return "\n".join(lines)

@@ -8,7 +8,7 @@ from bench import memory as bench
 
 
 def test_bm25_tokens_split_chinese_into_characters_and_bigrams():
-    assert bench.tokens("I'm allergic to 花生酱") == ["allergic", "花", "生", "酱", "花生", "生酱"]
+    assert bench.tokens("I am allergic to 花生酱") == ["allergic", "花", "生", "酱", "花生", "生酱"]
 
 
 def test_bm25_ranks_the_document_sharing_rare_words_first():
