@@ -2,7 +2,7 @@
 
 It joins the three parts of long-term memory: the embedder (embedding.py), the Chroma store
 (store.py) and the distiller (distill.py). Every call names the tenant and the user; the
-store filters on both.
+store works only in that person's collection.
 
 ``remember_turn`` is idempotent per source message: a message already distilled (whether
 it gave facts, none, or a refused answer) writes nothing and does not call the model again.

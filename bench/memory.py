@@ -1,0 +1,282 @@
+"""Long-term memory: which embedding model, and how fast recall is. Data: bench/memory/facts.jsonl
+(facts in Chinese and English, each with a paraphrased question that shares few words with it;
+a few pairs cross languages).
+
+    .venv/bin/python bench/memory.py                 # everything, a table
+    .venv/bin/python bench/memory.py --json out.json # and the figures as JSON
+    .venv/bin/python bench/memory.py --quick         # a small slice, seconds (the unit test runs it)
+
+What it measures:
+
+- recall@1 and recall@5: every fact stored for one person, each question asked, is its fact
+  among the top 1 / 5? For every installed catalogue model (capabilities/memory/embedding.py)
+  and for BM25 over the same texts (tokens: latin words, Chinese characters and bigrams),
+  overall and per language pair;
+- recall latency at 100, 1,000 and 10,000 memories of one person in an embedded Chroma:
+  ``MemoryStore.recall`` (the question embedded, then Chroma's query with the person's filter)
+  beside Chroma's query alone with a vector made beforehand (the raw dependency), p50/p99 and
+  the ratio. The filler memories are synthetic facts, embedded for real;
+- bytes on disk per stored memory at each size;
+- embedding throughput: texts/s one per call and 32 per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from capabilities.memory.embedding import CATALOGUE, DEFAULT_EMBEDDING_MODEL, EmbeddingModelMissing, get_embedder  # noqa: E402
+
+FACTS_FILE = ROOT / "bench" / "memory" / "facts.jsonl"
+SIZES = (100, 1_000, 10_000)
+QUICK_SIZES = (100,)
+LATENCY_QUERIES = 300
+TARGET_RECALL_AT_5 = 0.90
+TARGET_OVER_BM25 = 0.10
+TARGET_P99_MS = 25.0
+TENANT, USER = "bench", "person"
+
+
+def load_facts(limit: int | None = None) -> list[dict]:
+    rows = [json.loads(line) for line in FACTS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return rows[:limit] if limit else rows
+
+
+# --------------------------------------------------------------------------- BM25
+_LATIN = re.compile(r"[a-z0-9]+")
+_CJK = re.compile(r"[\u4e00-\u9fff]+")
+STOPWORDS = set("a an the i i'm my me is am are do does did what which who how when where why to of in on at for "
+                "and or with should you your about be can there any".split())
+
+
+def tokens(text: str) -> list[str]:
+    """Latin words (minus stopwords) and, for Chinese, every character and every bigram."""
+    text = text.lower()
+    out = [w for w in _LATIN.findall(text) if w not in STOPWORDS]
+    for run in _CJK.findall(text):
+        out += list(run) + [run[i:i + 2] for i in range(len(run) - 1)]
+    return out
+
+
+class BM25:
+    def __init__(self, docs: list[str], k1: float = 1.5, b: float = 0.75):
+        self.docs = [Counter(tokens(d)) for d in docs]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.avg = sum(self.lengths) / max(len(self.docs), 1)
+        df = Counter(t for d in self.docs for t in d)
+        n = len(self.docs)
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self.k1, self.b = k1, b
+
+    def scores(self, query: str) -> np.ndarray:
+        q = tokens(query)
+        out = np.zeros(len(self.docs))
+        for i, (doc, length) in enumerate(zip(self.docs, self.lengths)):
+            norm = self.k1 * (1 - self.b + self.b * length / self.avg)
+            out[i] = sum(self.idf.get(t, 0.0) * doc[t] * (self.k1 + 1) / (doc[t] + norm) for t in q if t in doc)
+        return out
+
+
+# --------------------------------------------------------------------------- recall@k
+def ranks_of_answers(score_rows: np.ndarray) -> np.ndarray:
+    """Row i scores every fact for question i; the rank (0 = first) of fact i."""
+    own = score_rows[np.arange(len(score_rows)), np.arange(len(score_rows))]
+    return (score_rows > own[:, None]).sum(1)
+
+
+def recall_figures(ranks: np.ndarray, facts: list[dict]) -> dict:
+    pairs = [f"{f['fact_lang']}->{f['question_lang']}" for f in facts]
+    out = {"recall@1": float((ranks < 1).mean()), "recall@5": float((ranks < 5).mean()), "n": len(ranks)}
+    for pair in sorted(set(pairs)):
+        chosen = np.array([p == pair for p in pairs])
+        out[f"recall@5 {pair}"] = float((ranks[chosen] < 5).mean())
+    return out
+
+
+def bench_recall(facts: list[dict], models: list[str]) -> dict:
+    texts, questions = [f["fact"] for f in facts], [f["question"] for f in facts]
+    bm25 = BM25(texts)
+    results = {"bm25": recall_figures(ranks_of_answers(np.array([bm25.scores(q) for q in questions])), facts)}
+    for name in models:
+        embedder = get_embedder(name)
+        p, q = embedder.embed_passages(texts), embedder.embed_queries(questions)
+        results[name] = recall_figures(ranks_of_answers(q @ p.T), facts)
+    return results
+
+
+# --------------------------------------------------------------------------- latency and size
+FILLER_PARTS = {
+    "en": (["Alex", "Maria", "Chen", "Omar", "Ines", "Kofi", "Yuki", "Lars", "Noor", "Pablo"],
+           ["likes", "is learning", "writes about", "often cooks", "collects", "fixes", "teaches", "photographs"],
+           ["old maps", "sourdough bread", "vintage cameras", "tide tables", "alpine flowers", "jazz records",
+            "board games", "paper kites", "street food", "river fish", "wooden boats", "night trains"],
+           ["on weekends", "every spring", "with friends", "before work", "in the garden", "at the club",
+            "after dinner", "twice a month"]),
+    "zh": (["小张", "老李", "王芳", "陈杰", "刘洋", "赵敏", "孙磊", "周婷", "吴昊", "郑爽"],
+           ["喜欢", "正在学", "经常做", "收藏", "研究", "修理", "教别人", "拍摄"],
+           ["老地图", "手工面包", "胶片相机", "潮汐表", "高山植物", "爵士唱片", "桌游", "风筝", "街头小吃",
+            "河鱼", "木船", "夜班火车"],
+           ["在周末", "每年春天", "和朋友一起", "上班前", "在院子里", "在俱乐部", "晚饭后", "每月两次"]),
+}
+
+
+def filler_facts(count: int) -> list[str]:
+    """``count`` distinct synthetic facts, half English, half Chinese."""
+    out = []
+    for i in range(count):
+        names, verbs, things, times = FILLER_PARTS["en" if i % 2 == 0 else "zh"]
+        j = i // 2
+        name, verb = names[j % 10], verbs[(j // 10) % 8]
+        thing, when = things[(j // 80) % 12], times[(j // 960) % 8]
+        sep = " " if i % 2 == 0 else ""
+        out.append(sep.join([f"{name}'s friend #{j}" if i % 2 == 0 else f"{name}的第{j}位朋友", verb, thing, when]))
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.array(values), q)) if values else float("nan")
+
+
+def bench_latency(facts: list[dict], sizes: tuple[int, ...], queries: int) -> list[dict]:
+    from capabilities.memory.store import MemoryStore
+
+    embedder = get_embedder(DEFAULT_EMBEDDING_MODEL)
+    questions = [f["question"] for f in facts]
+    real = [f["fact"] for f in facts]
+    work = Path(tempfile.mkdtemp(prefix="flora-memory-bench-"))
+    rows = []
+    try:
+        filler = filler_facts(max(sizes))
+        filler_vectors = np.concatenate([embedder.embed_passages(filler[i:i + 64]) for i in range(0, len(filler), 64)])
+        real_vectors = embedder.embed_passages(real)
+        query_vectors = embedder.embed_queries(questions)
+        for size in sizes:
+            path = work / f"size-{size}"
+            store = MemoryStore(embedder, path=path)
+            n_real = min(len(real), size)
+            store.import_facts(TENANT, USER, real[:n_real], real_vectors[:n_real])
+            store.import_facts(TENANT, USER, filler[:size - n_real], filler_vectors[:size - n_real])
+            assert store.count(TENANT, USER) == size
+            for q in questions[:5]:  # warm the index and the engine
+                store.recall(TENANT, USER, q, 5)
+            full, raw = [], []
+            for i in range(queries):
+                question = questions[i % len(questions)]
+                started = time.perf_counter()
+                store.recall(TENANT, USER, question, 5)
+                full.append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                store.raw_query(TENANT, USER, query_vectors[i % len(questions)], 5)
+                raw.append((time.perf_counter() - started) * 1000)
+            disk = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+            rows.append({"memories": size, "recall_p50_ms": percentile(full, 50), "recall_p99_ms": percentile(full, 99),
+                         "chroma_p50_ms": percentile(raw, 50), "chroma_p99_ms": percentile(raw, 99),
+                         "ratio_p50": percentile(full, 50) / percentile(raw, 50),
+                         "bytes_per_memory": disk / size, "queries": queries})
+            del store
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return rows
+
+
+def bench_throughput(models: list[str], texts: list[str]) -> dict:
+    out = {}
+    for name in models:
+        embedder = get_embedder(name)
+        started = time.perf_counter()
+        for text in texts:
+            embedder.embed_passages([text])
+        single = len(texts) / (time.perf_counter() - started)
+        batch_texts = (texts * (1 + 128 // len(texts)))[:128]
+        started = time.perf_counter()
+        for i in range(0, len(batch_texts), 32):
+            embedder.embed_passages(batch_texts[i:i + 32])
+        out[name] = {"single_per_s": single, "batch32_per_s": len(batch_texts) / (time.perf_counter() - started)}
+    return out
+
+
+# --------------------------------------------------------------------------- report
+def installed_models(wanted: list[str] | None) -> tuple[list[str], dict[str, str]]:
+    chosen, missing = [], {}
+    for name in wanted or list(CATALOGUE):
+        try:
+            get_embedder(name)
+            chosen.append(name)
+        except EmbeddingModelMissing as exc:
+            missing[name] = str(exc)
+    return chosen, missing
+
+
+def run(quick: bool = False, models: list[str] | None = None) -> dict:
+    facts = load_facts()[::9] if quick else load_facts()  # quick: every 9th, all language pairs
+    if quick and models is None:
+        models = [DEFAULT_EMBEDDING_MODEL]
+    models, missing = installed_models(models)
+    recall = bench_recall(facts, models)
+    latency = bench_latency(load_facts(), QUICK_SIZES if quick else SIZES, 20 if quick else LATENCY_QUERIES)
+    throughput = bench_throughput(models, [f["fact"] for f in facts[:32]])
+    chosen = recall.get(DEFAULT_EMBEDDING_MODEL, {})
+    largest = latency[-1]
+    targets = {
+        "recall@5 >= 0.90": chosen.get("recall@5", 0.0) >= TARGET_RECALL_AT_5,
+        "recall@5 >= BM25 + 10 points": chosen.get("recall@5", 0.0) - recall["bm25"]["recall@5"] >= TARGET_OVER_BM25,
+        f"p99 <= 25 ms at {largest['memories']:,}": largest["recall_p99_ms"] <= TARGET_P99_MS,
+    }
+    return {"facts": len(facts), "models": models, "missing_models": missing, "recall": recall,
+            "latency": latency, "throughput": throughput, "targets": targets, "quick": quick}
+
+
+def report(result: dict) -> str:
+    lines = [f"recall over {result['facts']} facts of one person (question -> its fact)", ""]
+    columns = sorted({k for r in result["recall"].values() for k in r if k.startswith("recall@5 ")})
+    head = f"{'method':27} {'recall@1':>9} {'recall@5':>9} " + " ".join(f"{c[9:]:>9}" for c in columns)
+    lines += [head, "-" * len(head)]
+    for name, r in result["recall"].items():
+        lines.append(f"{name:27} {r['recall@1']:9.3f} {r['recall@5']:9.3f} "
+                     + " ".join(f"{r.get(c, float('nan')):9.3f}" for c in columns))
+    for name, why in result["missing_models"].items():
+        lines.append(f"{name:27} not installed: {why}")
+    lines += ["", f"recall latency, {DEFAULT_EMBEDDING_MODEL}, embedded Chroma, one person's memories, k=5", ""]
+    head = (f"{'memories':>9} {'recall p50':>11} {'recall p99':>11} {'chroma p50':>11} {'chroma p99':>11} "
+            f"{'ratio p50':>10} {'bytes/mem':>10}")
+    lines += [head, "-" * len(head)]
+    for row in result["latency"]:
+        lines.append(f"{row['memories']:>9,} {row['recall_p50_ms']:>9.2f}ms {row['recall_p99_ms']:>9.2f}ms "
+                     f"{row['chroma_p50_ms']:>9.2f}ms {row['chroma_p99_ms']:>9.2f}ms {row['ratio_p50']:>9.2f}x "
+                     f"{row['bytes_per_memory']:>10,.0f}")
+    lines += ["", "embedding throughput (texts/s)", ""]
+    for name, t in result["throughput"].items():
+        lines.append(f"{name:27} one per call {t['single_per_s']:8.1f}   32 per call {t['batch32_per_s']:8.1f}")
+    lines += ["", "targets"]
+    lines += [f"  {'met ' if ok else 'MISSED'} {name}" for name, ok in result["targets"].items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small slice: every 9th fact, 100 memories, default model")
+    parser.add_argument("--model", action="append", choices=list(CATALOGUE), help="only these models (repeatable)")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    result = run(quick=args.quick, models=args.model)
+    print(report(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+    return result
+
+
+if __name__ == "__main__":
+    main()

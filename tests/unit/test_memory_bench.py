@@ -1,0 +1,39 @@
+"""bench/memory.py runs end to end on a small slice: real model, real embedded Chroma."""
+
+from __future__ import annotations
+
+import json
+
+from bench import memory as bench
+
+
+def test_bm25_tokens_split_chinese_into_characters_and_bigrams():
+    assert bench.tokens("I am allergic to 花生酱") == ["allergic", "花", "生", "酱", "花生", "生酱"]
+
+
+def test_bm25_ranks_the_document_sharing_rare_words_first():
+    scores = bench.BM25(["I have a cat named Mochi", "I work on the billing team", "我对花生过敏"]).scores("花生")
+    assert scores.argmax() == 2 and scores[0] == scores[1] == 0
+
+
+def test_the_data_set_has_enough_facts_in_both_languages_with_paraphrased_questions():
+    facts = bench.load_facts()
+    assert len(facts) >= 200 and len({f["id"] for f in facts}) == len(facts)
+    langs = [f["fact_lang"] for f in facts]
+    assert langs.count("zh") >= 90 and langs.count("en") >= 90
+    assert any(f["fact_lang"] != f["question_lang"] for f in facts)
+    assert all(f["fact"] != f["question"] for f in facts)
+
+
+def test_quick_run_reports_recall_latency_size_and_throughput(tmp_path, capsys):
+    out = tmp_path / "memory.json"
+    result = bench.main(["--quick", "--json", str(out)])
+    assert json.loads(out.read_text(encoding="utf-8"))["quick"] is True
+    figures = result["recall"]["multilingual-e5-small"]
+    assert 0.0 <= figures["recall@5"] <= 1.0 and "bm25" in result["recall"]
+    row = result["latency"][0]
+    assert row["memories"] == 100 and row["recall_p99_ms"] >= row["recall_p50_ms"] > 0
+    assert row["chroma_p50_ms"] > 0 and row["bytes_per_memory"] > 0
+    assert result["throughput"]["multilingual-e5-small"]["batch32_per_s"] > 0
+    printed = capsys.readouterr().out
+    assert "recall@5" in printed and "bytes/mem" in printed and "targets" in printed
