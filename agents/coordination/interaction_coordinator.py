@@ -104,7 +104,7 @@ class InteractionCoordinator:
             outs.append((to, out))
             if to == "reply":
                 self._recorded(msg, conversation, out)
-                outs += self._remember(tenant, user, conversation, msg, out)
+                outs += self._remember(tenant, user, msg, out)
         return outs
 
     def _act(self, msg: dict, d: Decision, conversation: str) -> list[Out]:
@@ -115,7 +115,7 @@ class InteractionCoordinator:
                 return [("reply", m.chat_reply(msg_id=msg_id, message=say(language, "memory_off"), intent="memory"))]
             self.recalling[msg_id] = Recalling(None, self._deadline(), language)
             self.waiting[msg_id] = Waiting(tenant, user, msg.get("content", ""), "", self._deadline(), conversation,
-                                           {k: msg.get(k) for k in ("content",)})
+                                           {"content": msg.get("content")})
             return [("memory", m.memory_request(op=d.intent or "list", tenant_id=tenant, user_id=user,
                                                 request_id=msg_id, query=d.content or None))]
         if d.action == "error":
@@ -180,17 +180,16 @@ class InteractionCoordinator:
             self._conversation.record_clarification(tenant_id=waiting.tenant_id, user_id=waiting.user_id,
                                                     content=waiting.content, options=msg["options"])
         kept = self._kept(waiting, msg)
-        return [("reply", kept), *self._remember(waiting.tenant_id, waiting.user_id, waiting.conversation_id,
+        return [("reply", kept), *self._remember(waiting.tenant_id, waiting.user_id,
                                                   {**(waiting.said or {}), "msg_id": msg.get("msg_id", "")}, kept)]
 
-    def _remember(self, tenant: str, user: str, conversation: str, said: dict, reply: dict) -> list[Out]:
+    def _remember(self, tenant: str, user: str, said: dict, reply: dict) -> list[Out]:
         """Leave a turn in which the person may have told about themselves for the MemoryActor."""
         content = said.get("content") or ""
         if not self.remembers or not isinstance(content, str) or not cues.may_tell_about_self(content):
             return []
         item = turn_work(tenant_id=tenant, user_id=user, msg_id=said.get("msg_id") or m.new_id("msg"),
-                         content=content, reply=m.reply_text(reply), conversation_id=conversation,
-                         language=language_of(content))
+                         content=content, reply=m.reply_text(reply))
         try:
             self._memory_store.add_work(item)
         except Exception as exc:  # the reply stands; only this turn is not remembered

@@ -36,12 +36,10 @@ EVENT_TASK = "memory"  # the task id memory events are recorded under
 SOURCE = "MemoryActor"
 
 
-def turn_work(*, tenant_id: str, user_id: str, msg_id: str, content: str, reply: str,
-              conversation_id: str = "", language: str = "") -> WorkItem:
+def turn_work(*, tenant_id: str, user_id: str, msg_id: str, content: str, reply: str) -> WorkItem:
     """A conversation turn to distil, keyed by its message so the same turn is distilled once."""
     return WorkItem(tenant_id=tenant_id, kind=WORK_KIND, key=msg_id,
-                    payload={"user_id": user_id, "msg_id": msg_id, "content": content, "reply": reply,
-                             "conversation_id": conversation_id, "language": language})
+                    payload={"user_id": user_id, "content": content, "reply": reply})
 
 
 class MemoryDesk:
