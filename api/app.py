@@ -29,7 +29,7 @@ from api.auth import AuthError, KeyRing, Principal
 from api.gateway import ActorGateway
 from api.metrics import HTTPMetrics
 from api.service import APIError, Caller, FloraService, Message, event_view, task_view
-from common.status import StatusCache, collect_status, metrics_text as status_metrics_text
+from common.status import StatusCache, collect_status, memory_health, metrics_text as status_metrics_text
 from common.tasks.models import TRANSITIONS
 from common.tasks.store import open_store
 
@@ -139,9 +139,15 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     _add_error_handlers(app)
 
     # -- health --------------------------------------------------------------------------
-    @app.get("/health", tags=["health"], summary="The process is up")
+    # whether memory can be reached, at most once a second however often /health is probed
+    memory_state = StatusCache(lambda: memory_health(config), max_age_s=STATUS_MAX_AGE_S)
+
+    @app.get("/health", tags=["health"], summary="The process is up (and whether a part is degraded)")
     async def health() -> dict:
-        return {"status": "ok"}
+        memory = await asyncio.to_thread(memory_state.get)
+        if memory["state"] in ("ok", "off"):
+            return {"status": "ok", "memory": memory["state"]}
+        return {"status": "degraded", "memory": memory["state"]}
 
     @app.get("/ready", tags=["health"], summary="The actor system answers",
              responses={503: {"description": "not ready"}})

@@ -3,7 +3,8 @@
 :func:`collect_status` reads the configured task store and loop registry, so it answers the
 same whether Flora is running or not, and from any node when the store is the shared Redis:
 tasks by state (per tenant and in total), queue lengths (tasks in state ``queued`` per
-tenant), loop tasks by status, and the nodes. :func:`render_text` makes a short table of it,
+tenant), loop tasks by status, the nodes, and whether long-term memory can be reached
+(:func:`memory_health`, also behind the HTTP ``/health``). :func:`render_text` makes a short table of it,
 :func:`render_prometheus` the Prometheus exposition text; :class:`StatusCache` collects at
 most once per interval, so a scrape storm does not become a storm on the store.
 
@@ -19,6 +20,7 @@ Exceptions::
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import redis
 
 from common.loops.registry import open_loop_registry
@@ -58,7 +61,8 @@ def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dic
          "tasks": {"total": {"completed": 3}, "by_tenant": {"default": {"completed": 3}}},
          "queues": {"default": 0},
          "loop_tasks": {"total": {"active": 1}, "by_tenant": {"default": {"active": 1}}},
-         "nodes": [{"name": "local"}], "nodes_note": "from the configuration ..."}
+         "nodes": [{"name": "local"}], "nodes_note": "from the configuration ...",
+         "memory": {"backend": "embedded", "location": "data/memory", "state": "ok"}}
 
     ``nodes`` lists the live nodes (dicts with at least ``name``); without it the node the
     configuration names is reported, with a note saying so. Raises StatusUnavailable.
@@ -81,7 +85,40 @@ def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dic
         "loop_tasks": {"total": _sum(loops_by_tenant.values()), "by_tenant": loops_by_tenant},
         "nodes": node_list,
         "nodes_note": note,
+        "memory": memory_health(config),
     }
+
+
+MEMORY_PROBE_TIMEOUT_S = 2.0
+
+
+def memory_health(config: FloraConfig) -> dict[str, str]:
+    """Whether long-term memory can work: ``state`` is "ok", "off" (``memory.enabled`` false) or
+    "degraded: <why>". Cheap and read-only: an embedded store's folder is checked, not opened
+    (Chroma is the running Flora's to open); a Chroma server is asked for its heartbeat."""
+    section = config.memory
+    if not section.enabled:
+        return {"backend": section.backend, "location": "", "state": "off"}
+    if section.backend == "chroma_http":
+        url = section.chroma_url.rstrip("/")
+        report = {"backend": "chroma_http", "location": _redact(url)}
+        try:
+            answer = httpx.get(f"{url}/api/v2/heartbeat", timeout=MEMORY_PROBE_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            return {**report, "state": f"degraded: Chroma at {report['location']} does not answer "
+                                       f"({type(exc).__name__}); check memory.chroma_url"}
+        if answer.status_code != 200:
+            return {**report, "state": f"degraded: Chroma at {report['location']} answered HTTP "
+                                       f"{answer.status_code}; check memory.chroma_url"}
+        return {**report, "state": "ok"}
+    path = Path(config.memory_path)
+    report = {"backend": "embedded", "location": str(path)}
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return {**report, "state": f"degraded: {existing or path} is not a folder; check memory.path"}
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return {**report, "state": f"degraded: {existing} is not writable; check memory.path"}
+    return {**report, "state": "ok"}
 
 
 def _registered_nodes(config: FloraConfig) -> list[dict]:
@@ -235,7 +272,12 @@ def render_text(status: dict) -> str:
     header = ("WHAT", "TENANT/NODE", "STATE", "COUNT")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     lines = [f"store: {status['store']['backend']} {status['store']['location']}",
-             f"loop registry: {status['loop_registry']['backend']} {status['loop_registry']['location']}", ""]
+             f"loop registry: {status['loop_registry']['backend']} {status['loop_registry']['location']}"]
+    memory = status.get("memory")
+    if memory:
+        where = f" {memory['backend']} {memory['location']}".rstrip() if memory["state"] != "off" else ""
+        lines.append(f"memory:{where} {memory['state']}")
+    lines.append("")
     for row in [header, *rows]:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3].rjust(5))
     if status.get("nodes_note"):
@@ -260,6 +302,10 @@ def render_prometheus(status: dict) -> str:
     lines += ["# HELP flora_loop_tasks Loop tasks by status, all tenants.", "# TYPE flora_loop_tasks gauge"]
     lines += [f"flora_loop_tasks{_labels(status=state)} {n}" for state, n in status["loop_tasks"]["total"].items()]
     lines += ["# HELP flora_nodes Flora nodes known.", "# TYPE flora_nodes gauge", f"flora_nodes {len(status['nodes'])}"]
+    memory = status.get("memory")
+    if memory and memory["state"] != "off":
+        lines += ["# HELP flora_memory_up Whether long-term memory's store can be reached.",
+                  "# TYPE flora_memory_up gauge", f"flora_memory_up {int(memory['state'] == 'ok')}"]
     return "\n".join(lines) + "\n"
 
 

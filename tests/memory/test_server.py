@@ -80,3 +80,25 @@ def test_a_server_that_goes_away_is_memory_unavailable_then_recovers(embedder, t
         assert memory.health() == "ok"
     finally:
         stop(process)
+
+
+def test_operators_see_whether_memory_answers_in_status_and_health(chroma_server, tmp_path):
+    from common.status import memory_health, render_prometheus, render_text
+    from config import load_config
+
+    def state(memory: dict) -> str:
+        return memory_health(load_config({"data_dir": str(tmp_path), "memory": memory}, env={}))["state"]
+
+    assert state({"backend": "chroma_http", "chroma_url": chroma_server}) == "ok"
+    gone = state({"backend": "chroma_http", "chroma_url": f"http://127.0.0.1:{free_port()}"})
+    assert gone.startswith("degraded: Chroma at http://127.0.0.1:") and "memory.chroma_url" in gone
+    assert state({"enabled": False}) == "off"
+    assert state({}) == "ok"  # embedded: its folder need not exist yet, only be creatable
+    (tmp_path / "file").write_text("not a folder")
+    assert state({"path": str(tmp_path / "file" / "memory")}).startswith("degraded: ")
+    status = {"tasks": {"by_tenant": {}, "total": {}}, "queues": {}, "loop_tasks": {"by_tenant": {}, "total": {}},
+              "nodes": [], "store": {"backend": "sqlite", "location": "x"},
+              "loop_registry": {"backend": "sqlite", "location": "x"},
+              "memory": {"backend": "chroma_http", "location": "http://c:8000", "state": "degraded: down"}}
+    assert "memory: chroma_http http://c:8000 degraded: down" in render_text(status)
+    assert "flora_memory_up 0" in render_prometheus(status)

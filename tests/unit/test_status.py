@@ -195,7 +195,8 @@ def test_every_family_has_help_and_type_before_its_samples(store, config):
             seen.add(line.split()[2])
         elif not line.startswith("#"):
             assert re.split(r"[{ ]", line)[0] in seen, line
-    assert seen == {"flora_store_up", "flora_tasks", "flora_queue_length", "flora_loop_tasks", "flora_nodes"}
+    assert seen == {"flora_store_up", "flora_tasks", "flora_queue_length", "flora_loop_tasks", "flora_nodes",
+                    "flora_memory_up"}
 
 
 def test_text_table_lines_up_and_shows_every_count(store, config):
