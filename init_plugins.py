@@ -31,6 +31,7 @@ BUILTIN_MODULES = (
     "capabilities.tools.data_query",
     "capabilities.loop.reminders",
     "capabilities.tools.ask_experts",
+    "capabilities.memory.whiteboard",
 )
 
 

@@ -192,9 +192,10 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         tasks = await asyncio.to_thread(service.tasks, who, states=state, limit=limit)
         return [task_view(t) for t in tasks]
 
-    @app.get("/v1/tasks/{task_id}", tags=["tasks"], summary="One task")
+    @app.get("/v1/tasks/{task_id}", tags=["tasks"], summary="One task, with its whiteboard")
     async def get_task(task_id: Id, who: As) -> dict:
-        return task_view(await asyncio.to_thread(service.task, who, task_id))
+        task, board = await asyncio.to_thread(service.task_with_board, who, task_id)
+        return {**task_view(task), "whiteboard": board}
 
     @app.post("/v1/tasks/{task_id}/answer", tags=["tasks"], summary="Answer a paused task")
     async def answer_task(task_id: Id, body: AnswerBody, who: As) -> dict:

@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, Callable
 from api.auth import Principal
 from api.gateway import ActorGateway
 from capabilities.loop.requests import looks_like_loop_request
+from capabilities.memory.whiteboard import board_of, view as whiteboard_view
 from common import messages as m
 from common.tasks.cancel import cancel_task_tree
 from common.tasks.limits import queue_position
@@ -169,6 +170,11 @@ class FloraService:
         if task.user_id != caller.user_id:
             raise APIError(403, "forbidden", f"task {task_id} belongs to another user")
         return self._placed(task)
+
+    def task_with_board(self, caller: Caller, task_id: str) -> tuple[TaskRecord, dict]:
+        """The task and its whiteboard (its plan's, for a plan's step), as ``whiteboard.view``."""
+        task = self.task(caller, task_id)
+        return task, whiteboard_view(self.store.whiteboard(caller.tenant_id, board_of(task)))
 
     def tasks(self, caller: Caller, *, states: list[str] | None, limit: int) -> list[TaskRecord]:
         return [self._placed(t) for t in

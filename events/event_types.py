@@ -28,6 +28,7 @@ class EventType(str, Enum):
     # long-term memory (task id "memory"): data names the memories
     MEMORY_WRITTEN = "MEMORY_WRITTEN"  # data: msg_id (the turn distilled), memories [{memory_id, fact}]
     MEMORY_RECALLED = "MEMORY_RECALLED"  # data: memory_ids put into a prompt
+    WHITEBOARD_UPDATED = "WHITEBOARD_UPDATED"  # data: author, added [{entry_id, section, text}], done, removed
     MEMORY_FORGOTTEN = "MEMORY_FORGOTTEN"  # data: memory_ids, or all and count
 
 

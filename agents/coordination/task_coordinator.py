@@ -31,6 +31,7 @@ from typing import Any
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request
 from capabilities.loop.schedule import ScheduleError
+from capabilities.memory.whiteboard import with_board
 from common import messages as m
 from common.cluster import current_node
 from common.i18n import language_of, say
@@ -320,6 +321,7 @@ class TaskCoordinator:
 
     # -- endings --------------------------------------------------------------------------
     def _complete(self, task: TaskRecord, result: Any, message: str | None = None) -> dict:
+        result = with_board(result, self._store, task.tenant_id, task.task_id)
         try:
             task = self._events.transition(task.tenant_id, task.task_id, COMPLETED, source=SOURCE,
                                            agent_id=self._agent_id, data={"capability": task.capability},

@@ -774,7 +774,10 @@
 
   function onFloraEvent(ev) {
     scheduleTaskRefresh();
-    if (state.timelineTaskId && ev.task_id === state.timelineTaskId) appendTimelineEvent(ev);
+    if (state.timelineTaskId && ev.task_id === state.timelineTaskId) {
+      appendTimelineEvent(ev);
+      if (ev.event_type === "WHITEBOARD_UPDATED") showWhiteboard(state.timelineTaskId);
+    }
     if (/LOOP|TRIGGERED/.test(ev.event_type || "") && state.tab === "loops") scheduleLoopsRefresh();
   }
 
@@ -949,6 +952,31 @@
     $("#timeline-list").append(eventItem(ev));
   }
 
+  // the task's whiteboard: facts, to-dos, decisions and notes its steps wrote
+  const BOARD_SECTIONS = [["facts", "Facts"], ["todo", "To do"], ["decisions", "Decisions"], ["notes", "Notes"]];
+
+  async function showWhiteboard(taskId) {
+    const section = $("#whiteboard");
+    let board = {};
+    try {
+      board = (await api("GET", "/v1/tasks/" + encodeURIComponent(taskId))).whiteboard || {};
+    } catch (e) {
+      board = {};
+    }
+    if (state.timelineTaskId !== taskId) return;
+    const body = $("#whiteboard-body");
+    clear(body);
+    for (const [key, title] of BOARD_SECTIONS) {
+      const lines = board[key] || [];
+      if (!lines.length) continue;
+      body.append(h("h4", { class: "small muted" }, title),
+        h("ul", { class: "whiteboard-" + key },
+          ...lines.map((line) => h("li", { "data-entry-id": line.id, class: line.done ? "done" : null },
+            key === "todo" ? (line.done ? "☑ " : "☐ ") : "", line.text))));
+    }
+    section.hidden = !body.childNodes.length;
+  }
+
   async function showTimeline(taskId) {
     state.timelineTaskId = taskId;
     state.timelineIds = new Set();
@@ -960,6 +988,8 @@
     const list = $("#timeline-list");
     clear(list);
     list.dataset.taskId = taskId;
+    $("#whiteboard").hidden = true;
+    showWhiteboard(taskId);
     try {
       const events = listOf(await api("GET", "/v1/events?task_id=" + encodeURIComponent(taskId)), "events");
       if (state.timelineTaskId !== taskId) return;

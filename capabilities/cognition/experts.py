@@ -105,12 +105,15 @@ class ExpertPanel:
         if config is None:
             config = ExpertsConfig()
         self._config: ExpertsConfig = getattr(config, "experts", config)  # a FloraConfig or its section
+        self._shared = ""  # the whiteboard of the task being answered, for every expert's prompt
 
     @property
     def personas(self):
         return list(self._config.personas)
 
-    def ask(self, question: str, strategy: str | None = None) -> PanelAnswer:
+    def ask(self, question: str, strategy: str | None = None, *, shared: str = "") -> PanelAnswer:
+        """``shared``: the task's whiteboard as text (facts found so far, decisions), which
+        every expert reads with the question."""
         if self._llm is None:
             raise NoModelError("Asking the experts needs a language model, and none is configured "
                                "(set llm.backend to local or openai).")
@@ -121,6 +124,7 @@ class ExpertPanel:
         if strategy not in STRATEGIES:
             raise ExpertPanelError(f"strategy: unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
         rule = answer_in(language_of(question))  # every expert and the moderator answer in the asker's language
+        self._shared = shared.strip()
         if strategy == "map_reduce":
             return self._map_reduce(question, rule)
         opinions, latest = self._debate(question, rule)
@@ -197,7 +201,8 @@ class ExpertPanel:
         return PanelAnswer(reply.text.strip(), "summary", opinions, {"experts": list(latest), "failed": failed})
 
     def _speak(self, persona, prompt: str, rnd: int, rule: str, *, part: str = "") -> Opinion:
-        messages = [{"role": "system", "content": f"{persona.prompt}\n{ANSWER_RULE}\n{rule}"},
+        system = f"{persona.prompt}\n{ANSWER_RULE}\n{rule}"
+        messages = [{"role": "system", "content": f"{system}\n\n{self._shared}" if self._shared else system},
                     {"role": "user", "content": prompt}]
         try:
             reply = self._llm.complete(messages, max_tokens=self._config.max_tokens)

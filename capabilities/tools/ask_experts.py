@@ -2,7 +2,8 @@
 
 The panel (``capabilities.cognition.experts.ExpertPanel``) uses the task's model
 (``context.llm``) and the ``experts`` section of the configuration; the strategy is the
-configured one unless the request names another. Without a model the task fails with a
+configured one unless the request names another. The experts read the task's whiteboard (its
+plan's, for a plan's step), and the panel's answer is written on it as a decision. Without a model the task fails with a
 sentence that says so, rather than pretending to have asked anyone.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 from capabilities.aggregation.result_aggregator import ResultAggregator
 from capabilities.base import CapabilityError, ExecutionContext, capability
 from capabilities.cognition.experts import STRATEGIES, ExpertPanel, ExpertPanelError, NoModelError
+from capabilities.memory.whiteboard import Whiteboard, render, task_board
+from common.i18n import language_of
 from config import ExpertsConfig
 
 PARAMETERS = {
@@ -55,14 +58,20 @@ def ask_experts(question: str, context: ExecutionContext, strategy: str | None =
                               error_type="unavailable")
     settings = getattr(context.config, "experts", None) or ExpertsConfig()
     panel = ExpertPanel(context.llm, ResultAggregator(context.llm), settings)
+    board_id = task_board(context.store, context.tenant_id, context.task_id) if context.store else None
+    shared = render(context.store.whiteboard(context.tenant_id, board_id), language_of(question)) if board_id else ""
     try:
-        answer = panel.ask(question, strategy)
+        answer = panel.ask(question, strategy, shared=shared)
     except NoModelError as exc:
         raise CapabilityError(str(exc), error_type="unavailable") from exc
     except ExpertPanelError as exc:
         raise CapabilityError(str(exc), retryable=True, error_type="capability_failed") from exc
     context.logger.info("experts answered task_id=%s strategy=%s opinions=%d", context.task_id,
                         answer.strategy, len(answer.opinions))
+    if board_id:  # what the panel concluded is a decision the plan's later steps read
+        Whiteboard(context.store).write(context.tenant_id, board_id,
+                                        decisions=[f"Experts on \"{question}\": {answer.answer}"],
+                                        author=f"ask_experts:{context.task_id}", user_id=context.user_id)
     return {"message": _message(answer), **answer.to_dict()}
 
 

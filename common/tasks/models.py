@@ -198,3 +198,27 @@ class WorkItem:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+WHITEBOARD_SECTIONS = ("fact", "todo", "decision", "note")
+
+
+@dataclass
+class WhiteboardEntry:
+    """One line on a task's whiteboard: the shared state of a task or plan (facts found so far,
+    a to-do list, decisions) that its steps, the expert panel and the model read and write.
+    ``board_id`` is the task (a plan's own task for its steps); ``entry_id`` is derived from the
+    section and text, so writing the same line twice, even from two processes, is one line."""
+
+    tenant_id: str
+    board_id: str
+    entry_id: str
+    section: str  # one of WHITEBOARD_SECTIONS
+    text: str
+    done: bool = False  # a to-do that was done
+    author: str = ""  # the step or capability that wrote it
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -20,6 +20,7 @@ keys share a slot)::
     <prefix>:{t}:sessions:<user>         sorted set of the user's session ids, by updated_at
     <prefix>:{t}:work:<kind>             hash key -> a pending WorkItem as JSON
     <prefix>:work:<kind>                 set of the tenants with pending work of that kind
+    <prefix>:{t}:whiteboard:<task>       hash entry_id -> a WhiteboardEntry as JSON (a task's shared state)
     <prefix>:tenants                     set of the tenants that have tasks (count_by_state of all)
     <prefix>:event_seq                   counter: the newest event id, any tenant
 
@@ -56,7 +57,7 @@ import redis
 
 from common.tasks.models import (
     MUTABLE_FIELDS, TRANSITIONS, Draft, Event, InvalidTransition, Notification, PendingEvent, Session,
-    SessionNotFound, StoreError, TaskNotFound, TaskRecord, WorkItem, can_move,
+    SessionNotFound, StoreError, TaskNotFound, TaskRecord, WhiteboardEntry, WorkItem, can_move,
 )
 from common.tasks.store import TaskStore
 
@@ -436,6 +437,32 @@ class RedisTaskStore(TaskStore):
 
     def finish_work(self, tenant_id: str, kind: str, key: str) -> bool:
         return bool(self._redis.hdel(self._key(tenant_id, "work", kind), key))
+
+    # -- whiteboards ----------------------------------------------------------------
+    def put_whiteboard_entry(self, entry: WhiteboardEntry) -> tuple[WhiteboardEntry, bool]:
+        board = self._key(entry.tenant_id, "whiteboard", entry.board_id)
+        with self._redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(board)
+                    raw = pipe.hget(board, entry.entry_id)
+                    stored = entry
+                    if raw is not None:
+                        old = json.loads(raw)
+                        stored = replace(entry, created_at=old["created_at"], author=old["author"] or entry.author)
+                    pipe.multi()
+                    pipe.hset(board, entry.entry_id, json.dumps(stored.to_dict()))
+                    pipe.execute()
+                    return stored, raw is None
+                except redis.WatchError:
+                    continue
+
+    def whiteboard(self, tenant_id: str, board_id: str) -> list[WhiteboardEntry]:
+        raw = self._redis.hvals(self._key(tenant_id, "whiteboard", board_id))
+        return sorted((WhiteboardEntry(**json.loads(r)) for r in raw), key=lambda e: (e.created_at, e.entry_id))
+
+    def remove_whiteboard_entry(self, tenant_id: str, board_id: str, entry_id: str) -> bool:
+        return bool(self._redis.hdel(self._key(tenant_id, "whiteboard", board_id), entry_id))
 
     def close(self) -> None:
         self._redis.close()

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
     MUTABLE_FIELDS, Draft, Event, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound,
-    TaskNotFound, TaskRecord, WorkItem, can_move,
+    TaskNotFound, TaskRecord, WhiteboardEntry, WorkItem, can_move,
 )
 from common.tasks.store import TaskStore
 
@@ -109,6 +109,18 @@ CREATE TABLE IF NOT EXISTS work (
     PRIMARY KEY (tenant_id, kind, key)
 );
 CREATE INDEX IF NOT EXISTS work_by_kind ON work (kind, created_at);
+CREATE TABLE IF NOT EXISTS whiteboard (
+    tenant_id TEXT NOT NULL,
+    board_id TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    section TEXT NOT NULL,
+    text TEXT NOT NULL,
+    done INTEGER NOT NULL DEFAULT 0,
+    author TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (tenant_id, board_id, entry_id)
+);
 """
 # Columns added after a file was first created, applied to older files on open.
 MIGRATIONS = (("tasks", "meta", "TEXT NOT NULL DEFAULT '{}'"),)
@@ -379,6 +391,31 @@ class SQLiteTaskStore(TaskStore):
     def finish_work(self, tenant_id: str, kind: str, key: str) -> bool:
         with self._lock, immediate(self._db):
             cur = self._db.execute("DELETE FROM work WHERE tenant_id=? AND kind=? AND key=?", (tenant_id, kind, key))
+        return cur.rowcount > 0
+
+    # -- whiteboards ----------------------------------------------------------------
+    def put_whiteboard_entry(self, entry: WhiteboardEntry) -> tuple[WhiteboardEntry, bool]:
+        with self._lock, immediate(self._db):
+            old = self._db.execute("SELECT * FROM whiteboard WHERE tenant_id=? AND board_id=? AND entry_id=?",
+                                   (entry.tenant_id, entry.board_id, entry.entry_id)).fetchone()
+            if old is not None:
+                entry = replace(entry, created_at=old["created_at"], author=old["author"] or entry.author)
+            self._db.execute("INSERT OR REPLACE INTO whiteboard (tenant_id, board_id, entry_id, section, text, done, "
+                             "author, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             (entry.tenant_id, entry.board_id, entry.entry_id, entry.section, entry.text,
+                              int(entry.done), entry.author, entry.created_at, entry.updated_at))
+        return entry, old is None
+
+    def whiteboard(self, tenant_id: str, board_id: str) -> list[WhiteboardEntry]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM whiteboard WHERE tenant_id=? AND board_id=? "
+                                    "ORDER BY created_at, rowid", (tenant_id, board_id)).fetchall()
+        return [WhiteboardEntry(**{**{k: r[k] for k in r.keys()}, "done": bool(r["done"])}) for r in rows]
+
+    def remove_whiteboard_entry(self, tenant_id: str, board_id: str, entry_id: str) -> bool:
+        with self._lock, immediate(self._db):
+            cur = self._db.execute("DELETE FROM whiteboard WHERE tenant_id=? AND board_id=? AND entry_id=?",
+                                   (tenant_id, board_id, entry_id))
         return cur.rowcount > 0
 
     def close(self) -> None:

@@ -1,4 +1,4 @@
-"""TaskStore: where tasks, drafts, the event history, users' notifications and clients' sessions live, so no task state lives only
+"""TaskStore: where tasks, drafts, the event history, users' notifications, clients' sessions and tasks' whiteboards live, so no task state lives only
 in an actor's memory. Every read and write is scoped by tenant.
 
 Backends: :class:`~common.tasks.sqlite_store.SQLiteTaskStore` (embedded default, one file
@@ -11,7 +11,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Iterable
 
-from common.tasks.models import Draft, Event, Notification, PendingEvent, Session, TaskRecord, WorkItem
+from common.tasks.models import (
+    Draft, Event, Notification, PendingEvent, Session, TaskRecord, WhiteboardEntry, WorkItem,
+)
 
 
 class TaskStore(ABC):
@@ -139,6 +141,19 @@ class TaskStore(ABC):
 
     @abstractmethod
     def finish_work(self, tenant_id: str, kind: str, key: str) -> bool: ...
+
+    # -- whiteboards (a task's shared state) -----------------------------------------
+    @abstractmethod
+    def put_whiteboard_entry(self, entry: WhiteboardEntry) -> tuple[WhiteboardEntry, bool]:
+        """Write one line atomically; an existing line (same board and entry id) keeps its
+        creation time and author. Returns the line as stored and whether it was new."""
+
+    @abstractmethod
+    def whiteboard(self, tenant_id: str, board_id: str) -> list[WhiteboardEntry]:
+        """The board's lines, oldest first (empty for a board nobody wrote on)."""
+
+    @abstractmethod
+    def remove_whiteboard_entry(self, tenant_id: str, board_id: str, entry_id: str) -> bool: ...
 
     def close(self) -> None:
         """Release connections."""

@@ -238,3 +238,19 @@ def test_a_workflow_step_contributes_its_outputs_to_the_answer(flora, user, stor
     assert value["s1"] == {"echo": {}, "user": user}  # the workflow's outputs, not the run around them
     assert done["result"]["steps"]["s1"]["result"]["status"] == "succeeded"  # the run stays in the step's record
     assert value["s2"]["label"] == "sales"
+
+
+def test_a_plans_steps_share_one_whiteboard_that_comes_back_in_the_result(flora, user, store):
+    done = ask(flora, user, "note finding label=alpha, note finding label=beta, then note finding label=gamma")
+    assert done["message_type"] == "task_completed", done
+    plan_id = done["task_id"]
+    values = [v["value"] for v in done["result"]["value"]]
+    assert {v["board_id"] for v in values} == {plan_id}  # every step wrote on its plan's board
+    assert all(f"found {v['label']}" in v["seen"] for v in values)  # and read its own line back from it
+    board = done["result"]["whiteboard"]
+    assert sorted(line["text"] for line in board["facts"]) == ["found alpha", "found beta", "found gamma"]
+    assert [line["done"] for line in board["todo"]] == [False, False, False]
+    updates = store.events("default", task_id=plan_id, event_type="WHITEBOARD_UPDATED")
+    assert sorted(u.data["author"] for u in updates) == ["note_finding:alpha", "note_finding:beta",
+                                                         "note_finding:gamma"]
+    assert store.get_task("default", plan_id).result["whiteboard"] == board

@@ -344,3 +344,19 @@ def test_serving_off_loopback_without_keys_is_refused_at_start(tmp_path):
         **env, "FLORA_DATA_DIR": str(tmp_path), "FLORA_LLM__BACKEND": "none"}, capture_output=True, text=True,
         timeout=60)
     assert run.returncode == 2 and "without API keys" in run.stderr
+
+
+def test_a_task_is_shown_with_its_whiteboard(api_server, user):
+    from capabilities.memory.whiteboard import Whiteboard
+    from common.tasks.sqlite_store import SQLiteTaskStore
+
+    with api_server.client() as client:
+        task_id = say(client, user, "add numbers a=2")["task_id"]
+        assert client.get(f"/v1/tasks/{task_id}", params={"user_id": user}).json()["whiteboard"] == {}
+        store = SQLiteTaskStore(api_server.data_dir / "flora.db")  # a step of the task writes on its board
+        try:
+            Whiteboard(store).write("team-a", task_id, facts=["a is 2"], todo=["ask for b"], user_id=user)
+        finally:
+            store.close()
+        board = client.get(f"/v1/tasks/{task_id}", params={"user_id": user}).json()["whiteboard"]
+        assert [f["text"] for f in board["facts"]] == ["a is 2"] and board["todo"][0]["done"] is False

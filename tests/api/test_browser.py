@@ -140,6 +140,17 @@ def assistant_reply(driver, message_type: str, containing: str = ""):
     return found
 
 
+def write_on_board(server, task_id: str, fact: str) -> None:
+    from capabilities.memory.whiteboard import Whiteboard
+    from common.tasks.sqlite_store import SQLiteTaskStore
+
+    store = SQLiteTaskStore(server.data_dir / "flora.db")
+    try:
+        Whiteboard(store).write("team-a", task_id, facts=[fact])
+    finally:
+        store.close()
+
+
 def test_answer_a_paused_task_through_its_form(page, api_server):
     driver = page
     click(driver, "#new-chat-button")
@@ -159,6 +170,11 @@ def test_answer_a_paused_task_through_its_form(page, api_server):
     click(driver, f"#tasks-list .task[data-task-id='{task_id}'] .item-main")
     wait(driver, lambda d: visible(d, "#timeline-list .event[data-event-type='TASK_PAUSED']"),
          "the timeline does not show TASK_PAUSED")
+    assert not visible(driver, "#whiteboard"), "an empty whiteboard should not be shown"
+    write_on_board(api_server, task_id, "a is 2")  # as a step of the task would
+    wait(driver, lambda d: visible(d, "#whiteboard .whiteboard-facts li") and
+         css(d, "#whiteboard .whiteboard-facts li")[0].text == "a is 2",
+         "the open timeline did not show the task's whiteboard once it was written")
 
     b.send_keys("3")
     click(driver, "form.param-form button.param-submit", last=True)

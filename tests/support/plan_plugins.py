@@ -72,3 +72,24 @@ def flaky_fetch(key: str, failures: int, counter_dir: str) -> dict:
     if seen < failures:
         raise CapabilityError(f"{key}: temporarily unavailable (try {seen + 1})", retryable=True)
     return {"key": key, "tries": seen + 1}
+
+
+@capability(
+    name="note_finding",
+    description="Write a finding on the plan's whiteboard and report what the board holds (for plan tests).",
+    parameters={
+        "type": "object",
+        "properties": {"label": {"type": "string", "description": "what was found"}},
+        "required": ["label"],
+    },
+    keywords=("note finding", "记录发现"),
+)
+def note_finding(label: str, context) -> dict:
+    from capabilities.memory.whiteboard import Whiteboard, task_board
+
+    board_id = task_board(context.store, context.tenant_id, context.task_id)
+    board = Whiteboard(context.store)
+    board.write(context.tenant_id, board_id, facts=[f"found {label}"], todo=[f"check {label}"],
+                author=f"note_finding:{label}", user_id=context.user_id)
+    return {"label": label, "board_id": board_id,
+            "seen": sorted(e.text for e in board.read(context.tenant_id, board_id) if e.section == "fact")}
