@@ -146,7 +146,8 @@ def write_on_board(server, task_id: str, fact: str) -> None:
 
     store = SQLiteTaskStore(server.data_dir / "flora.db")
     try:
-        Whiteboard(store).write("team-a", task_id, facts=[fact])
+        task = store.get_task("team-a", task_id)
+        Whiteboard(store).write("team-a", task_id, facts=[fact], user_id=task.user_id)  # the user's event stream
     finally:
         store.close()
 
