@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from capabilities.memory.whiteboard import with_board
+from capabilities.memory.results import with_memory
 from capabilities.routing.context_resolver import UnresolvedReference
 from capabilities.routing.plan import Plan
 from capabilities.routing.plan_graph import PlanGraph, Unit
@@ -403,7 +403,8 @@ class TaskGroupRunner:
             self._finish_failed(msg.get("error_type", "capability_failed"), msg.get("error", "") or "no reason given")
             return self._drain()
         self.finished = True
-        result = with_board(msg["result"], self._store, self.tenant_id, self.task_id)
+        parent = self._store.get_task(self.tenant_id, self.task_id)
+        result = with_memory(msg["result"], self._store, parent) if parent is not None else msg["result"]
         try:
             self._events.transition(self.tenant_id, self.task_id, COMPLETED, source=SOURCE, expect=(RUNNING,),
                                     data={"capability": PLAN_CAPABILITY}, result=result)

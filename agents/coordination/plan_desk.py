@@ -31,6 +31,7 @@ import logging
 import time
 from typing import Callable
 
+from capabilities.memory.results import memories_used
 from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
 from capability_actors.task_group import PLAN_CAPABILITY
@@ -85,7 +86,9 @@ class PlanDesk:
                                            task_id=request["task_id"], message=f"The plan is not usable: {exc}"))]
         task = TaskRecord(task_id=request["task_id"], tenant_id=request["tenant_id"], user_id=request["user_id"],
                           content=request["content"], msg_id=request["msg_id"], intent="task",
-                          capability=PLAN_CAPABILITY, meta={**meta, "plan": plan.to_dict(), "children": {}})
+                          capability=PLAN_CAPABILITY, meta={**meta, "plan": plan.to_dict(), "children": {},
+                                                            **({"memories_used": used}
+                                                               if (used := memories_used(request)) else {})})
         self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
                                  data={"capability": PLAN_CAPABILITY, "content": task.content,
                                        "steps": len(plan.steps)})

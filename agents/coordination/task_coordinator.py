@@ -31,7 +31,7 @@ from typing import Any
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request
 from capabilities.loop.schedule import ScheduleError
-from capabilities.memory.whiteboard import with_board
+from capabilities.memory.results import memories_used, with_memory
 from common import messages as m
 from common.cluster import current_node
 from common.i18n import language_of, say
@@ -168,7 +168,8 @@ class TaskCoordinator:
         task = TaskRecord(task_id=request["task_id"], tenant_id=request["tenant_id"], user_id=request["user_id"],
                           content=request["content"], msg_id=request["msg_id"], intent=intent,
                           capability=capability, parameters={**parameters, **request.get("parameters", {})},
-                          meta={**(meta or {}), "node": self._node})  # whose restart answers for it until it runs
+                          meta={**(meta or {}), "node": self._node,  # whose restart answers for it until it runs
+                                **({"memories_used": used} if (used := memories_used(request)) else {})})
         task = self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
                                         data={"capability": task.capability, "intent": intent, "content": task.content})
         return self.queue.admit(task)
@@ -321,7 +322,7 @@ class TaskCoordinator:
 
     # -- endings --------------------------------------------------------------------------
     def _complete(self, task: TaskRecord, result: Any, message: str | None = None) -> dict:
-        result = with_board(result, self._store, task.tenant_id, task.task_id)
+        result = with_memory(result, self._store, task)
         try:
             task = self._events.transition(task.tenant_id, task.task_id, COMPLETED, source=SOURCE,
                                            agent_id=self._agent_id, data={"capability": task.capability},

@@ -6,8 +6,8 @@ steps share their plan's board; any other task has its own. Lines live in the Ta
 (``put_whiteboard_entry``), one row or hash field each, so two steps writing at once in
 different processes never lose each other's lines; a line's id comes from its section and
 text, so the same fact written twice is one line. Every change is a ``WHITEBOARD_UPDATED``
-event of the board's task; the board is in the finished task's ``result`` (``whiteboard``)
-and in ``GET /v1/tasks/{id}``.
+event of the board's task; the board is in the finished task's ``result`` (``whiteboard``,
+see :mod:`capabilities.memory.results`) and in ``GET /v1/tasks/{id}``.
 
 Exceptions::
 
@@ -157,15 +157,6 @@ def render(entries: Iterable[WhiteboardEntry], language: str = "en") -> str:
             lines.append(words[section])
             lines += [f"- [{'x' if e.done else ' '}] {e.text}" if section == "todo" else f"- {e.text}" for e in picked]
     return "\n".join([words["intro"], *lines]) if lines else ""
-
-
-def with_board(result: Any, store: TaskStore, tenant_id: str, task_id: str) -> Any:
-    """A finished task's result with its board under ``whiteboard`` (a dict result only, and
-    only when something is on the board)."""
-    if not isinstance(result, dict) or "whiteboard" in result:
-        return result
-    entries = store.whiteboard(tenant_id, task_id)
-    return {**result, "whiteboard": view(entries)} if entries else result
 
 
 def _bounded(text: Any) -> str:

@@ -45,6 +45,18 @@ def test_a_fact_told_is_distilled_recalled_into_chat_listed_and_forgotten(flora)
     assert "billing team" not in after["message"] and "Li Wei" in after["message"]
 
 
+def test_a_task_run_with_memories_names_them_in_its_result(flora, store):
+    told = flora.ask("I am saving up for a new bicycle", user_id="mem_dora")
+    assert told["message_type"] == "chat_reply", told
+    wait_for_memory(flora, "mem_dora", "bicycle")
+    written = store.events("default", task_id="memory", user_id="mem_dora", event_type="MEMORY_WRITTEN")
+    ids = [w["memory_id"] for e in written for w in e.data["memories"]]
+    done = flora.ask("add numbers a=2 b=3 for my bicycle savings", user_id="mem_dora")
+    assert done["message_type"] == "task_completed" and done["result"].get("sum") == 5, done
+    assert done["result"]["memories_used"] == ids
+    assert store.get_task("default", done["task_id"]).meta["memories_used"] == ids
+
+
 def test_memories_are_one_persons_own(flora):
     flora.ask("I am allergic to peanuts", user_id="mem_bob")
     wait_for_memory(flora, "mem_bob", "peanuts")
