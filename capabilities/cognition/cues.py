@@ -218,6 +218,28 @@ def memory_command(text: str) -> tuple[str, str] | None:
     return None
 
 
+_SELF_FIRST = re.compile(r"^\s*(?:i|i'm|im|i've|we|we're|we've|my|our)\b|^\s*(?:我们|咱们|我|俺)", _F)
+_ASKS_ANYWHERE = re.compile(r"[?？]|\b(?:what|what's|whats|which|who|when|where|why|how|whether)\b"
+                            r"|吗|呢|什么|哪|几|多少|有没有|是不是|怎么|如何|为什么|谁", _F)
+_WANTS = re.compile(
+    r"\b(?:want|wanna|need|needs|would\s+like|'d\s+like|wish|have\s+to|has\s+to|must|should|gotta|"
+    r"let\s+me|remind|you|your)\b|想|要|需要|希望|麻烦|帮|请|让|给我|提醒|你|您", _F)
+_FLORA_THINGS = re.compile(r"\b(?:tasks?|loops?|reminders?|schedules?|flora)\b|任务|定时|循环", _F)
+_NAMED_VALUE = re.compile(r"\w\s*=\s*\S")
+
+
+def states_about_self(text: str) -> bool:
+    """A plain statement about the person ("I go running every morning", "we have a standup
+    every Monday at 9", "我每天早上跑步"): first person, no question, nothing wanted of anyone,
+    nothing about their tasks or outside records. It is conversation (and may be
+    remembered), never a request — a time in it is not a schedule to set up."""
+    stripped = text.strip()
+    if not _SELF_FIRST.search(stripped) or len(stripped) < 4:
+        return False
+    return not (_ASKS_ANYWHERE.search(stripped) or _WANTS.search(stripped) or _FLORA_THINGS.search(stripped)
+                or _NAMED_VALUE.search(stripped) or needs_the_world(stripped) or command(stripped))
+
+
 def may_tell_about_self(text: str) -> bool:
     """Whether a message may tell something about the person worth remembering (a name, a
     preference, a project, a recurring need): a first-person statement, not a question and

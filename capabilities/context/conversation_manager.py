@@ -108,6 +108,8 @@ class ConversationManager:
             waiting = [t for t in paused if t.state == WAITING_PARAMETERS]
             if len(waiting) == 1 and not cues.command(text):  # maybe an answer: understanding decides
                 return Decision("new_task", needs_backend=True, content=text, pending_task_id=waiting[0].task_id)
+        if cues.states_about_self(text):  # "I go running every morning": about the person, not a request
+            return Decision("chat", needs_backend=True, content=text, intent="chat")
         return Decision("new_task", needs_backend=True, content=text)
 
     def _paused(self, tenant: str, user: str) -> list[TaskRecord]:

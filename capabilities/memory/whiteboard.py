@@ -205,7 +205,7 @@ PARAMETERS = {
                 "tick to-dos off or remove lines. Returns the whole board.",
     parameters=PARAMETERS,
     keywords=("whiteboard", "白板"),
-    examples=("put on the whiteboard that the supplier replied", "在白板上记下：客户同意延期"),
+    routable=False,  # written by a task's steps and the model, not asked for as a task of its own
 )
 def update_whiteboard(context: ExecutionContext, facts: list | None = None, todo: list | None = None,
                       decisions: list | None = None, notes: list | None = None, done: list | None = None,

@@ -25,12 +25,20 @@ class Candidate:
     score: float
 
 
+BUILTIN_PACKAGE = "capabilities."  # Flora's own capabilities live under it
+
+
 class TaskRouter:
     def __init__(self, registry: CapabilityRegistry):
         self._registry = registry
 
     def routable(self) -> list[CapabilitySpec]:
-        return [spec for spec in self._registry.executables() if spec.routable]
+        """What a request may be routed to: the capabilities this deployment installed (plugins,
+        skills) before Flora's built-in ones, each group in registration order — so where
+        nothing in a request ranks them (a vague request's options, ties), the deployment's
+        own come first."""
+        specs = [spec for spec in self._registry.executables() if spec.routable]
+        return sorted(specs, key=lambda s: getattr(s.handler, "__module__", "").startswith(BUILTIN_PACKAGE))
 
     def rank(self, content: str) -> list[Candidate]:
         """Capabilities with any evidence in ``content``, best first."""

@@ -41,6 +41,23 @@ def test_thanks_that_asks_for_more_is_not_only_conversation(text):
     assert not cues.conversation_only(text)
 
 
+@pytest.mark.parametrize("text", [
+    "I go running every morning", "We have a standup every Monday at 9", "我每天早上跑步",
+    "I add numbers for my household budget every week", "my cat died yesterday", "我对花生过敏",
+    "I got the job!!! 🎉", "I check the sales report every Monday"])
+def test_a_plain_statement_about_oneself_is_not_a_request(text):
+    assert cues.states_about_self(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I want a report every Monday", "我每天9点要看销售报表", "I need to call a REST endpoint", "我想调用一个web接口",
+    "我有哪些定时任务", "我的任务进行到哪一步了", "我今天跑了几个任务", "我的订单到哪了", "我明天有什么会",
+    "I'm in Shanghai, what's the weather", "I add numbers a=2 b=3", "my loop tasks", "I'd like a few expert views",
+    "remind me to call Li", "I love you", "please do the thing"])
+def test_a_question_a_wish_or_anything_about_tasks_is_not_a_plain_statement(text):
+    assert not cues.states_about_self(text)
+
+
 @pytest.mark.parametrize("text, command", [
     ("/status", "status"), ("/help", "help"), ("clear my chat history", "clear_history"),
     ("please wipe our conversation", "clear_history"), ("清空我的对话历史", "clear_history"),
@@ -131,6 +148,14 @@ def test_a_vague_request_is_offered_as_a_choice(registry):
     llm = ScriptedLLM([reading("clarify")])
     intent = router(registry, llm).classify("please do the thing")
     assert intent.kind == "clarify" and len(intent.options) >= 2
+
+
+
+def test_with_nothing_to_rank_them_by_the_deployments_own_capabilities_are_offered_first():
+    registry = build_registry(FloraConfig(capabilities={"plugin_modules": ["tests.support.sample_plugins"]}))
+    intent = router(registry, ScriptedLLM([reading("clarify")])).classify("please do the thing")
+    names = [o["capability"] for o in intent.options]
+    assert names[0] == "add_numbers" and "add_numbers" not in names[1:], names
 
 
 def test_a_command_the_words_do_not_name_is_conversation(registry):
