@@ -28,6 +28,7 @@ log = logging.getLogger("flora.plugins")
 BUILTIN_MODULES = (
     "capabilities.tools.dify",
     "capabilities.tools.http_request",
+    "capabilities.tools.web_fetch",
     "capabilities.tools.data_query",
     "capabilities.loop.reminders",
     "capabilities.tools.ask_experts",
