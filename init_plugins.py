@@ -29,6 +29,7 @@ BUILTIN_MODULES = (
     "capabilities.tools.dify",
     "capabilities.tools.http_request",
     "capabilities.tools.web_fetch",
+    "capabilities.tools.web_search",
     "capabilities.tools.data_query",
     "capabilities.loop.reminders",
     "capabilities.tools.ask_experts",
