@@ -95,8 +95,10 @@ _NO_BODY = object()  # "json" may legitimately be null, so absence needs its own
     description="Call a web address (HTTP GET/POST/PUT/PATCH/DELETE/HEAD) and return the status, "
                 "headers and body (parsed when it is JSON).",
     parameters=PARAMETERS,
-    keywords=("http", "api", "url", "request", "fetch", "web", "endpoint",
-              "接口", "请求", "网址", "调用接口", "网页"),
+    # reachability ("is it up", "能不能打开") is this tool's: it answers with the status;
+    # reading what a page says is web_fetch's
+    keywords=("http", "api", "url", "request", "fetch", "web", "endpoint", "is it up", "status code",
+              "接口", "请求", "网址", "调用接口", "网页", "能不能打开", "能否访问"),
     examples=("download the status page of our server", "把这条消息发到我们的 webhook"),
     needs_approval=lambda values: str(values.get("method", "GET")).upper() not in ("GET", "HEAD"),
 )
