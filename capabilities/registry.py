@@ -100,8 +100,10 @@ class CapabilityRegistry:
         """Who registered ``name`` with an owner; None for a permanent entry or an unknown name."""
         return self._owners.get(name)
 
-    def add_refresher(self, refresh: Callable[[CapabilityRegistry], None]) -> None:
-        """Call ``refresh(registry)`` before every lookup of executables from now on."""
+    def add_refresher(self, refresh: Callable[..., None]) -> None:
+        """Call ``refresh(registry, force=...)`` before every lookup of executables from now on.
+        ``force`` is True when a name was not found: another process may have seen a new
+        capability already and sent work for it, so the refresher should look now."""
         self._refreshers.append(refresh)
 
     def register_module(self, module: ModuleType | str) -> list[str]:
@@ -142,13 +144,13 @@ class CapabilityRegistry:
         if name in self._providers or name in self._executables:
             raise DuplicateCapability(name)
 
-    def _refresh(self) -> None:
+    def _refresh(self, *, force: bool = False) -> None:
         if not self._refreshers or self._refreshing:
             return
         self._refreshing = True  # a refresher registering or withdrawing does not refresh again
         try:
             for refresh in self._refreshers:
-                refresh(self)
+                refresh(self, force=force)
         finally:
             self._refreshing = False
 
@@ -170,14 +172,17 @@ class CapabilityRegistry:
         return instance
 
     def get_executable(self, name: str) -> CapabilitySpec:
-        self._refresh()
+        self._refresh(force=not self._knows(name))
         try:
             return self._executables[name]
         except KeyError:
             raise UnknownCapability(name, list(self._executables)) from None
 
     def has_executable(self, name: str) -> bool:
-        self._refresh()
+        self._refresh(force=not self._knows(name))
+        return name in self._executables
+
+    def _knows(self, name: str) -> bool:
         return name in self._executables
 
     def executables(self) -> list[CapabilitySpec]:

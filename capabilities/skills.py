@@ -3,7 +3,8 @@
 Each folder of ``capabilities.skills_dirs`` holds Python modules (``*.py``; names starting
 with ``_`` or ``.`` are left alone) whose ``@capability`` functions become executable
 capabilities. :class:`SkillLoader` registers them at start and then, before a lookup of
-executables and at most once per ``capabilities.skills_reload_s`` seconds, compares the
+executables and at most once per ``capabilities.skills_reload_s`` seconds (at once when a
+name is asked for that is not registered), compares the
 folders with what it loaded (by each file's content, so an edit is seen however quickly it
 follows the last one):
 
@@ -69,7 +70,8 @@ class SkillLoader:
         registry.add_refresher(self.refresh)
 
     def refresh(self, registry: CapabilityRegistry, *, force: bool = False) -> None:
-        """Bring the registry in line with the folders, unless it was done within ``reload_s``."""
+        """Bring the registry in line with the folders, unless it was done within ``reload_s``
+        (and ``force`` is false)."""
         with self._lock:
             now = self._clock()
             if not force and self._checked_at is not None and now - self._checked_at < self.reload_s:
