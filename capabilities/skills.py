@@ -179,3 +179,28 @@ def _taken_reason(registry: CapabilityRegistry, name: str) -> str:
     if other is not None:
         return f"capability {name!r} is already registered by the skill {other}"
     return f"capability {name!r} is a built-in or plugin capability, which a skill cannot replace"
+
+
+def skills_status(config) -> dict:
+    """The configured skills as a process starting now would load them (for ``main.py
+    --status``)::
+
+        {"dirs": ["/srv/skills"], "reload_s": 1.0,
+         "loaded": {"/srv/skills/greet.py": ["greet"]},
+         "failed": {"/srv/skills/broken.py": "SyntaxError: ..."}}
+    """
+    from init_plugins import build_registry  # it builds SkillLoaders: imported here, not at the top
+
+    loader = build_registry(config).get_capability("skills", None)
+    return {"dirs": [str(Path(d).absolute()) for d in config.capabilities.skills_dirs],
+            "reload_s": config.capabilities.skills_reload_s,
+            "loaded": loader.skills() if loader else {}, "failed": loader.problems() if loader else {}}
+
+
+def render_skills(status: dict) -> str:
+    """``skills_status`` as lines for a terminal."""
+    lines = [f"skills: {sum(len(n) for n in status['loaded'].values())} capabilities from "
+             f"{len(status['loaded'])} files in {', '.join(status['dirs'])}"]
+    lines += [f"skill {path}: {', '.join(names)}" for path, names in status["loaded"].items()]
+    lines += [f"skill FAILED {path}: {reason}" for path, reason in status["failed"].items()]
+    return "\n".join(lines) + "\n"

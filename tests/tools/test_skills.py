@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +18,8 @@ from capabilities.tools import http_request
 from config import ConfigError, load_config
 from init_plugins import build_registry
 from tests.tools.conftest import call
+
+ROOT = Path(__file__).resolve().parents[2]
 
 GREET = '''
 from capabilities.base import capability
@@ -223,3 +229,29 @@ def test_a_name_not_yet_registered_makes_the_registry_look_at_once(skills_dir):
     (skills_dir / "greet.py").write_text(greet_source())
 
     assert invoke(registry, "greet", {"name": "Ada"}) == {"message": "hello, Ada"}
+
+
+def run_status(config_file, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLORA_")}  # only the file configures it
+    return subprocess.run([sys.executable, "main.py", "--status", "--config", str(config_file), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_status_command_lists_loaded_and_broken_skills(tmp_path, skills_dir):
+    (skills_dir / "greet.py").write_text(greet_source())
+    (skills_dir / "broken.py").write_text("def oops(:\n")
+    config_file = tmp_path / "flora.yaml"
+    config_file.write_text(f"data_dir: {tmp_path}\nllm: {{backend: none}}\ncapabilities:\n"
+                           f"  skills_dirs: [{skills_dir}]\n", encoding="utf-8")
+
+    as_json = run_status(config_file, "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    skills = json.loads(as_json.stdout)["skills"]
+    assert skills["loaded"] == {str(skills_dir / "greet.py"): ["greet"]}
+    assert list(skills["failed"]) == [str(skills_dir / "broken.py")]
+    assert "SyntaxError" in skills["failed"][str(skills_dir / "broken.py")]
+
+    as_text = run_status(config_file)
+    assert as_text.returncode == 0, as_text.stderr
+    assert f"skill FAILED {skills_dir / 'broken.py'}: SyntaxError" in as_text.stdout
+    assert f"skill {skills_dir / 'greet.py'}: greet" in as_text.stdout
