@@ -3,7 +3,10 @@ process and across actor processes (each of which keeps its own registry current
 
 from __future__ import annotations
 
+import json
+import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +69,15 @@ def test_a_skill_added_after_start_is_used_then_its_edit_then_its_removal(flora_
     path.unlink()
     gone = ask(flora, "skill-user-4", "shout hello flora")
     assert gone["message_type"] == "chat_reply"
+
+
+def test_the_skill_written_in_the_docs_answers_as_the_docs_say(flora_with_skills):
+    flora, skills = flora_with_skills
+    page = (Path(__file__).resolve().parents[2] / "docs" / "skills.md").read_text(encoding="utf-8")
+    source = re.search(r"```python\n(# skills/word_count.py\n.*?)```", page, re.S).group(1)
+    asked, answer = re.search(r'save the file and ask "(.+?)"\. The reply\s+is `(\{.+?\})`', page).groups()
+
+    (skills / "word_count.py").write_text(source, encoding="utf-8")
+    done = ask(flora, "skill-docs-user", asked)
+    assert done["message_type"] == "task_completed", done
+    assert done["result"] == json.loads(answer)
