@@ -176,3 +176,23 @@ def test_http_request_block_private_must_be_a_boolean(registry, server):
         call(registry, "http_request", {"url": f"{server.url}/"}, {"block_private": "yes"})
     assert caught.value.error_type == "misconfigured"
     assert server.requests == []
+
+
+def test_the_connection_goes_to_the_address_that_was_checked(registry, server, monkeypatch):
+    # A rebinding DNS server: its first answer passes the check, later ones would not. The
+    # system resolver cannot be pointed at a test DNS server, so the answers are scripted here.
+    answers = [[(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", server.port))]]
+    real_getaddrinfo = socket.getaddrinfo
+
+    def rebinding(host, *args, **kwargs):
+        if host != "rebind.flora.test":
+            return real_getaddrinfo(host, *args, **kwargs)
+        if answers:
+            return answers.pop()
+        raise socket.gaierror(socket.EAI_NONAME, "the second answer would point elsewhere")
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    result = call(registry, "web_fetch", {"url": f"http://rebind.flora.test:{server.port}/"},
+                  {"allow_private": ["127.0.0.1"]})
+    assert result["text"] == "inside"  # one resolution: the connection used the checked address
+    assert server.requests[-1].headers["host"] == f"rebind.flora.test:{server.port}"

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import socket
+from pathlib import Path
 
 import pytest
+import yaml
 from jsonschema import ValidationError
 
 from capabilities.base import CapabilityError
+from capabilities.tools.address_guard import AddressPolicy
+from capabilities.tools.search_providers import provider_from_settings
+from config import load_config
 from tests.tools.conftest import call
 from tests.tools.local_http import LocalHTTPServer, Reply, Request
 
@@ -224,3 +230,21 @@ def test_schema_refuses_an_empty_query_and_too_many_results(registry):
     for bad in ({"query": ""}, {"query": "x", "count": 50}, {"query": "x", "engine": "google"}, {}):
         with pytest.raises(ValidationError):
             call(registry, "web_search", bad)
+
+
+def test_the_configuration_examples_in_the_docs_load(monkeypatch):
+    page = (Path(__file__).resolve().parents[2] / "docs" / "web_tools.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", page, re.S)]
+    assert len(blocks) == 4
+    monkeypatch.setenv("BRAVE_API_KEY", "k")
+    providers = []
+    for block in blocks:
+        config = load_config(block, env={})
+        settings = config.capabilities.settings
+        if "web_search" in settings:
+            providers.append(provider_from_settings(settings["web_search"]))
+        for tool in ("web_fetch", "http_request"):
+            if tool in settings:
+                AddressPolicy.from_setting(settings[tool]["allow_private"], tool)
+    assert [(p.name, p.url) for p in providers] == [("searxng", "http://127.0.0.1:8888"),
+                                                    ("brave", "https://api.search.brave.com")]
