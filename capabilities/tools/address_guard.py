@@ -27,8 +27,10 @@ Exceptions::
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
+import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -176,15 +178,21 @@ class _GuardedBackend(httpcore.SyncBackend):
 class GuardedTransport(httpx.HTTPTransport):
     """An httpx transport whose every connection goes through :class:`AddressPolicy`."""
 
-    def __init__(self, policy: AddressPolicy, *, verify: bool = True):
-        super().__init__(verify=verify, trust_env=False)
+    def __init__(self, policy: AddressPolicy):
+        ssl_context = _ssl_context()
+        super().__init__(verify=ssl_context, trust_env=False)
         # httpx builds its connection pool without a way to pass a network backend; the
         # pool is rebuilt here, the same way, with the guarded backend.
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(verify=verify, trust_env=False),
-            max_connections=MAX_CONNECTIONS,
-            network_backend=_GuardedBackend(policy))
+        self._pool = httpcore.ConnectionPool(ssl_context=ssl_context, max_connections=MAX_CONNECTIONS,
+                                             network_backend=_GuardedBackend(policy))
 
 
 def guarded_transport(policy: AddressPolicy) -> GuardedTransport:
     return GuardedTransport(policy)
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context for every guarded client: loading the CA bundle takes
+    tens of milliseconds, and a context may be shared by many connections."""
+    return httpx.create_ssl_context(trust_env=False)

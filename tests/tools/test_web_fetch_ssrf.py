@@ -196,3 +196,12 @@ def test_the_connection_goes_to_the_address_that_was_checked(registry, server, m
                   {"allow_private": ["127.0.0.1"]})
     assert result["text"] == "inside"  # one resolution: the connection used the checked address
     assert server.requests[-1].headers["host"] == f"rebind.flora.test:{server.port}"
+
+
+def test_a_proxy_from_the_environment_is_not_a_way_around_the_guard(registry, server, monkeypatch):
+    # through a proxy the guard would check the (allowed) proxy, not the destination
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):
+        monkeypatch.setenv(name, server.url)
+    with pytest.raises(BlockedAddress):
+        call(registry, "web_fetch", {"url": "http://10.0.0.1/admin"}, {"allow_private": ["127.0.0.1"]})
+    assert server.requests == []
