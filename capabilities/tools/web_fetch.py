@@ -89,8 +89,8 @@ PARAMETERS = {
     description="Read a web page and return its title and main text (HTML turned into readable text, "
                 "JSON pretty-printed), optionally with its links.",
     parameters=PARAMETERS,
-    keywords=("web page", "webpage", "read page", "open page", "article", "website",
-              "网页内容", "读取网页", "打开网页", "这篇文章", "网站"),
+    keywords=("web page", "webpage", "read the page", "read this page", "what it says", "what does it say",
+              "article", "website", "网页内容", "读取网页", "这个网页", "讲了什么", "说了什么", "这篇文章", "网站"),
     examples=("read https://example.com/news and tell me what it says", "看看这个网页讲了什么 https://example.com"),
 )
 def web_fetch(url: str, context: ExecutionContext, max_chars: int = DEFAULT_MAX_CHARS,

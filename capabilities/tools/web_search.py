@@ -53,8 +53,8 @@ _NOT_SET_UP = {
     name="web_search",
     description="Search the web and return the top results, each with a title, address and snippet.",
     parameters=PARAMETERS,
-    keywords=("search the web", "web search", "search online", "look up online", "google",
-              "搜索", "网上搜索", "搜一下", "上网查"),
+    keywords=("search the web", "search the web for", "web search", "search online", "search online for",
+              "look up online", "google", "搜索", "网上搜索", "搜一下", "上网查"),
     examples=("search the web for Thespian actor model tutorials", "搜一下杭州明天的天气"),
 )
 def web_search(query: str, context: ExecutionContext, count: int = DEFAULT_COUNT) -> dict:
