@@ -255,3 +255,17 @@ def test_status_command_lists_loaded_and_broken_skills(tmp_path, skills_dir):
     assert as_text.returncode == 0, as_text.stderr
     assert f"skill FAILED {skills_dir / 'broken.py'}: SyntaxError" in as_text.stdout
     assert f"skill {skills_dir / 'greet.py'}: greet" in as_text.stdout
+
+
+def test_a_refresher_runs_before_lookups_and_not_inside_itself():
+    registry = CapabilityRegistry()
+    calls = []
+
+    def refresher(reg: CapabilityRegistry, *, force: bool = False) -> None:
+        calls.append(force)
+        reg.names()  # a lookup from inside the refresher does not refresh again
+
+    registry.add_refresher(refresher)
+    registry.executables()
+    registry.has_executable("missing")
+    assert calls == [False, True]  # a name not found asks the refresher to look at once

@@ -137,8 +137,8 @@ def test_brave_results_are_plain_text_and_the_key_travels_in_its_header(registry
 
     assert result["provider"] == "brave"
     assert result["results"] == [
-        {"title": "actor model – page 1", "url": "https://brave.example/1", "snippet": "The actor model page number 1."},
-        {"title": "actor model – page 2", "url": "https://brave.example/2", "snippet": "The actor model page number 2."},
+        {"title": f"actor model – page {i}", "url": f"https://brave.example/{i}",
+         "snippet": f"The actor model page number {i}."} for i in (1, 2)
     ]
     sent = brave_server.requests[-1]
     assert sent.headers["x-subscription-token"] == BRAVE_KEY and sent.headers["accept"] == "application/json"
