@@ -7,6 +7,7 @@ test_web_fetch_ssrf.py).
 
 from __future__ import annotations
 
+import gzip
 import socket
 
 import pytest
@@ -52,6 +53,8 @@ def app(request: Request) -> Reply:
         return Reply(200, b"\x89PNG\r\n\x1a\n" + bytes(5000), {"Content-Type": "image/png"})
     if request.path == "/blob":
         return Reply(200, b"\x00\x01\x02binary" * 100)
+    if request.path == "/packed.txt":  # 1 MB of text in about 1 kB of gzip
+        return Reply(200, gzip.compress(b"z" * 1_000_000), {"Content-Type": "text/plain", "Content-Encoding": "gzip"})
     if request.path == "/big.txt":
         return Reply.text("a" * 5000)
     if request.path == "/long.html":
@@ -129,6 +132,12 @@ def test_body_is_cut_at_max_bytes_and_flagged(registry, server):
     result = call(registry, "web_fetch", {"url": f"{server.url}/big.txt"}, {**LOCAL, "max_bytes": 1000})
     assert result["text"] == "a" * 1000 and result["bytes_read"] == 1000
     assert (result["truncated"], result["truncated_by"]) == (True, "bytes")
+
+
+def test_a_small_compressed_body_that_unpacks_large_is_cut_at_max_bytes(registry, server):
+    result = call(registry, "web_fetch", {"url": f"{server.url}/packed.txt"}, {**LOCAL, "max_bytes": 5000})
+    assert result["bytes_read"] == 5000 and result["text"] == "z" * 5000
+    assert result["truncated_by"] == "bytes"
 
 
 def test_text_is_cut_at_max_chars_and_flagged(registry, server):
