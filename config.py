@@ -191,6 +191,16 @@ class CapabilitiesConfig(_Section):
     entry_points: bool = True
     auto_approve: list[str] = Field(default_factory=list)
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    skills_dirs: list[str] = Field(default_factory=list)  # folders of skill modules, reloaded while running
+    skills_reload_s: float = Field(1.0, ge=0, le=3600)  # how often a process looks for changed skills
+
+    @field_validator("skills_dirs")
+    @classmethod
+    def _folders(cls, value: list[str]) -> list[str]:
+        for folder in value:
+            if not Path(folder).is_dir():
+                raise ValueError(f"{folder!r} is not a folder")
+        return value
 
 
 class RabbitMQConfig(_Section):

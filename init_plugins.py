@@ -3,7 +3,9 @@
 The seed's services are registered under their names (built lazily, on first use), then the
 built-in executable capabilities, then the modules named in
 ``capabilities.plugin_modules`` (their ``@capability`` functions), then third-party
-packages advertising the ``flora.capabilities`` entry-point group. Every process that runs
+packages advertising the ``flora.capabilities`` entry-point group, then the skills in the
+folders of ``capabilities.skills_dirs`` (kept current while the process runs; the
+``skills`` service is their SkillLoader). Every process that runs
 capabilities calls this once, so a plugin module is imported in each of them.
 
 Registered services: ``llm``, ``understanding_llm`` (the understanding step's model: its own
@@ -21,6 +23,7 @@ import logging
 
 from capabilities.loop.queues import QueueFactory
 from capabilities.registry import CapabilityRegistry, RegistryError
+from capabilities.skills import SkillLoader
 from config import ConfigError, FloraConfig
 
 log = logging.getLogger("flora.plugins")
@@ -28,6 +31,8 @@ log = logging.getLogger("flora.plugins")
 BUILTIN_MODULES = (
     "capabilities.tools.dify",
     "capabilities.tools.http_request",
+    "capabilities.tools.web_fetch",
+    "capabilities.tools.web_search",
     "capabilities.tools.data_query",
     "capabilities.loop.reminders",
     "capabilities.tools.ask_experts",
@@ -85,6 +90,10 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
         log.info("plugin module %s registered %s", module, names)
     if config.capabilities.entry_points:
         registry.load_entry_points()
+    if config.capabilities.skills_dirs:  # last: a skill cannot take a name the above hold
+        skills = SkillLoader(config.capabilities.skills_dirs, reload_s=config.capabilities.skills_reload_s)
+        registry.register("skills", skills)
+        skills.attach(registry)
     return registry
 
 

@@ -116,7 +116,13 @@ def print_status(config: FloraConfig, *, as_json: bool = False, out=sys.stdout) 
     except StatusUnavailable as exc:
         print(f"flora: {exc}", file=sys.stderr)
         return 2
+    if config.capabilities.skills_dirs:  # each process loads them itself: shown as one starting now would
+        from capabilities.skills import render_skills, skills_status
+
+        status["skills"] = skills_status(config)
     out.write(json.dumps(status, indent=2, ensure_ascii=False) + "\n" if as_json else render_text(status))
+    if "skills" in status and not as_json:
+        out.write(render_skills(status["skills"]))
     return 0
 
 

@@ -11,6 +11,12 @@ Two kinds of entries share one namespace, so a name means one thing:
 A registry is built per process by ``init_plugins.build_registry(config)`` and passed to
 whoever needs it; there is no module-level mutable registry.
 
+Most executables stay for the life of the process. Those registered with an ``owner`` (a
+skill file, see :mod:`capabilities.skills`) may be withdrawn again by that owner, and a
+*refresher* added with :meth:`CapabilityRegistry.add_refresher` is called before each
+lookup of executables, so a source that changes while Flora runs (files being added, edited
+or removed) is seen without a restart. A refresher decides itself how often it looks.
+
 Exceptions::
 
     RegistryError
@@ -60,6 +66,9 @@ class CapabilityRegistry:
         self._providers: dict[str, Any] = {}
         self._instances: dict[str, Any] = {}
         self._executables: dict[str, CapabilitySpec] = {}
+        self._owners: dict[str, str] = {}  # executable name -> who may withdraw it
+        self._refreshers: list[Callable[[CapabilityRegistry], None]] = []
+        self._refreshing = False
 
     # -- registration -------------------------------------------------------------
     def register(self, name: str, provider: Any, *, factory: bool = False) -> None:
@@ -67,14 +76,35 @@ class CapabilityRegistry:
         self._claim(name)
         self._providers[name] = (provider, factory)
 
-    def register_capability(self, spec: CapabilitySpec | Callable[..., Any]) -> CapabilitySpec:
-        """Register an executable capability (a spec or a ``@capability`` function)."""
+    def register_capability(self, spec: CapabilitySpec | Callable[..., Any], *, owner: str | None = None
+                            ) -> CapabilitySpec:
+        """Register an executable capability (a spec or a ``@capability`` function). With an
+        ``owner``, that owner may later :meth:`withdraw` it; without one it stays."""
         found = spec_of(spec)
         if found is None:
             raise RegistryError(f"{spec!r} is not a capability (decorate it with @capability)")
         self._claim(found.name)
         self._executables[found.name] = found
+        if owner is not None:
+            self._owners[found.name] = owner
         return found
+
+    def withdraw(self, name: str, owner: str) -> None:
+        """Remove an executable that ``owner`` registered; anything else raises RegistryError."""
+        if self._owners.get(name) != owner:
+            raise RegistryError(f"capability {name!r} was not registered by {owner!r}, so it cannot withdraw it")
+        del self._executables[name]
+        del self._owners[name]
+
+    def owner_of(self, name: str) -> str | None:
+        """Who registered ``name`` with an owner; None for a permanent entry or an unknown name."""
+        return self._owners.get(name)
+
+    def add_refresher(self, refresh: Callable[..., None]) -> None:
+        """Call ``refresh(registry, force=...)`` before every lookup of executables from now on.
+        ``force`` is True when a name was not found: another process may have seen a new
+        capability already and sent work for it, so the refresher should look now."""
+        self._refreshers.append(refresh)
 
     def register_module(self, module: ModuleType | str) -> list[str]:
         """Register every ``@capability`` function defined in a module."""
@@ -114,12 +144,23 @@ class CapabilityRegistry:
         if name in self._providers or name in self._executables:
             raise DuplicateCapability(name)
 
+    def _refresh(self, *, force: bool = False) -> None:
+        if not self._refreshers or self._refreshing:
+            return
+        self._refreshing = True  # a refresher registering or withdrawing does not refresh again
+        try:
+            for refresh in self._refreshers:
+                refresh(self, force=force)
+        finally:
+            self._refreshing = False
+
     # -- lookup --------------------------------------------------------------------
     def get_capability(self, name: str, default: Any = _UNSET) -> Any:
         """The service registered under ``name`` (built on first use)."""
         if name in self._instances:
             return self._instances[name]
         if name not in self._providers:
+            self._refresh()
             if name in self._executables:
                 return self._executables[name]
             if default is not _UNSET:
@@ -131,19 +172,29 @@ class CapabilityRegistry:
         return instance
 
     def get_executable(self, name: str) -> CapabilitySpec:
+        self._refresh(force=not self._knows(name))
         try:
             return self._executables[name]
         except KeyError:
             raise UnknownCapability(name, list(self._executables)) from None
 
     def has_executable(self, name: str) -> bool:
+        self._refresh(force=not self._knows(name))
+        return name in self._executables
+
+    def _knows(self, name: str) -> bool:
         return name in self._executables
 
     def executables(self) -> list[CapabilitySpec]:
+        self._refresh()
         return list(self._executables.values())
 
     def names(self) -> list[str]:
+        self._refresh()
         return sorted([*self._providers, *self._executables])
 
     def __contains__(self, name: object) -> bool:
-        return name in self._providers or name in self._executables
+        if name in self._providers:
+            return True
+        self._refresh()
+        return name in self._executables

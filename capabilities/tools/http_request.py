@@ -6,11 +6,16 @@ to get an answer at all are errors::
     CapabilityInputError("url")       not http(s), unparsable, or a host outside allow_hosts
     CapabilityInputError("headers")   a name or value HTTP cannot carry (non-ASCII, line breaks)
     CapabilityError(retryable=True)   timeout, connection refused, connection dropped
-    CapabilityError("forbidden")      a redirect that leads outside allow_hosts
+    CapabilityError("forbidden")      a redirect that leads outside allow_hosts (or, with
+                                      block_private, to a private address)
+    BlockedAddress (a CapabilityInputError("url"))  with block_private: a private address
 
 Settings (``capabilities.settings.http_request``): ``allow_hosts`` (empty: any host;
 ``"*.example.com"`` also allows sub-domains) and ``max_response_bytes`` (longer bodies
-are cut and flagged). Redirects are followed, and every hop is checked against the
+are cut and flagged), ``block_private`` (off by default: when true, every connection goes
+through the address guard of :mod:`capabilities.tools.address_guard`, which refuses private,
+loopback and link-local addresses after DNS resolution, except those in ``allow_private``).
+Redirects are followed, and every hop is checked against the
 allow-list, so a redirect cannot lead to a host the list keeps out. A query string in
 the URL is kept; ``params`` are added to it, and replace a name the URL already has.
 """
@@ -26,6 +31,7 @@ from typing import Any
 import httpx
 
 from capabilities.base import CapabilityError, CapabilityInputError, ExecutionContext, capability
+from capabilities.tools.address_guard import AddressPolicy, BlockedAddress, guarded_transport
 
 log = logging.getLogger("flora.capability.http_request")
 
@@ -89,8 +95,10 @@ _NO_BODY = object()  # "json" may legitimately be null, so absence needs its own
     description="Call a web address (HTTP GET/POST/PUT/PATCH/DELETE/HEAD) and return the status, "
                 "headers and body (parsed when it is JSON).",
     parameters=PARAMETERS,
-    keywords=("http", "api", "url", "request", "fetch", "web", "endpoint",
-              "接口", "请求", "网址", "调用接口", "网页"),
+    # reachability ("is it up", "能不能打开") is this tool's: it answers with the status;
+    # reading what a page says is web_fetch's
+    keywords=("http", "api", "url", "request", "fetch", "web", "endpoint", "is it up", "status code",
+              "接口", "请求", "网址", "调用接口", "网页", "能不能打开", "能否访问"),
     examples=("download the status page of our server", "把这条消息发到我们的 webhook"),
     needs_approval=lambda values: str(values.get("method", "GET")).upper() not in ("GET", "HEAD"),
 )
@@ -101,8 +109,11 @@ def http_request(url: str, context: ExecutionContext, method: str = "GET", heade
     target = _checked_url(url, allow_hosts)
     headers = checked_headers(headers or {})
     timeout_s = min(float(timeout_s), MAX_TIMEOUT_S)
+    transport = _transport(context.settings)
+    hops: list[httpx.URL] = []
 
     def check_hop(request: httpx.Request) -> None:
+        hops.append(request.url)
         if not _host_allowed(request.url.host, allow_hosts):
             raise CapabilityError(f"{target.host} redirected to {request.url.host}, which Flora may not call.",
                                   error_type="forbidden")
@@ -115,9 +126,15 @@ def http_request(url: str, context: ExecutionContext, method: str = "GET", heade
         request_args["json"] = json
     try:
         with httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=MAX_REDIRECTS,
-                          event_hooks={"request": [check_hop]}) as client:
+                          event_hooks={"request": [check_hop]}, transport=transport) as client:
             with client.stream(method, target, **request_args) as response:
                 raw, truncated = _read_capped(response, max_bytes)
+    except BlockedAddress as exc:
+        _log_call(context, method, target, "refused address", started)
+        if len(hops) > 1:  # the first address passed; a redirect led inside
+            raise CapabilityError(f"{target.host} redirected to {hops[-1].host}, which Flora may not call: {exc}",
+                                  error_type="forbidden") from exc
+        raise
     except CapabilityError:  # raised by check_hop
         _log_call(context, method, target, "refused redirect", started)
         raise
@@ -235,6 +252,18 @@ def _allow_hosts(settings: dict) -> list[str]:
         raise CapabilityError("capabilities.settings.http_request.allow_hosts must be a list of host names.",
                               error_type="misconfigured")
     return [h.lower().rstrip(".") for h in hosts]
+
+
+def _transport(settings: dict) -> httpx.HTTPTransport | None:
+    """The address-guarded transport when ``block_private`` is on; None: httpx's own."""
+    block = settings.get("block_private", False)
+    if not isinstance(block, bool):
+        raise CapabilityError("capabilities.settings.http_request.block_private must be true or false.",
+                              error_type="misconfigured")
+    if not block:
+        return None
+    return guarded_transport(AddressPolicy.from_setting(settings.get("allow_private"),
+                                                        "capabilities.settings.http_request.allow_private"))
 
 
 def _max_response_bytes(settings: dict) -> int:

@@ -10,14 +10,14 @@ from jsonschema import Draft202012Validator
 
 from capabilities.base import ExecutionContext
 from capabilities.registry import CapabilityRegistry
-from capabilities.tools import ask_experts, data_query, dify, http_request
+from capabilities.tools import ask_experts, data_query, dify, http_request, web_fetch, web_search
 from capabilities.tools.data_access import DataAccessor
 from tests.tools.databases import postgres_database, sqlite_database
 
 
 def build_registry(data_access: Any = None) -> CapabilityRegistry:
     registry = CapabilityRegistry()
-    for module in (dify, http_request, data_query, ask_experts):
+    for module in (dify, http_request, data_query, ask_experts, web_fetch, web_search):
         registry.register_module(module)
     if data_access is not None:
         registry.register("data_access", data_access)

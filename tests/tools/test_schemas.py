@@ -8,7 +8,7 @@ import pytest
 
 from tests.tools.conftest import build_registry
 
-BUILT_IN = ["dify_workflow", "http_request", "data_query", "ask_experts"]
+BUILT_IN = ["dify_workflow", "http_request", "data_query", "ask_experts", "web_fetch", "web_search"]
 
 
 @pytest.mark.parametrize("name", BUILT_IN)
