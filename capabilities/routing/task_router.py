@@ -8,6 +8,7 @@ values stand in the request (``name=value``, a URL for a ``url`` parameter) are 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 from capabilities.base import CapabilitySpec
 from capabilities.context.answers import mentions, named_values, text_after, urls, values_by_schema
@@ -26,11 +27,18 @@ class Candidate:
 
 
 class TaskRouter:
-    def __init__(self, registry: CapabilityRegistry):
+    def __init__(self, registry: CapabilityRegistry, *, allowed: Iterable[str] | None = None):
+        """``allowed``: the only capabilities it may pick (a persona's allow-list); None: all."""
         self._registry = registry
+        self._allowed = frozenset(allowed) if allowed is not None else None
+
+    def within(self, allowed: Iterable[str] | None) -> "TaskRouter":
+        """The same router, picking only among ``allowed`` (None: this router unchanged)."""
+        return self if allowed is None else TaskRouter(self._registry, allowed=allowed)
 
     def routable(self) -> list[CapabilitySpec]:
-        return [spec for spec in self._registry.executables() if spec.routable]
+        return [spec for spec in self._registry.executables()
+                if spec.routable and (self._allowed is None or spec.name in self._allowed)]
 
     def rank(self, content: str) -> list[Candidate]:
         """Capabilities with any evidence in ``content``, best first."""
