@@ -71,6 +71,20 @@ class Option(TypedDict):
     capability: NotRequired[str]
 
 
+class Persona(TypedDict):
+    """The persona chosen for a message (docs/personas.md): its system prompt for chat
+    replies, how it was chosen (``rule``, ``auto``, ``template``, ``default``), and what it may
+    use (``capabilities``; absent: everything)."""
+
+    name: str
+    prompt: str
+    how: Literal["rule", "auto", "template", "default"]
+    capabilities: NotRequired[list[str]]
+    model: NotRequired[str]
+    rule: NotRequired[str]  # which rule chose it: "<persona>.rules[<i>]"
+    specialty: NotRequired[str]  # a specialist composed from the template
+
+
 # --------------------------------------------------------------------------- user side
 class UserInput(TypedDict):
     """Person/program → InteractionActor. ``content`` is free text; a structured answer to a
@@ -190,7 +204,7 @@ class AgentTask(TypedDict):
     memories: NotRequired[list]  # what Flora remembers of the person that bears on it, {memory_id, fact}
     pending_task_id: NotRequired[str]  # a paused task this message may be answering
     stream: NotRequired[bool]
-    persona: NotRequired[dict]  # the persona chosen for the message (PersonaChoice.to_dict)
+    persona: NotRequired[Persona]  # the persona chosen for the message
     pick_persona: NotRequired[bool]  # no rule chose one: the understanding step picks it (personas.auto)
 
 
@@ -223,7 +237,7 @@ class Analyze(TypedDict):
     memories: NotRequired[list]
     pending_task_id: NotRequired[str]
     stream: NotRequired[bool]
-    persona: NotRequired[dict]  # as on agent_task
+    persona: NotRequired[Persona]  # as on agent_task
     pick_persona: NotRequired[bool]
 
 
@@ -258,7 +272,7 @@ class AnalysisResult(TypedDict):
     timing: NotRequired[dict]
     answered_task_id: NotRequired[str]
     missing: NotRequired[list[MissingParameter]]
-    persona: NotRequired[dict]  # the persona the understanding step picked (pick_persona)
+    persona: NotRequired[Persona]  # the persona the understanding step picked (pick_persona)
 
 
 class Execute(TypedDict):

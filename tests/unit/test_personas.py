@@ -208,3 +208,44 @@ def test_routing_within_an_allow_list_never_picks_another_capability(tmp_path):
     IntentRouter(router, llm).within(["http_request"]).classify("something vague to do")
     enum = llm.calls[0][1]["json_schema"]["properties"]["route"]["enum"]
     assert "http_request" in enum and "add_numbers" not in enum
+
+
+# -- execution ---------------------------------------------------------------------------------
+def test_execution_refuses_a_capability_outside_the_tasks_allow_list_and_hands_the_list_on(tmp_path):
+    from capabilities.base import capability
+    from capability_actors.task_execution_service import TaskExecutionService
+    from common import messages as m
+    from common.tasks.models import TaskRecord
+    from common.tasks.store import open_store
+    from events.event_bus import EventBus
+    from init_plugins import build_registry
+
+    config = load_config({"data_dir": str(tmp_path), "llm": {"backend": "none"}, "memory": {"enabled": False},
+                          "capabilities": {"plugin_modules": ["tests.support.sample_plugins"]}}, env={})
+    seen: list[dict] = []
+
+    @capability(name="peek_context", description="Report what the task may use.",
+                parameters={"type": "object", "properties": {}})
+    def peek_context(context) -> dict:
+        seen.append(dict(context.meta))
+        return {"ok": True}
+
+    registry = build_registry(config)
+    registry.register_capability(peek_context)
+    store = open_store(config)
+    try:
+        service = TaskExecutionService(store=store, events=EventBus(store), registry=registry, config=config)
+        meta = {"persona": "coder", "allowed_capabilities": ["peek_context"]}
+        for task_id, name, parameters in (("task_refused", "add_numbers", {"a": 1, "b": 2}),
+                                          ("task_allowed", "peek_context", {})):
+            store.create_task(TaskRecord(task_id=task_id, tenant_id="default", user_id="u", content="x",
+                                         capability=name, parameters=parameters, meta=meta))
+        refused = service.execute(m.execute(task_id="task_refused", tenant_id="default", user_id="u",
+                                            capability="add_numbers", parameters={}))
+        assert (refused["ok"], refused["error_type"]) == (False, "forbidden")
+        assert refused["error"] == "The persona 'coder' may not use 'add_numbers'; it may use: peek_context."
+        ran = service.execute(m.execute(task_id="task_allowed", tenant_id="default", user_id="u",
+                                        capability="peek_context", parameters={}))
+        assert ran["ok"] is True and seen == [{"allowed_capabilities": ["peek_context"]}]
+    finally:
+        store.close()
