@@ -139,9 +139,12 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     _add_error_handlers(app)
 
     # -- health --------------------------------------------------------------------------
-    @app.get("/health", tags=["health"], summary="The process is up")
+    @app.get("/health", tags=["health"], summary="The process is up; the model hosts' state")
     async def health() -> dict:
-        return {"status": "ok"}
+        """``models``: each model host this Flora started, ``loaded`` or ``unloaded_idle`` (freed
+        after ``llm.idle_unload_s`` without use; the next request loads it again), ``since``."""
+        hosts = flora.hosts() if hasattr(flora, "hosts") else []
+        return {"status": "ok", "models": [host.state() for host in hosts]}
 
     @app.get("/ready", tags=["health"], summary="The actor system answers",
              responses={503: {"description": "not ready"}})

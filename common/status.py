@@ -3,7 +3,8 @@
 :func:`collect_status` reads the configured task store and loop registry, so it answers the
 same whether Flora is running or not, and from any node when the store is the shared Redis:
 tasks by state (per tenant and in total), queue lengths (tasks in state ``queued`` per
-tenant), loop tasks by status, and the nodes. :func:`render_text` makes a short table of it,
+tenant), loop tasks by status, the nodes, and the model hosts of this data directory (whether
+each has its model loaded or unloaded while idle, since when; ``llm.idle_unload_s``). :func:`render_text` makes a short table of it,
 :func:`render_prometheus` the Prometheus exposition text; :class:`StatusCache` collects at
 most once per interval, so a scrape storm does not become a storm on the store.
 
@@ -58,7 +59,8 @@ def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dic
          "tasks": {"total": {"completed": 3}, "by_tenant": {"default": {"completed": 3}}},
          "queues": {"default": 0},
          "loop_tasks": {"total": {"active": 1}, "by_tenant": {"default": {"active": 1}}},
-         "nodes": [{"name": "local"}], "nodes_note": "from the configuration ..."}
+         "nodes": [{"name": "local"}], "nodes_note": "from the configuration ...",
+         "models": [{"model": "qwen2.5-coder-1.5b", "state": "unloaded_idle", "since": 1767000000.0, ...}]}
 
     ``nodes`` lists the live nodes (dicts with at least ``name``); without it the node the
     configuration names is reported, with a note saying so. Raises StatusUnavailable.
@@ -81,7 +83,16 @@ def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dic
         "loop_tasks": {"total": _sum(loops_by_tenant.values()), "by_tenant": loops_by_tenant},
         "nodes": node_list,
         "nodes_note": note,
+        "models": model_states(config),
     }
+
+
+def model_states(config: FloraConfig) -> list[dict]:
+    """The running model hosts' states (backend local; none when Flora is not running)."""
+    from capabilities.llm import host_state_dir
+    from capabilities.llm.model_host import read_host_states
+
+    return read_host_states(host_state_dir(config.data_dir))
 
 
 def _registered_nodes(config: FloraConfig) -> list[dict]:
@@ -232,6 +243,7 @@ def render_text(status: dict) -> str:
     if not loops["total"]:
         rows.append(("loop tasks", "(all)", "-", "0"))
     rows += [("node", str(node.get("name", "?")), _node_detail(node), "") for node in status["nodes"]]
+    rows += [("model", str(model.get("model", "?")), model_line(model), "") for model in status.get("models", [])]
     header = ("WHAT", "TENANT/NODE", "STATE", "COUNT")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     lines = [f"store: {status['store']['backend']} {status['store']['location']}",
@@ -241,6 +253,14 @@ def render_text(status: dict) -> str:
     if status.get("nodes_note"):
         lines.append(f"nodes: {status['nodes_note']}")
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def model_line(model: dict) -> str:
+    """``unloaded_idle since 2026-11-24 12:40:03 rss_mb=61.2``."""
+    since = model.get("since")
+    when = time.strftime(" since %Y-%m-%d %H:%M:%S", time.localtime(since)) if isinstance(since, (int, float)) else ""
+    rss = f" rss_mb={model['rss_mb']}" if model.get("rss_mb") is not None else ""
+    return f"{model.get('state', '?')}{when}{rss}"
 
 
 def _node_detail(node: dict) -> str:
@@ -260,6 +280,10 @@ def render_prometheus(status: dict) -> str:
     lines += ["# HELP flora_loop_tasks Loop tasks by status, all tenants.", "# TYPE flora_loop_tasks gauge"]
     lines += [f"flora_loop_tasks{_labels(status=state)} {n}" for state, n in status["loop_tasks"]["total"].items()]
     lines += ["# HELP flora_nodes Flora nodes known.", "# TYPE flora_nodes gauge", f"flora_nodes {len(status['nodes'])}"]
+    lines += ["# HELP flora_model_loaded Whether a model host has its model loaded (0: unloaded while idle).",
+              "# TYPE flora_model_loaded gauge"]
+    lines += [f"flora_model_loaded{_labels(model=m.get('model', '?'))} {int(m.get('state') == 'loaded')}"
+              for m in status.get("models", [])]
     return "\n".join(lines) + "\n"
 
 

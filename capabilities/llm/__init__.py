@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 from typing import Any, Mapping
 
 from capabilities.llm.base import (
@@ -49,7 +50,7 @@ __all__ = [
     "LLMError", "LLMUnavailable", "LLMRequestRejected", "LLMOutputError", "LLMScriptExhausted",
     "ModelError", "ModelNotInstalled", "ModelIntegrityError", "ModelHostError",
     "ScriptedLLM", "FunctionLLM", "LocalLlamaLLM", "OpenAICompatibleLLM", "ModelHost",
-    "build_llm", "build_model_host", "understanding_settings", "persona_models", "persona_llm",
+    "build_llm", "build_model_host", "understanding_settings", "persona_models", "persona_llm", "host_state_dir",
 ]
 
 BACKENDS = ("local", "openai", "function", "none")
@@ -114,7 +115,14 @@ def build_model_host(settings: Mapping[str, Any]) -> ModelHost | None:
         n_ctx=int(_get(settings, "n_ctx", DEFAULT_N_CTX)),
         n_threads=int(_get(settings, "n_threads", DEFAULT_N_THREADS)),
         alias=_model_name(settings),
+        idle_unload_s=float(_get(settings, "idle_unload_s", 0.0)),
+        state_file=host_state_dir(_get(settings, "data_dir", DEFAULT_DATA_DIR)) / f"{_model_name(settings)}.json",
     )
+
+
+def host_state_dir(data_dir: str | os.PathLike) -> Path:
+    """Where the model hosts of a Flora with this data directory write their state."""
+    return Path(data_dir) / "run" / "model_hosts"
 
 
 def _local(settings: Mapping[str, Any]) -> LLM:
