@@ -280,10 +280,11 @@ def render_prometheus(status: dict) -> str:
     lines += ["# HELP flora_loop_tasks Loop tasks by status, all tenants.", "# TYPE flora_loop_tasks gauge"]
     lines += [f"flora_loop_tasks{_labels(status=state)} {n}" for state, n in status["loop_tasks"]["total"].items()]
     lines += ["# HELP flora_nodes Flora nodes known.", "# TYPE flora_nodes gauge", f"flora_nodes {len(status['nodes'])}"]
-    lines += ["# HELP flora_model_loaded Whether a model host has its model loaded (0: unloaded while idle).",
-              "# TYPE flora_model_loaded gauge"]
-    lines += [f"flora_model_loaded{_labels(model=m.get('model', '?'))} {int(m.get('state') == 'loaded')}"
-              for m in status.get("models", [])]
+    if status.get("models"):  # backend local, running: its model hosts
+        lines += ["# HELP flora_model_loaded Whether a model host has its model loaded (0: unloaded while idle).",
+                  "# TYPE flora_model_loaded gauge"]
+        lines += [f"flora_model_loaded{_labels(model=m.get('model', '?'))} {int(m.get('state') == 'loaded')}"
+                  for m in status["models"]]
     return "\n".join(lines) + "\n"
 
 
