@@ -249,3 +249,60 @@ def test_execution_refuses_a_capability_outside_the_tasks_allow_list_and_hands_t
         assert ran["ok"] is True and seen == [{"allowed_capabilities": ["peek_context"]}]
     finally:
         store.close()
+
+
+def test_a_persona_with_a_model_of_its_own_gets_a_host_and_talks_to_it():
+    from capabilities.llm import OpenAICompatibleLLM, persona_llm, persona_models
+
+    local = {"backend": "local", "model": "qwen2.5-coder-1.5b", "understanding_model": "qwen2.5-coder-0.5b",
+             "persona_host_urls": {"smollm2-135m": "http://127.0.0.1:9/v1"},
+             "understanding_host_url": "http://127.0.0.1:8/v1"}
+    assert persona_models(local, ["smollm2-135m", "", "qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b",
+                                  "smollm2-135m"]) == ["smollm2-135m"]
+    assert persona_models({**local, "backend": "openai"}, ["smollm2-135m"]) == []
+    own = persona_llm(local, "smollm2-135m")
+    assert isinstance(own, OpenAICompatibleLLM)
+    assert persona_llm(local, "qwen2.5-coder-1.5b") is None  # the chat model itself
+    assert persona_llm(local, "") is None
+    assert persona_llm({**local, "backend": "openai"}, "smollm2-135m") is None  # ignored off backend local
+
+
+def test_the_persona_prompt_and_model_write_the_chat_reply(tmp_path):
+    from capability_actors.task_execution_service import TaskExecutionService
+    from common import messages as m
+    from common.tasks.store import open_store
+    from events.event_bus import EventBus
+    from init_plugins import build_registry
+
+    config = load_config({"data_dir": str(tmp_path), "llm": {"backend": "none"}, "memory": {"enabled": False},
+                          "personas": {"roster": [CODER], "auto": True}}, env={})
+    chat_model, understanding = ScriptedLLM([]), FunctionLLM(respond)
+    coder_model = ScriptedLLM(["print('hi')", "a joke"])
+    store = open_store(config)
+    try:
+        service = TaskExecutionService(store=store, events=EventBus(store), registry=build_registry(config),
+                                       config=config, llm=chat_model, understanding_llm=understanding,
+                                       persona_llms={"qwen2.5-coder-0.5b": coder_model}.get)
+        persona = book().choose("python", user_id="u").to_dict()
+        result = service.analyze(m.analyze(task_id="t1", tenant_id="default", user_id="u", content="tell me a joke",
+                                           persona=persona))
+        assert result["message"] == "print('hi')" and "persona" not in result  # chosen upstream: not repeated
+        (messages, _), = coder_model.calls
+        assert messages[0]["content"] == CODER["prompt"] + " " + LIMITS and chat_model.calls == []
+        # auto: the step picks first, says so in its result and in the events
+        picked = service.analyze(m.analyze(task_id="t2", tenant_id="default", user_id="u",
+                                           content="ask the coder for a joke", pick_persona=True))
+        assert picked["persona"]["name"] == "coder" and picked["persona"]["how"] == "auto"
+        assert picked["message"] == "a joke" and coder_model.remaining == 0
+        events = [e for e in store.events("default", task_id="t2") if e.event_type == "PERSONA_SELECTED"]
+        assert [e.data["persona"] for e in events] == ["coder"]
+    finally:
+        store.close()
+
+
+def test_the_cli_shows_a_persona_other_than_flora_as_a_tag():
+    from common import messages as m
+
+    assert m.reply_text(m.chat_reply(msg_id="m", message="hello", persona="coder")) == "[coder] hello"
+    assert m.reply_text(m.chat_reply(msg_id="m", message="hello", persona="flora")) == "hello"
+    assert m.reply_text(m.chat_reply(msg_id="m", message="hello")) == "hello"
