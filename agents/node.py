@@ -17,7 +17,7 @@ from typing import Any, Callable
 from common import log_context
 from common import messages as m
 from common.logging_setup import configure_logging
-from config import ConfigSource, FloraConfig, load_config
+from config import ConfigError, ConfigSource, FloraConfig, load_config
 
 log = logging.getLogger("flora.node")
 
@@ -132,6 +132,17 @@ class Flora:
         return [h for h in (self.understanding_host, self.model_host, *self.persona_hosts) if h is not None]
 
 
+def _persona_host(config: FloraConfig, settings: dict, model: str):
+    """A started host for a persona's own model; a model that is not installed names the key."""
+    from capabilities.llm import ModelError, build_model_host
+
+    try:
+        return build_model_host({**settings, "model": model}).start()
+    except ModelError as exc:
+        index = next(i for i, p in enumerate(config.personas.roster) if p.model == model)
+        raise ConfigError(f"personas.roster.{index}.model: {exc}") from exc
+
+
 def start_flora(config: ConfigSource = None) -> Flora:
     """Start and wire the actors; ``config`` is a path, a dict, a FloraConfig or None."""
     from agents.interaction_actor import InteractionActor
@@ -159,7 +170,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
                 understanding_host = build_model_host(own).start()
                 urls["understanding_host_url"] = understanding_host.base_url
             for name in persona_models(settings, [p.model for p in config.personas.roster]):
-                persona_hosts.append(build_model_host({**settings, "model": name}).start())
+                persona_hosts.append(_persona_host(config, settings, name))
             urls["persona_host_urls"] = {h.alias: h.base_url for h in persona_hosts}
         except BaseException:
             for started in (host, understanding_host, *persona_hosts):

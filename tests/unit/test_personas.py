@@ -306,3 +306,13 @@ def test_the_cli_shows_a_persona_other_than_flora_as_a_tag():
     assert m.reply_text(m.chat_reply(msg_id="m", message="hello", persona="coder")) == "[coder] hello"
     assert m.reply_text(m.chat_reply(msg_id="m", message="hello", persona="flora")) == "hello"
     assert m.reply_text(m.chat_reply(msg_id="m", message="hello")) == "hello"
+
+
+def test_a_persona_model_that_is_not_installed_fails_at_start_naming_the_key(tmp_path):
+    from agents.node import _persona_host
+
+    config = load_config({"data_dir": str(tmp_path), "personas": {"roster": [
+        WRITER, {**CODER, "model": "gemma3-270m"}]}}, env={})
+    settings = {**config.llm.model_dump(), "data_dir": str(tmp_path)}
+    with pytest.raises(ConfigError, match=r"^personas\.roster\.1\.model: .*pip install"):
+        _persona_host(config, settings, "gemma3-270m")
