@@ -37,6 +37,7 @@ DEFAULT_LLM_THREADS = 2
 DEFAULT_LLM_CONTEXT = 4096
 DEFAULT_LLM_TIMEOUT_S = 60.0
 DEFAULT_LLM_RETRIES = 3
+DEFAULT_IDLE_UNLOAD_S = 0.0  # keep the models loaded: a warm model answers at once, and its prompt prefix stays evaluated
 DEFAULT_MAX_CONCURRENCY = 8
 DEFAULT_MAX_BATCH = 8
 DEFAULT_EXPLORE_TRIALS = 40
@@ -184,6 +185,10 @@ class LLMConfig(_Section):
     function: str = ""  # "package.module:attr" for backend=function
     host_url: str = ""  # set at run time to the shared model host; not for users
     understanding_host_url: str = ""  # likewise, the understanding model's host
+    persona_host_urls: dict[str, str] = Field(default_factory=dict)  # likewise, personas' own models by name
+    # backend local: a model host unloads its model after this many seconds without a request and
+    # loads it again on the next one (which waits for it); 0 keeps it loaded
+    idle_unload_s: float = Field(DEFAULT_IDLE_UNLOAD_S, ge=0)
 
 
 class CapabilitiesConfig(_Section):
@@ -324,6 +329,106 @@ class ExpertsConfig(_Section):
         return value
 
 
+DEFAULT_PERSONA = "flora"  # Flora's own voice, with every capability: the persona when nothing else is chosen
+DEFAULT_SPECIALIST_TEMPLATE = ("You are Flora, acting as a specialist in {specialty}. Answer as an expert in that "
+                               "field would: precisely, briefly, and saying what you are unsure of.")
+
+
+class PersonaRule(_Section):
+    """When a persona takes a message. Every condition given must hold; at least one is given.
+    ``channel`` matches the channel's kind (``telegram``) or one conversation (``telegram:12345``)."""
+
+    keywords: list[str] = Field(default_factory=list)  # any of these, as words, case-insensitive
+    regex: str = ""  # searched in the message, case-insensitive
+    channel: str = ""
+    user: str = ""  # the Flora user id (a channel maps its senders to users)
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        import re
+
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
+        return value
+
+    @field_validator("keywords")
+    @classmethod
+    def _words(cls, value: list[str]) -> list[str]:
+        if any(not word.strip() for word in value):
+            raise ValueError("a keyword must not be empty")
+        return value
+
+    @model_validator(mode="after")
+    def _says_something(self) -> "PersonaRule":
+        if not (self.keywords or self.regex or self.channel or self.user):
+            raise ValueError("a rule needs at least one of keywords, regex, channel, user")
+        return self
+
+
+class Persona(_Section):
+    """One of the personas Flora speaks as (top-level ``personas``; not the expert panel's)."""
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""  # what it is for: shown to the model in auto mode
+    prompt: str = Field(min_length=1)  # the system prompt of its chat replies
+    capabilities: list[str] = Field(default_factory=list)  # what it may use; empty: everything installed
+    model: str = ""  # a packaged model (capabilities/llm/models.py) for its chat replies, backend local only
+    rules: list[PersonaRule] = Field(default_factory=list)
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        from capabilities.llm.models import CATALOGUE
+
+        if value and value not in CATALOGUE:
+            raise ValueError(f"unknown model {value!r}; known: {', '.join(sorted(CATALOGUE))}")
+        return value
+
+
+class PersonasConfig(_Section):
+    """Personas (docs/personas.md): who Flora speaks as for a message, chosen once per message by
+    the rules in order (first match wins), else by the model (``auto``), else ``default``."""
+
+    roster: list[Persona] = Field(default_factory=list)  # empty: Flora's own voice, every capability
+    default: str = DEFAULT_PERSONA  # a name in the roster, or the built-in "flora"
+    auto: bool = False  # no rule matched: the understanding model picks the persona that fits
+    template: str = ""  # auto: a specialist composed from this prompt with {specialty} filled in by the model
+
+    @field_validator("roster")
+    @classmethod
+    def _unique_names(cls, value: list[Persona]) -> list[Persona]:
+        names = [p.name for p in value]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"persona names must be unique; repeated: {', '.join(twice)}")
+        return value
+
+    @field_validator("template")
+    @classmethod
+    def _has_specialty(cls, value: str) -> str:
+        if value and "{specialty}" not in value:
+            raise ValueError("the template must contain {specialty}, where the model's specialty goes")
+        try:
+            value.format(specialty="x")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"the template may hold only {{specialty}} in braces ({exc!r}); "
+                             "write a literal brace as {{ or }}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _default_known(self) -> "PersonasConfig":
+        names = {p.name for p in self.roster} | {DEFAULT_PERSONA}
+        if self.template and "specialist" in names:
+            raise ValueError("roster: the name 'specialist' is taken by the personas composed from the template")
+        if self.default not in names:
+            raise ValueError(f"default: no persona named {self.default!r} (the roster has: "
+                             f"{', '.join(sorted(names))})")
+        return self
+
+
 class PlanningConfig(_Section):
     """Plans of several steps (capabilities/routing): how big they may be, how coupled steps run."""
 
@@ -403,6 +508,7 @@ class FloraConfig(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     planning: PlanningConfig = Field(default_factory=PlanningConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    personas: PersonasConfig = Field(default_factory=PersonasConfig)
 
     @model_validator(mode="after")
     def _shared_store_for_nodes(self) -> "FloraConfig":

@@ -94,7 +94,19 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
         skills = SkillLoader(config.capabilities.skills_dirs, reload_s=config.capabilities.skills_reload_s)
         registry.register("skills", skills)
         skills.attach(registry)
+    _check_persona_capabilities(config, registry)
     return registry
+
+
+def _check_persona_capabilities(config: FloraConfig, registry: CapabilityRegistry) -> None:
+    """A persona's allow-list names installed capabilities only (a typo would quietly forbid)."""
+    installed = {spec.name for spec in registry.executables()}
+    for i, persona in enumerate(config.personas.roster):
+        unknown = [name for name in persona.capabilities if name not in installed]
+        if unknown:
+            raise ConfigError(f"personas.roster.{i}.capabilities: persona {persona.name!r} names "
+                              f"{', '.join(map(repr, unknown))}, which no installed capability is called; "
+                              f"installed: {', '.join(sorted(installed)) or 'none'}")
 
 
 def _task_planner(registry: CapabilityRegistry, config: FloraConfig):

@@ -24,6 +24,7 @@ from agents.base import FloraActor
 from agents.coordination.agent_routes import AgentRoutes
 from agents.coordination.interaction_coordinator import InteractionCoordinator
 from agents.coordination.notification_desk import NotificationDesk
+from capabilities.cognition.personas import PersonaBook
 from capabilities.context.conversation_log import ConversationLog
 from common import messages as m
 
@@ -55,7 +56,8 @@ class InteractionActor(FloraActor):
         self.coordinator = InteractionCoordinator(conversation, default_tenant=rt.config.default_tenant,
                                                   reply_timeout_s=rt.config.actors.ask_timeout_s,
                                                   log=ConversationLog(rt.store),
-                                                  memory_store=rt.store if self.memory is not None else None)
+                                                  memory_store=rt.store if self.memory is not None else None,
+                                                  personas=PersonaBook.from_config(rt.config), events=rt.events)
         self.notifications = NotificationDesk(rt.store, default_tenant=rt.config.default_tenant)
         self.sweep_s = min(SWEEP_INTERVAL_S, rt.config.actors.ask_timeout_s / 2)
         self.wakeupAfter(self.sweep_s)

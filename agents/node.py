@@ -17,7 +17,7 @@ from typing import Any, Callable
 from common import log_context
 from common import messages as m
 from common.logging_setup import configure_logging
-from config import ConfigSource, FloraConfig, load_config
+from config import ConfigError, ConfigSource, FloraConfig, load_config
 
 log = logging.getLogger("flora.node")
 
@@ -53,6 +53,7 @@ class Flora:
     config: FloraConfig
     model_host: Any = None
     understanding_host: Any = None  # the understanding model's host, when it has one of its own
+    persona_hosts: list = field(default_factory=list)  # hosts of personas' own models
     warming: Any = None  # the thread warming the model hosts up after start (join it to wait)
     scheduler: Any = None
     memory: Any = None  # the MemoryActor, when long-term memory is on
@@ -112,9 +113,8 @@ class Flora:
         finally:
             if self.beacon is not None:
                 self.beacon.stop()
-            for host in (self.understanding_host, self.model_host):
-                if host is not None:
-                    host.stop()
+            for host in self.hosts():
+                host.stop()
             fail_interrupted_at_stop(self.config)
 
     def force_stop(self) -> None:
@@ -124,16 +124,30 @@ class Flora:
         self._closed = True
         if self.actor_group is not None:
             end_process_group(self.actor_group, grace_s=0)
-        for host in (self.understanding_host, self.model_host):
-            if host is not None:
-                host.kill()
+        for host in self.hosts():
+            host.kill()
+
+    def hosts(self) -> list:
+        """The model hosts this Flora started."""
+        return [h for h in (self.understanding_host, self.model_host, *self.persona_hosts) if h is not None]
+
+
+def _persona_host(config: FloraConfig, settings: dict, model: str):
+    """A started host for a persona's own model; a model that is not installed names the key."""
+    from capabilities.llm import ModelError, build_model_host
+
+    try:
+        return build_model_host({**settings, "model": model}).start()
+    except ModelError as exc:
+        index = next(i for i, p in enumerate(config.personas.roster) if p.model == model)
+        raise ConfigError(f"personas.roster.{index}.model: {exc}") from exc
 
 
 def start_flora(config: ConfigSource = None) -> Flora:
     """Start and wire the actors; ``config`` is a path, a dict, a FloraConfig or None."""
     from agents.interaction_actor import InteractionActor
     from agents.router_actor import RouterActor
-    from capabilities.llm import build_model_host, understanding_settings
+    from capabilities.llm import build_model_host, persona_models, understanding_settings
     from capability_actors.loop_scheduler_actor import LoopSchedulerActor
     from capability_actors.memory_actor import MemoryActor
     from init_plugins import build_registry
@@ -145,18 +159,24 @@ def start_flora(config: ConfigSource = None) -> Flora:
     registry = build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
 
     host = understanding_host = None
+    persona_hosts: list = []
     if config.llm.backend == "local" and not config.llm.host_url:
         settings = {**config.llm.model_dump(), "data_dir": config.data_dir}
         own = understanding_settings(settings)
         host = build_model_host(settings).start()  # one model process shared by every actor
-        urls = {"host_url": host.base_url}
-        if own is not None:  # the understanding step's small model, on a host of its own
-            try:
+        urls: dict[str, Any] = {"host_url": host.base_url}
+        try:
+            if own is not None:  # the understanding step's small model, on a host of its own
                 understanding_host = build_model_host(own).start()
-            except BaseException:
-                host.stop()
-                raise
-            urls["understanding_host_url"] = understanding_host.base_url
+                urls["understanding_host_url"] = understanding_host.base_url
+            for name in persona_models(settings, [p.model for p in config.personas.roster]):
+                persona_hosts.append(_persona_host(config, settings, name))
+            urls["persona_host_urls"] = {h.alias: h.base_url for h in persona_hosts}
+        except BaseException:
+            for started in (host, understanding_host, *persona_hosts):
+                if started is not None:
+                    started.stop()
+            raise
         config = load_config({**config.to_dict(), "llm": {**config.llm.model_dump(), **urls}}, env={})
         registry = build_registry(config)
 
@@ -165,12 +185,13 @@ def start_flora(config: ConfigSource = None) -> Flora:
         beacon = announce_node(config, role="node")
         system, group = open_actor_system(config)  # 2. the actor system
     except Exception:
-        for started in (understanding_host, host):
+        for started in (understanding_host, host, *persona_hosts):
             if started is not None:
                 started.stop()
         raise
     flora = Flora(system=system, interaction=None, router=None, agent=None, config=config, model_host=host,
-                  understanding_host=understanding_host, beacon=beacon, actor_group=group)
+                  understanding_host=understanding_host, persona_hosts=persona_hosts, beacon=beacon,
+                  actor_group=group)
     atexit.register(flora.shutdown)
     try:
         wire = config.to_dict()

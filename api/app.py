@@ -142,12 +142,15 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     # whether memory can be reached, at most once a second however often /health is probed
     memory_state = StatusCache(lambda: memory_health(config), max_age_s=STATUS_MAX_AGE_S)
 
-    @app.get("/health", tags=["health"], summary="The process is up (and whether a part is degraded)")
+    @app.get("/health", tags=["health"], summary="The process is up; whether memory answers; the model hosts' state")
     async def health() -> dict:
+        """``status`` "ok", or "degraded" while long-term memory cannot be reached (``memory`` says
+        why); ``models``: each model host this Flora started, ``loaded`` or ``unloaded_idle``
+        (freed after ``llm.idle_unload_s`` without use; the next request loads it again), ``since``."""
         memory = await asyncio.to_thread(memory_state.get)
-        if memory["state"] in ("ok", "off"):
-            return {"status": "ok", "memory": memory["state"]}
-        return {"status": "degraded", "memory": memory["state"]}
+        hosts = flora.hosts() if hasattr(flora, "hosts") else []
+        return {"status": "ok" if memory["state"] in ("ok", "off") else "degraded", "memory": memory["state"],
+                "models": [host.state() for host in hosts]}
 
     @app.get("/ready", tags=["health"], summary="The actor system answers",
              responses={503: {"description": "not ready"}})

@@ -47,7 +47,8 @@ class ExecutionActor(FloraActor):
     def configured(self, message, sender):
         rt = self.runtime
         self.service = TaskExecutionService(store=rt.store, events=rt.events, registry=rt.registry,
-                                            config=rt.config, llm=rt.llm, understanding_llm=rt.understanding_llm)
+                                            config=rt.config, llm=rt.llm, understanding_llm=rt.understanding_llm,
+                                            persona_llms=_persona_llms(rt.config))
 
     def on_analyze(self, message, sender):
         msg = m.validate(message)
@@ -99,6 +100,15 @@ class ExecutionActor(FloraActor):
         except Exception as exc:
             self.log.exception("internal error running task_id=%s", msg.get("task_id"))
             return self.service.crashed(msg, exc)
+
+
+def _persona_llms(config):
+    """Personas' own models, each built once when first used."""
+    import functools
+
+    from capabilities.llm import persona_llm
+
+    return functools.cache(lambda model: persona_llm(config.llm.model_dump(), model))
 
 
 def create_execution_actor(parent, config: dict):

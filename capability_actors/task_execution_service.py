@@ -23,6 +23,7 @@ from capabilities.base import DESCRIPTION_IN, CapabilityError, CapabilityInputEr
 from capabilities.cognition import cues
 from capabilities.cognition.chat import ChatResponder
 from capabilities.cognition.intent_router import Intent, IntentRouter, Pending, choices, reply_language
+from capabilities.cognition.personas import PersonaBook, PersonaChoice, choice_of, refusal
 from capabilities.cognition.self_report import StatusReport, SystemCommands
 from capabilities.context import answers
 from capabilities.context.conversation_manager import ConversationManager, ask_message
@@ -52,7 +53,8 @@ TIME_DESCRIPTION_ZH = "什么时候运行：15:30、明天9点、每天9点、�
 
 class TaskExecutionService:
     def __init__(self, *, store: TaskStore, events: EventBus, registry: CapabilityRegistry,
-                 config=None, llm=None, understanding_llm=None):
+                 config=None, llm=None, understanding_llm=None, persona_llms=None):
+        """``persona_llms``: a function from a persona's ``model`` to its LLM (None: the chat model)."""
         self._store = store
         self._events = events
         self._registry = registry
@@ -61,6 +63,9 @@ class TaskExecutionService:
         self._conversation = ConversationManager(store, events, registry, source=SOURCE)
         self._router = TaskRouter(registry)
         self._intents = IntentRouter(self._router, understanding_llm if understanding_llm is not None else llm)
+        self._understanding_llm = understanding_llm if understanding_llm is not None else llm
+        self._personas = PersonaBook.from_config(config) if config is not None else None
+        self._persona_llms = persona_llms
         self._chat = ChatResponder(registry, llm)
         self._planner = TaskPlanner(registry, llm, max_steps=config.planning.max_steps if config is not None
                                     else DEFAULT_MAX_STEPS)
@@ -69,10 +74,27 @@ class TaskExecutionService:
     def analyze(self, msg: m.Analyze, on_text=None) -> m.AnalysisResult:
         """Understand a message in one step, then do just what that reading needs: write the
         chat reply (streamed to ``on_text``), answer from the store (status, commands),
-        say plainly what cannot be done, plan, or name the capability to run."""
+        say plainly what cannot be done, plan, or name the capability to run — as the
+        message's persona, with what it may use (picked here first with ``pick_persona``)."""
+        persona = choice_of(msg)
+        if msg.get("pick_persona") and self._personas is not None:
+            persona = self._personas.pick(self._understanding_llm, msg["content"], msg.get("history"))
+            self._events.publish_task_event(task_id=msg["task_id"], event_type=EventType.PERSONA_SELECTED,
+                                            source=SOURCE, tenant_id=msg["tenant_id"], user_id=msg["user_id"],
+                                            data=persona.event_data())
+            log.info("persona task_id=%s picked %s (%s)", msg["task_id"], persona.name, persona.how)
+        result = self._analyze(msg, persona, on_text)
+        return {**result, "persona": persona.to_dict()} if msg.get("pick_persona") and persona else result
+
+    def _analyze(self, msg: m.Analyze, persona: PersonaChoice | None, on_text) -> m.AnalysisResult:
         task_id, content = msg["task_id"], msg["content"]
+        allowed = persona.allowed if persona is not None else None
+        intents = self._intents.within(allowed)
         if msg.get("capability"):
-            chosen = self._intents.decide_by_rules(content, msg["capability"])
+            if persona is not None and not persona.allows(msg["capability"]):
+                return m.analysis_result(task_id=task_id, intent="unsupported",
+                                         message=refusal(persona.name, msg["capability"], allowed))
+            chosen = intents.decide_by_rules(content, msg["capability"])
             if chosen is None:
                 return m.analysis_result(task_id=task_id, intent="chat",
                                          message=f"There is no capability named {msg['capability']!r}.")
@@ -86,12 +108,17 @@ class TaskExecutionService:
             if plan is not None:
                 return m.analysis_result(task_id=task_id, intent="task", capability="plan", plan=plan.to_dict())
         hint = msg.get("intent")
+        if allowed is not None and hint not in ("chat", "system"):
+            named = self._intents.decide_by_rules(content)  # the words name a capability it may not use
+            if named is not None and named.capability not in allowed:
+                return m.analysis_result(task_id=task_id, intent="unsupported",
+                                         message=refusal(persona.name, named.capability, allowed))
         if hint == "chat":
             intent = Intent("chat")
         elif hint == "system":
             intent = Intent("status", command="help")
         else:
-            intent = self._intents.classify(content, history=history, pending=self._pending(msg))
+            intent = intents.classify(content, history=history, pending=self._pending(msg))
         timing = {"understand_ms": round(intent.elapsed_ms, 1), "source": intent.source}
         log.info("analyzed task_id=%s intent=%s capability=%s source=%s elapsed_ms=%.0f", task_id, intent.kind,
                  intent.capability, intent.source, intent.elapsed_ms)
@@ -104,12 +131,14 @@ class TaskExecutionService:
                                          timing=timing)
             kind = "task" if intent.capability else "clarify"
             if kind == "clarify":
-                intent.options = intent.options or choices([c.spec for c in self._router.rank(content)], language)
+                intent.options = intent.options or choices([c.spec for c in intents.router.rank(content)], language)
         if kind == "answer":
             return self._answered(msg, timing)
         if kind == "chat":
             return m.analysis_result(task_id=task_id, intent="chat", timing=timing, message=self._chat.reply(
-                content, language=language, history=history, memories=msg.get("memories"), on_text=on_text))
+                content, language=language, history=history, memories=msg.get("memories"), on_text=on_text,
+                persona_prompt=persona.prompt if persona is not None else None,
+                llm=self._persona_llm(persona)))
         if kind == "status":
             asked_abilities = intent.command == "help" or cues.asks_about_abilities(content)
             return m.analysis_result(task_id=task_id, intent="status", timing=timing, message=(
@@ -120,17 +149,23 @@ class TaskExecutionService:
                                      message=self._commands().run(intent.command or "help", msg["tenant_id"],
                                                                   msg["user_id"], language))
         if kind == "unsupported":
-            abilities = ", ".join(self._chat.abilities()) or "-"
+            abilities = ", ".join(a for a in self._chat.abilities() if allowed is None or a in allowed) or "-"
             return m.analysis_result(task_id=task_id, intent="unsupported", timing=timing, message=say(
                 language, "unsupported", what=say(language, "unsupported_what"), abilities=abilities))
         if kind == "clarify":
-            options = intent.options or choices(self._router.routable(), language)
+            options = intent.options or choices(intents.router.routable(), language)
             options = [*options, {"id": str(len(options) + 1), "label": say(language, "just_chat")}]
             return m.analysis_result(task_id=task_id, intent="clarify", options=options, timing=timing,
                                      message=say(language, "not_sure") + "\n" +
                                      "\n".join(f"{o['id']}. {o['label']}" for o in options))
         return m.analysis_result(task_id=task_id, intent=kind, capability=intent.capability,
                                  parameters=intent.parameters, timing=timing)
+
+    def _persona_llm(self, persona: PersonaChoice | None):
+        """The persona's own model for its chat replies, or None for the chat model."""
+        if persona is None or not persona.model or self._persona_llms is None:
+            return None
+        return self._persona_llms(persona.model)
 
     def _pending(self, msg: m.Analyze) -> Pending | None:
         """The paused task's question the message may be answering."""
@@ -199,6 +234,12 @@ class TaskExecutionService:
             spec = self._registry.get_executable(capability)
         except UnknownCapability as exc:
             return _failed(tenant, task_id, capability, "unknown_capability", str(exc))
+        allowed = task.meta.get("allowed_capabilities")
+        if isinstance(allowed, list) and capability not in allowed:  # whatever routed it here
+            log.warning("refused task_id=%s capability=%s: not allowed to persona %s", task_id, capability,
+                        task.meta.get("persona"))
+            return _failed(tenant, task_id, capability, "forbidden",
+                           refusal(str(task.meta.get("persona", "")), capability, allowed))
         check = check_parameters(spec, parameters)
         missing = list(check.to_ask)
         loop = task.meta.get("loop")
@@ -222,7 +263,9 @@ class TaskExecutionService:
         run = task.meta.get("run") or {}
         context = ExecutionContext(task_id=task_id, user_id=task.user_id, tenant_id=tenant, config=self._config,
                                    settings=self._settings(capability), llm=self._llm, registry=self._registry,
-                                   meta={k: run[k] for k in ("loop_task_id", "run_key") if k in run},
+                                   meta={**{k: run[k] for k in ("loop_task_id", "run_key") if k in run},
+                                         **({"allowed_capabilities": list(allowed)} if isinstance(allowed, list)
+                                            else {})},
                                    logger=logging.getLogger(f"flora.capability.{capability}"),
                                    instruction=task.meta.get("instruction", ""), store=self._store)
         started = time.perf_counter()

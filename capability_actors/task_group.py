@@ -84,6 +84,8 @@ class TaskGroupRunner:
         self.setting, self.policy = setting, policy
         self._events, self._store, self._resolver = events, store, resolver
         self._instruction = parent.meta.get("instruction", "")
+        # each step is held to the plan's persona: execution checks its allow-list
+        self._persona = {k: parent.meta[k] for k in ("persona", "allowed_capabilities") if k in parent.meta}
         self._on_finish = on_finish
         self._clock = clock
         self._steps = {s.id: s for s in self.plan.steps}
@@ -285,6 +287,7 @@ class TaskGroupRunner:
         meta = {"parent": self.task_id, "step": step.id, "kind": step.kind, "attempt": attempt, "round": run.round}
         if self._instruction:
             meta["instruction"] = self._instruction
+        meta.update(self._persona)
         child = TaskRecord(task_id=m.new_id("task"), tenant_id=self.tenant_id, user_id=self.user_id,
                            content=step.description or f"{step.capability} (step {step.id} of {self.task_id})",
                            intent="task", capability=step.capability, parameters=parameters, meta=meta)

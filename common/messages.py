@@ -71,6 +71,20 @@ class Option(TypedDict):
     capability: NotRequired[str]
 
 
+class Persona(TypedDict):
+    """The persona chosen for a message (docs/personas.md): its system prompt for chat
+    replies, how it was chosen (``rule``, ``auto``, ``template``, ``default``), and what it may
+    use (``capabilities``; absent: everything)."""
+
+    name: str
+    prompt: str
+    how: Literal["rule", "auto", "template", "default"]
+    capabilities: NotRequired[list[str]]
+    model: NotRequired[str]
+    rule: NotRequired[str]  # which rule chose it: "<persona>.rules[<i>]"
+    specialty: NotRequired[str]  # a specialist composed from the template
+
+
 # --------------------------------------------------------------------------- user side
 class UserInput(TypedDict):
     """Person/program → InteractionActor. ``content`` is free text; a structured answer to a
@@ -98,6 +112,7 @@ class TaskCompleted(TypedDict):
     message: str
     result: Any
     capability: NotRequired[str]
+    persona: NotRequired[str]  # the persona that answered (docs/personas.md)
 
 
 class TaskPaused(TypedDict):
@@ -111,6 +126,7 @@ class TaskPaused(TypedDict):
     missing_parameters: list[MissingParameter]
     pause_kind: PauseKind
     capability: NotRequired[str]
+    persona: NotRequired[str]  # the persona that answered (docs/personas.md)
 
 
 class TaskQueued(TypedDict):
@@ -127,6 +143,7 @@ class TaskQueued(TypedDict):
     scope: NotRequired[str]
     limit: NotRequired[int]
     capability: NotRequired[str]
+    persona: NotRequired[str]  # the persona that answered (docs/personas.md)
 
 
 class ChatReply(TypedDict):
@@ -140,6 +157,7 @@ class ChatReply(TypedDict):
     message: str
     intent: NotRequired[str]
     timing: NotRequired[dict]
+    persona: NotRequired[str]  # the persona that answered (docs/personas.md)
 
 
 class Clarification(TypedDict):
@@ -150,6 +168,7 @@ class Clarification(TypedDict):
     message: str
     options: list[Option]
     intent: NotRequired[str]
+    persona: NotRequired[str]  # the persona that answered (docs/personas.md)
 
 
 class TaskError(TypedDict):
@@ -162,6 +181,7 @@ class TaskError(TypedDict):
     retryable: bool
     task_id: NotRequired[str]
     field: NotRequired[str]
+    persona: NotRequired[str]  # the persona that answered (docs/personas.md)
 
 
 # --------------------------------------------------------------------------- backend
@@ -184,6 +204,8 @@ class AgentTask(TypedDict):
     memories: NotRequired[list]  # what Flora remembers of the person that bears on it, {memory_id, fact}
     pending_task_id: NotRequired[str]  # a paused task this message may be answering
     stream: NotRequired[bool]
+    persona: NotRequired[Persona]  # the persona chosen for the message
+    pick_persona: NotRequired[bool]  # no rule chose one: the understanding step picks it (personas.auto)
 
 
 class ResumeTask(TypedDict):
@@ -215,6 +237,8 @@ class Analyze(TypedDict):
     memories: NotRequired[list]
     pending_task_id: NotRequired[str]
     stream: NotRequired[bool]
+    persona: NotRequired[Persona]  # as on agent_task
+    pick_persona: NotRequired[bool]
 
 
 class ReplyChunk(TypedDict):
@@ -248,6 +272,7 @@ class AnalysisResult(TypedDict):
     timing: NotRequired[dict]
     answered_task_id: NotRequired[str]
     missing: NotRequired[list[MissingParameter]]
+    persona: NotRequired[Persona]  # the persona the understanding step picked (pick_persona)
 
 
 class Execute(TypedDict):
@@ -560,9 +585,13 @@ def preview(value: Any, limit: int = 500) -> str:
 
 
 def reply_text(reply: dict) -> str:
-    """A reply contract as plain text for a person (the CLI, an OpenAI-compatible chat)."""
+    """A reply contract as plain text for a person (the CLI, an OpenAI-compatible chat); a
+    persona other than Flora's own voice is shown as a tag in front (``[coder] ...``)."""
     kind = reply.get("message_type")
     text = reply.get("message", "")
+    persona = reply.get("persona")
+    if isinstance(persona, str) and persona and persona != "flora":
+        text = f"[{persona}] {text}"
     if kind == "task_error":
         return f"[error: {reply.get('error_type')}] {text}"
     if kind == "task_paused":
@@ -682,30 +711,33 @@ def user_input(*, user_id: str, content: str, msg_id: str | None = None, tenant_
 
 
 def task_completed(*, msg_id: str, task_id: str, message: str, result: Any,
-                   capability: str | None = None) -> TaskCompleted:
+                   capability: str | None = None, persona: str | None = None) -> TaskCompleted:
     return _build(TaskCompleted, **locals())  # type: ignore[return-value]
 
 
 def task_paused(*, msg_id: str, task_id: str, message: str, missing_parameters: list[MissingParameter],
-                pause_kind: str = "waiting_parameters", capability: str | None = None) -> TaskPaused:
+                pause_kind: str = "waiting_parameters", capability: str | None = None,
+                persona: str | None = None) -> TaskPaused:
     return _build(TaskPaused, **locals())  # type: ignore[return-value]
 
 
 def task_queued(*, msg_id: str, task_id: str, message: str, position: int, scope: str | None = None,
-                limit: int | None = None, capability: str | None = None) -> TaskQueued:
+                limit: int | None = None, capability: str | None = None, persona: str | None = None) -> TaskQueued:
     return _build(TaskQueued, **locals())  # type: ignore[return-value]
 
 
-def chat_reply(*, msg_id: str, message: str, intent: str | None = None, timing: dict | None = None) -> ChatReply:
+def chat_reply(*, msg_id: str, message: str, intent: str | None = None, timing: dict | None = None,
+               persona: str | None = None) -> ChatReply:
     return _build(ChatReply, **locals())  # type: ignore[return-value]
 
 
-def clarification(*, msg_id: str, message: str, options: list[Option], intent: str | None = None) -> Clarification:
+def clarification(*, msg_id: str, message: str, options: list[Option], intent: str | None = None,
+                  persona: str | None = None) -> Clarification:
     return _build(Clarification, **locals())  # type: ignore[return-value]
 
 
 def task_error(*, msg_id: str, error_type: str, message: str, retryable: bool = False,
-               task_id: str | None = None, field: str | None = None) -> TaskError:
+               task_id: str | None = None, field: str | None = None, persona: str | None = None) -> TaskError:
     return _build(TaskError, **locals())  # type: ignore[return-value]
 
 
@@ -713,7 +745,7 @@ def agent_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, conte
                intent: str | None = None, capability: str | None = None, parameters: dict | None = None,
                channel: str | None = None, reply_to: Any = None, history: list | None = None,
                memories: list | None = None, pending_task_id: str | None = None,
-               stream: bool | None = None) -> AgentTask:
+               stream: bool | None = None, persona: dict | None = None, pick_persona: bool | None = None) -> AgentTask:
     return _build(AgentTask, **locals())  # type: ignore[return-value]
 
 
@@ -724,7 +756,7 @@ def resume_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, repl
 def analyze(*, task_id: str, tenant_id: str, user_id: str, content: str, intent: str | None = None,
             capability: str | None = None, instruction: str | None = None, history: list | None = None,
             memories: list | None = None, pending_task_id: str | None = None,
-            stream: bool | None = None) -> Analyze:
+            stream: bool | None = None, persona: dict | None = None, pick_persona: bool | None = None) -> Analyze:
     return _build(Analyze, **locals())  # type: ignore[return-value]
 
 
@@ -745,7 +777,7 @@ def reply_chunk(*, task_id: str, text: str, seq: int, msg_id: str | None = None)
 def analysis_result(*, task_id: str, intent: str, capability: str | None = None, parameters: dict | None = None,
                     options: list[Option] | None = None, message: str | None = None,
                     plan: dict | None = None, timing: dict | None = None, answered_task_id: str | None = None,
-                    missing: list[MissingParameter] | None = None) -> AnalysisResult:
+                    missing: list[MissingParameter] | None = None, persona: dict | None = None) -> AnalysisResult:
     return _build(AnalysisResult, **locals())  # type: ignore[return-value]
 
 

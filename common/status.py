@@ -3,8 +3,10 @@
 :func:`collect_status` reads the configured task store and loop registry, so it answers the
 same whether Flora is running or not, and from any node when the store is the shared Redis:
 tasks by state (per tenant and in total), queue lengths (tasks in state ``queued`` per
-tenant), loop tasks by status, the nodes, and whether long-term memory can be reached
-(:func:`memory_health`, also behind the HTTP ``/health``). :func:`render_text` makes a short table of it,
+tenant), loop tasks by status, the nodes, whether long-term memory can be reached
+(:func:`memory_health`, also behind the HTTP ``/health``) and the model hosts of this data
+directory (whether each has its model loaded or unloaded while idle, since when;
+``llm.idle_unload_s``). :func:`render_text` makes a short table of it,
 :func:`render_prometheus` the Prometheus exposition text; :class:`StatusCache` collects at
 most once per interval, so a scrape storm does not become a storm on the store.
 
@@ -62,7 +64,8 @@ def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dic
          "queues": {"default": 0},
          "loop_tasks": {"total": {"active": 1}, "by_tenant": {"default": {"active": 1}}},
          "nodes": [{"name": "local"}], "nodes_note": "from the configuration ...",
-         "memory": {"backend": "embedded", "location": "data/memory", "state": "ok"}}
+         "memory": {"backend": "embedded", "location": "data/memory", "state": "ok"},
+         "models": [{"model": "qwen2.5-coder-1.5b", "state": "unloaded_idle", "since": 1767000000.0, ...}]}
 
     ``nodes`` lists the live nodes (dicts with at least ``name``); without it the node the
     configuration names is reported, with a note saying so. Raises StatusUnavailable.
@@ -86,6 +89,7 @@ def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dic
         "nodes": node_list,
         "nodes_note": note,
         "memory": memory_health(config),
+        "models": model_states(config),
     }
 
 
@@ -119,6 +123,14 @@ def memory_health(config: FloraConfig) -> dict[str, str]:
     if not os.access(existing, os.W_OK | os.X_OK):
         return {**report, "state": f"degraded: {existing} is not writable; check memory.path"}
     return {**report, "state": "ok"}
+
+
+def model_states(config: FloraConfig) -> list[dict]:
+    """The running model hosts' states (backend local; none when Flora is not running)."""
+    from capabilities.llm import host_state_dir
+    from capabilities.llm.model_host import read_host_states
+
+    return read_host_states(host_state_dir(config.data_dir))
 
 
 def _registered_nodes(config: FloraConfig) -> list[dict]:
@@ -269,6 +281,7 @@ def render_text(status: dict) -> str:
     if not loops["total"]:
         rows.append(("loop tasks", "(all)", "-", "0"))
     rows += [("node", str(node.get("name", "?")), _node_detail(node), "") for node in status["nodes"]]
+    rows += [("model", str(model.get("model", "?")), model_line(model), "") for model in status.get("models", [])]
     header = ("WHAT", "TENANT/NODE", "STATE", "COUNT")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     lines = [f"store: {status['store']['backend']} {status['store']['location']}",
@@ -283,6 +296,14 @@ def render_text(status: dict) -> str:
     if status.get("nodes_note"):
         lines.append(f"nodes: {status['nodes_note']}")
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def model_line(model: dict) -> str:
+    """``unloaded_idle since 2026-11-24 12:40:03 rss_mb=61.2``."""
+    since = model.get("since")
+    when = time.strftime(" since %Y-%m-%d %H:%M:%S", time.localtime(since)) if isinstance(since, (int, float)) else ""
+    rss = f" rss_mb={model['rss_mb']}" if model.get("rss_mb") is not None else ""
+    return f"{model.get('state', '?')}{when}{rss}"
 
 
 def _node_detail(node: dict) -> str:
@@ -306,6 +327,11 @@ def render_prometheus(status: dict) -> str:
     if memory and memory["state"] != "off":
         lines += ["# HELP flora_memory_up Whether long-term memory's store can be reached.",
                   "# TYPE flora_memory_up gauge", f"flora_memory_up {int(memory['state'] == 'ok')}"]
+    if status.get("models"):  # backend local, running: its model hosts
+        lines += ["# HELP flora_model_loaded Whether a model host has its model loaded (0: unloaded while idle).",
+                  "# TYPE flora_model_loaded gauge"]
+        lines += [f"flora_model_loaded{_labels(model=m.get('model', '?'))} {int(m.get('state') == 'loaded')}"
+                  for m in status["models"]]
     return "\n".join(lines) + "\n"
 
 

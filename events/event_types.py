@@ -30,6 +30,8 @@ class EventType(str, Enum):
     MEMORY_RECALLED = "MEMORY_RECALLED"  # data: memory_ids put into a prompt
     WHITEBOARD_UPDATED = "WHITEBOARD_UPDATED"  # data: author, added [{entry_id, section, text}], done, removed
     MEMORY_FORGOTTEN = "MEMORY_FORGOTTEN"  # data: memory_ids, or all and count
+    # personas (docs/personas.md), on the task id of the message's work
+    PERSONA_SELECTED = "PERSONA_SELECTED"  # data: persona, how (rule | auto | template | default), rule, capabilities
 
 
 # The event each task state publishes when a task enters it.

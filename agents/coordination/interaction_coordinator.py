@@ -16,6 +16,12 @@ the work goes on without them), and they travel with the work; a turn in which t
 may have told something about themselves is left in the store as pending work and the
 MemoryActor is woken to distil it; "what do you remember about me?" and "forget …" are
 answered from it directly.
+
+With personas (``personas`` in the config, docs/personas.md), the persona of each new piece of
+work is chosen here, once: by the rules in order, else the default — or, in auto mode when no
+rule matched, left to the understanding step (``pick_persona``), since that takes a model
+call. The choice travels with the work and is published as ``PERSONA_SELECTED``; replies name
+the persona that answered.
 """
 
 from __future__ import annotations
@@ -26,11 +32,14 @@ from dataclasses import dataclass
 
 from agents.coordination.memory_desk import turn_work
 from capabilities.cognition import cues
+from capabilities.cognition.personas import PersonaBook
 from capabilities.context.conversation_log import ConversationLog
 from capabilities.context.conversation_manager import ConversationManager, Decision
 from common import messages as m
 from common.i18n import language_of, say
 from common.tasks.store import TaskStore
+from events.event_bus import EventBus
+from events.event_types import EventType
 
 log = logging.getLogger("flora.interaction")
 
@@ -49,6 +58,7 @@ class Waiting:
     deadline: float  # time.monotonic() after which the user is told it took too long
     conversation_id: str = ""
     said: dict | None = None  # the user's message as recorded with the reply
+    persona: str = ""  # the persona chosen here for the message, named on its reply
 
 
 @dataclass
@@ -63,8 +73,11 @@ class Recalling:
 class InteractionCoordinator:
     def __init__(self, conversation: ConversationManager, *, default_tenant: str = "default",
                  reply_timeout_s: float = 120.0, log: ConversationLog | None = None,
-                 memory_store: TaskStore | None = None):
+                 memory_store: TaskStore | None = None, personas: PersonaBook | None = None,
+                 events: EventBus | None = None):
         self._conversation = conversation
+        self._personas = personas if personas is not None and personas.enabled else None
+        self._events = events  # where PERSONA_SELECTED goes
         self._log = log
         self._default_tenant = default_tenant
         self._reply_timeout_s = reply_timeout_s
@@ -138,17 +151,34 @@ class InteractionCoordinator:
                                            conversation, said)
             return [("agent", m.resume_task(task_id=d.task_id, msg_id=msg_id, tenant_id=tenant, user_id=user))]
         task_id = m.new_id("task")
-        self.waiting[msg_id] = Waiting(tenant, user, d.content, task_id, self._deadline(), conversation, said)
+        persona = self._choose_persona(msg, d.content, task_id)
+        self.waiting[msg_id] = Waiting(tenant, user, d.content, task_id, self._deadline(), conversation, said,
+                                       persona.name if persona is not None else "")
         history = self._log.recent(tenant, user, conversation) if self._log is not None else []
         task = m.agent_task(task_id=task_id, msg_id=msg_id, tenant_id=tenant, user_id=user, content=d.content,
                             intent=d.intent, capability=d.capability, channel=msg.get("channel"),
                             history=history or None, pending_task_id=d.pending_task_id,
-                            stream=msg.get("stream") or None)
+                            stream=msg.get("stream") or None,
+                            persona=persona.to_dict() if persona is not None else None,
+                            pick_persona=(persona is None and self._personas is not None) or None)
         if not self.remembers or not d.content:
             return [("agent", task)]
         self.recalling[msg_id] = Recalling(task, time.monotonic() + RECALL_WAIT_S)
         return [("memory", m.memory_request(op="recall", tenant_id=tenant, user_id=user, request_id=msg_id,
                                             query=d.content))]
+
+    def _choose_persona(self, msg: dict, content: str, task_id: str):
+        """The persona the rules (or the default) give this work, published; None when there are
+        no personas, or the understanding step is to pick one."""
+        if self._personas is None:
+            return None
+        persona = self._personas.choose(content or msg.get("content", ""), channel=msg.get("channel"),
+                                        user_id=msg["user_id"])
+        if persona is not None and self._events is not None:
+            self._events.publish_task_event(task_id=task_id, event_type=EventType.PERSONA_SELECTED,
+                                            source="InteractionActor", tenant_id=msg["tenant_id"],
+                                            user_id=msg["user_id"], data=persona.event_data())
+        return persona
 
     def on_memory_reply(self, msg: dict) -> list[Out]:
         """The MemoryActor answered: new work goes on with its memories, or the person's
@@ -179,6 +209,8 @@ class InteractionCoordinator:
         if msg["message_type"] == "clarification" and msg.get("options"):
             self._conversation.record_clarification(tenant_id=waiting.tenant_id, user_id=waiting.user_id,
                                                     content=waiting.content, options=msg["options"])
+        if waiting.persona and "persona" not in msg:
+            msg = {**msg, "persona": waiting.persona}
         kept = self._kept(waiting, msg)
         return [("reply", kept), *self._remember(waiting.tenant_id, waiting.user_id,
                                                   {**(waiting.said or {}), "msg_id": msg.get("msg_id", "")}, kept)]

@@ -32,6 +32,7 @@ import time
 from typing import Callable
 
 from capabilities.memory.results import memories_used
+from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
 from capability_actors.task_group import PLAN_CAPABILITY
@@ -73,7 +74,8 @@ class PlanDesk:
 
     def start(self, request: m.AgentTask, plan: Plan | dict, meta: dict | None = None) -> list[Out]:
         """Record the plan task and hand it to the group."""
-        meta = {**(meta or {}), **self._meta.pop(request["task_id"], {})}
+        persona = choice_of(request)
+        meta = {**(meta or {}), **self._meta.pop(request["task_id"], {}), **task_meta(persona)}
         try:
             plan = plan if isinstance(plan, Plan) else Plan.from_dict(plan)
             for i, step in enumerate(plan.steps):
@@ -84,6 +86,11 @@ class PlanDesk:
         except PlanError as exc:
             return [("reply", m.task_error(msg_id=request["msg_id"], error_type="invalid_parameter",
                                            task_id=request["task_id"], message=f"The plan is not usable: {exc}"))]
+        refused = [s.capability for s in plan.steps if persona is not None and not persona.allows(s.capability)]
+        if refused:  # the persona's allow-list holds for every step of its plans
+            return [("reply", m.task_error(msg_id=request["msg_id"], error_type="forbidden", task_id=request["task_id"],
+                                           message=refusal(persona.name, refused[0], persona.allowed),
+                                           persona=persona.name))]
         task = TaskRecord(task_id=request["task_id"], tenant_id=request["tenant_id"], user_id=request["user_id"],
                           content=request["content"], msg_id=request["msg_id"], intent="task",
                           capability=PLAN_CAPABILITY, meta={**meta, "plan": plan.to_dict(), "children": {},

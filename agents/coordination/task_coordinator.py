@@ -29,6 +29,7 @@ import logging
 from typing import Any
 
 from capabilities.cognition.intent_router import IntentRouter
+from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request
 from capabilities.loop.schedule import ScheduleError
 from capabilities.memory.results import memories_used, with_memory
@@ -84,12 +85,19 @@ class TaskCoordinator:
                                                  language=language_of(msg["content"])))]
             if isinstance(request, NewLoop):
                 return self._new_loop(msg, request)
-        planned = self.plans.on_agent_task(msg) if self.plans is not None else None
-        if planned is not None:  # an operation on an existing task, or a plan of several steps
-            return planned
+        persona = choice_of(msg)
+        if persona is not None and msg.get("capability") and not persona.allows(msg["capability"]):
+            return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="forbidden", field="capability",
+                                           message=refusal(persona.name, msg["capability"], persona.allowed),
+                                           persona=persona.name))]
         ruled = None
-        if self._rules is not None and msg.get("intent") not in ("chat", "system"):
-            ruled = self._rules.decide_by_rules(msg["content"], msg.get("capability"))
+        if not msg.get("pick_persona"):  # a persona still to be picked: what it may use is not known yet
+            planned = self.plans.on_agent_task(msg) if self.plans is not None else None
+            if planned is not None:  # an operation on an existing task, or a plan of several steps
+                return planned
+            if self._rules is not None and msg.get("intent") not in ("chat", "system"):
+                rules = self._rules.within(persona.allowed if persona is not None else None)
+                ruled = rules.decide_by_rules(msg["content"], msg.get("capability"))
         if ruled is not None:
             return self._start(msg, ruled.kind, ruled.capability, ruled.parameters)
         self._pending[msg["task_id"]] = msg
@@ -97,7 +105,8 @@ class TaskCoordinator:
                                      content=msg["content"], intent=msg.get("intent"),
                                      capability=msg.get("capability"), history=msg.get("history"),
                                      memories=msg.get("memories"),
-                                     pending_task_id=msg.get("pending_task_id"), stream=msg.get("stream")))]
+                                     pending_task_id=msg.get("pending_task_id"), stream=msg.get("stream"),
+                                     persona=msg.get("persona"), pick_persona=msg.get("pick_persona")))]
 
     def on_reply_chunk(self, msg: m.ReplyChunk) -> list[Out]:
         """A piece of a reply being written for a request still waiting for its analysis."""
@@ -138,16 +147,19 @@ class TaskCoordinator:
                 return self._start(request, intent, msg["capability"], msg.get("parameters", {}), meta)
             return self._start(request, "task", "remind", _reminder(wanted), meta)  # nothing to run: remind
 
+        if msg.get("persona"):  # picked by the understanding step: the rest of the work is its
+            request = {**request, "persona": msg["persona"]}
+        persona = (request.get("persona") or {}).get("name")
         revision = self.plans.take_meta(msg["task_id"]) if self.plans is not None else {}
         if msg.get("plan") is not None and self.plans is not None:
             return self.plans.start(request, msg["plan"], revision)
         if intent in ("chat", "system", "status", "command", "unsupported"):
             return [("reply", m.chat_reply(msg_id=request["msg_id"], message=msg.get("message", ""),
                                            intent="command" if intent == "system" else intent,
-                                           timing=msg.get("timing")))]
+                                           timing=msg.get("timing"), persona=persona))]
         if intent == "clarify":
             return [("reply", m.clarification(msg_id=request["msg_id"], message=msg.get("message", ""),
-                                              options=msg.get("options", []), intent="clarify"))]
+                                              options=msg.get("options", []), intent="clarify", persona=persona))]
         if intent == "answer":
             return self._answered(request, msg)
         return self._start(request, intent, msg["capability"], msg.get("parameters", {}), revision or None)
@@ -165,14 +177,16 @@ class TaskCoordinator:
     def _start(self, request: m.AgentTask, intent: str, capability: str, parameters: dict,
                meta: dict | None = None) -> list[Out]:
         """Record the task and send it to a worker to run."""
+        persona = choice_of(request)
         task = TaskRecord(task_id=request["task_id"], tenant_id=request["tenant_id"], user_id=request["user_id"],
                           content=request["content"], msg_id=request["msg_id"], intent=intent,
                           capability=capability, parameters={**parameters, **request.get("parameters", {})},
-                          meta={**(meta or {}), "node": self._node,  # whose restart answers for it until it runs
+                          # whose restart answers for it until it runs; what its persona may use; memories it got
+                          meta={**(meta or {}), **task_meta(persona), "node": self._node,
                                 **({"memories_used": used} if (used := memories_used(request)) else {})})
         task = self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
                                         data={"capability": task.capability, "intent": intent, "content": task.content})
-        return self.queue.admit(task)
+        return _stamped(self.queue.admit(task), task)
 
     def on_resume_task(self, msg: m.ResumeTask) -> list[Out]:
         task = self._store.get_task(msg["tenant_id"], msg["task_id"])
@@ -221,6 +235,7 @@ class TaskCoordinator:
         answer goes to the ask only if that was not answered already with ``task_queued``."""
         if task is None:
             return outs
+        outs = _stamped(outs, task)
         waiting, started = self.queue.finished(task, outs[0][1])
         return [*(outs if waiting or outs[0][0] != "reply" else []), *started]
 
@@ -343,6 +358,15 @@ class TaskCoordinator:
             log.info("task %s already ended; reporting the error only", task.task_id)
         return m.task_error(msg_id=task.msg_id, error_type=error_type, message=error or "The task failed.",
                             retryable=retryable, task_id=task.task_id)
+
+
+def _stamped(outs: list[Out], task: TaskRecord) -> list[Out]:
+    """The task's persona named on the replies among ``outs`` (the user sees who answered)."""
+    persona = task.meta.get("persona")
+    if not persona:
+        return outs
+    return [(to, {**msg, "persona": persona} if msg.get("message_type") in m.REPLY_TYPES
+             and msg.get("msg_id") == task.msg_id and "persona" not in msg else msg) for to, msg in outs]
 
 
 def _reminder(request: NewLoop) -> dict:

@@ -18,14 +18,19 @@ from common.i18n import EN, answer_in, say
 
 log = logging.getLogger("flora.chat")
 
-SYSTEM_PROMPT = (
+# Flora's own voice (the built-in "flora" persona), then what every persona is held to
+FLORA_PROMPT = (
     "You are Flora, a friendly and capable assistant. Answer the person's last message directly and briefly "
     "(one to four sentences unless they ask for more), warmly when they share feelings, accurately for facts and "
-    "arithmetic. If you are not sure of a fact, say so instead of guessing. You cannot see the person's orders, "
+    "arithmetic. If you are not sure of a fact, say so instead of guessing."
+)
+LIMITS = (
+    "You cannot see the person's orders, "
     "parcels, accounts, e-mail, calendar, tickets, files or devices, and you do not know their tasks: never make "
     "up such details; say you cannot look them up. You cannot act in the world (send e-mail, book, buy, pay, "
     "open tickets, restart servers): when asked to, say you cannot, never that you will or did."
 )
+SYSTEM_PROMPT = FLORA_PROMPT + " " + LIMITS
 MAX_CHAT_TOKENS = 200
 MAX_MEMORIES = 8
 MEMORY_INTRO = ("What you remember about this person from earlier conversations (use it when it bears on the "
@@ -41,15 +46,19 @@ class ChatResponder:
         self._max_tokens = max_tokens
 
     def reply(self, content: str, *, language: str = EN, history: list[dict] | None = None,
-              memories: list[dict] | None = None, on_text: Callable[[str], None] | None = None) -> str:
-        if self._llm is None:
+              memories: list[dict] | None = None, on_text: Callable[[str], None] | None = None,
+              persona_prompt: str | None = None, llm=None) -> str:
+        """``persona_prompt``: the chosen persona's system prompt (default: Flora's own);
+        ``llm``: the persona's own model (default: the chat model)."""
+        llm = llm if llm is not None else self._llm
+        if llm is None:
             return say(language, "no_model") + "\n" + self.help_text(language)
         from capabilities.llm.base import LLMError
 
-        messages = chat_prompt(content, language, history or [], memories or [])
+        messages = chat_prompt(content, language, history or [], memories or [], persona_prompt=persona_prompt)
         pieces: list[str] = []
         try:
-            for piece in self._llm.stream(messages, max_tokens=self._max_tokens, temperature=0.3):
+            for piece in llm.stream(messages, max_tokens=self._max_tokens, temperature=0.3):
                 pieces.append(piece)
                 if on_text is not None and piece:
                     on_text(piece)
@@ -75,11 +84,14 @@ class ChatResponder:
         return [s.name for s in self._registry.executables() if s.routable]
 
 
-def chat_prompt(content: str, language: str, history: list[dict], memories: list[dict] | None = None) -> list[dict]:
-    """The system prompt (identical across calls and people, so the model host reuses its
-    evaluated state), what Flora remembers of the person that bears on the message, the
-    recent turns within a character budget, the language to answer in, and the message."""
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+def chat_prompt(content: str, language: str, history: list[dict], memories: list[dict] | None = None, *,
+                persona_prompt: str | None = None) -> list[dict]:
+    """The system prompt (the persona's, else Flora's own, with the limits every persona keeps;
+    identical across calls and people, so the model host reuses its evaluated state), what
+    Flora remembers of the person that bears on the message, the recent turns within a
+    character budget, the language to answer in, and the message."""
+    system = SYSTEM_PROMPT if not persona_prompt or persona_prompt == FLORA_PROMPT else persona_prompt + " " + LIMITS
+    messages = [{"role": "system", "content": system}]
     facts = [str(r["fact"]) for r in memories or [] if r.get("fact")][:MAX_MEMORIES]
     if facts:
         messages.append({"role": "system", "content": MEMORY_INTRO + "\n" + "\n".join(f"- {f}" for f in facts)})

@@ -84,6 +84,15 @@ class IntentRouter:
     def has_model(self) -> bool:
         return self._llm is not None
 
+    @property
+    def router(self) -> TaskRouter:
+        return self._router
+
+    def within(self, allowed) -> "IntentRouter":
+        """The same reading, choosing only among ``allowed`` capabilities (a persona's
+        allow-list; None: all)."""
+        return self if allowed is None else IntentRouter(self._router.within(allowed), self._llm)
+
     def decide_by_rules(self, content: str, capability: str | None = None) -> Intent | None:
         """The task the rules are sure of (a capability the user chose, or one named by its
         keywords), without a model and without blocking; None when the rules are not sure."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 from typing import Any, Mapping
 
 from capabilities.llm.base import (
@@ -49,7 +50,7 @@ __all__ = [
     "LLMError", "LLMUnavailable", "LLMRequestRejected", "LLMOutputError", "LLMScriptExhausted",
     "ModelError", "ModelNotInstalled", "ModelIntegrityError", "ModelHostError",
     "ScriptedLLM", "FunctionLLM", "LocalLlamaLLM", "OpenAICompatibleLLM", "ModelHost",
-    "build_llm", "build_model_host", "understanding_settings",
+    "build_llm", "build_model_host", "understanding_settings", "persona_models", "persona_llm", "host_state_dir",
 ]
 
 BACKENDS = ("local", "openai", "function", "none")
@@ -80,6 +81,31 @@ def understanding_settings(settings: Mapping[str, Any]) -> dict | None:
     return {**settings, "model": wanted, "host_url": _get(settings, "understanding_host_url", "")}
 
 
+def persona_models(settings: Mapping[str, Any], wanted: list[str]) -> list[str]:
+    """The personas' models that need a host of their own: backend local, and neither the chat
+    model nor the understanding model (those have hosts already)."""
+    if _get(settings, "backend", "none") != "local" or _get(settings, "model_path", ""):
+        return []
+    have = {_model_name(settings), _get(settings, "understanding_model", "")}
+    return sorted({name for name in wanted if name and name not in have})
+
+
+def persona_llm(settings: Mapping[str, Any], model: str) -> LLM | None:
+    """The LLM for a persona's own ``model``: its host's (``persona_host_urls``) with backend
+    local; None means the chat model (another back end, or the chat model itself)."""
+    if _get(settings, "backend", "none") != "local" or not model or model == _model_name(settings):
+        return None
+    if model == _get(settings, "understanding_model", "") and _get(settings, "understanding_host_url", ""):
+        url = settings["understanding_host_url"]
+    else:
+        url = (_get(settings, "persona_host_urls", {}) or {}).get(model)
+    if not url:
+        return None
+    return OpenAICompatibleLLM(url, model=model, schema_mode="json_object",
+                               timeout_s=float(_get(settings, "timeout_s", DEFAULT_TIMEOUT_S)),
+                               max_retries=int(_get(settings, "max_retries", DEFAULT_MAX_RETRIES)))
+
+
 def build_model_host(settings: Mapping[str, Any]) -> ModelHost | None:
     """An unstarted ModelHost for backend local, or None for other back ends."""
     if _get(settings, "backend", "none") != "local":
@@ -89,7 +115,14 @@ def build_model_host(settings: Mapping[str, Any]) -> ModelHost | None:
         n_ctx=int(_get(settings, "n_ctx", DEFAULT_N_CTX)),
         n_threads=int(_get(settings, "n_threads", DEFAULT_N_THREADS)),
         alias=_model_name(settings),
+        idle_unload_s=float(_get(settings, "idle_unload_s", 0.0)),
+        state_file=host_state_dir(_get(settings, "data_dir", DEFAULT_DATA_DIR)) / f"{_model_name(settings)}.json",
     )
+
+
+def host_state_dir(data_dir: str | os.PathLike) -> Path:
+    """Where the model hosts of a Flora with this data directory write their state."""
+    return Path(data_dir) / "run" / "model_hosts"
 
 
 def _local(settings: Mapping[str, Any]) -> LLM:

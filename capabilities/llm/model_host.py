@@ -28,6 +28,10 @@ The server reads any environment variable named like one of its settings
 (PORT, HOST, API_KEY, MODEL, ...), and PORT/HOST even override the command
 line, so the child gets an environment with those names removed.
 
+With ``idle_unload_s`` the server frees the model after that long without a request and loads
+it again on the next one (see model_server.py); it writes its state to ``state_file``, which
+`state()` and :func:`read_host_states` (for ``main.py --status``) read.
+
 The child never outlives us: `stop()` terminates then kills it, an atexit hook
 calls `stop()`, and on Linux the child is asked to receive SIGTERM when its
 parent dies (which covers SIGKILL of the parent). That death signal is tied to
@@ -41,6 +45,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import json
 import logging
 import os
 import signal
@@ -80,8 +85,12 @@ class ModelHost:
         n_threads: int = 2,
         alias: str | None = None,
         startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+        idle_unload_s: float = 0.0,
+        state_file: str | os.PathLike[str] | None = None,
     ) -> None:
         self.model_path = Path(model_path)
+        self.idle_unload_s = idle_unload_s
+        self.state_file = Path(state_file) if state_file else None
         self.alias = alias or self.model_path.stem
         self._n_ctx = n_ctx
         self._n_threads = n_threads
@@ -116,6 +125,9 @@ class ModelHost:
         fd, log_name = tempfile.mkstemp(prefix="flora-model-host-", suffix=".log")
         self._log_path = Path(log_name)
         started = time.monotonic()
+        if self.state_file is not None:
+            self.state_file.parent.mkdir(parents=True, exist_ok=True)
+            self.state_file.unlink(missing_ok=True)  # a previous life's
         with os.fdopen(fd, "wb") as log:
             self._process = subprocess.Popen(
                 self._command(),
@@ -160,6 +172,17 @@ class ModelHost:
         if self._log_path is not None:
             self._log_path.unlink(missing_ok=True)
             self._log_path = None
+        if self.state_file is not None and process is not None:
+            self.state_file.unlink(missing_ok=True)
+
+    def state(self) -> dict:
+        """What the server last said of its model: ``state`` (``loaded`` / ``unloaded_idle``),
+        ``since`` (epoch seconds), ``rss_mb`` then, ``loads``/``unloads`` so far; ``stopped``
+        when it is not running."""
+        if not self.running:
+            return {"model": self.alias, "state": "stopped"}
+        read = _read_state(self.state_file) if self.state_file is not None else None
+        return read or {"model": self.alias, "state": "loaded", "pid": self.pid}
 
     def kill(self) -> None:
         """End the server at once (a forced stop); idempotent."""
@@ -188,6 +211,8 @@ class ModelHost:
             "--interrupt_requests", "False",
             "--logits_all", "False",
             "--verbose", "False",
+            "--flora_idle_unload_s", str(self.idle_unload_s),
+            *(["--flora_state_file", str(self.state_file)] if self.state_file is not None else []),
         ]
 
     def _wait_until_ready(self, started: float) -> None:
@@ -212,6 +237,33 @@ class ModelHost:
             return "(no log)"
         text = self._log_path.read_text(errors="replace")
         return text[-_LOG_TAIL_CHARS:].strip() or "(empty log)"
+
+
+def read_host_states(directory: str | os.PathLike[str]) -> list[dict]:
+    """The states of the model hosts that write under ``directory`` and are alive, by model."""
+    folder = Path(directory)
+    states = [_read_state(path) for path in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+    return [s for s in states if s is not None and _alive(s.get("pid"))]
+
+
+def _read_state(path: Path) -> dict | None:
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # not written yet, or gone
+    return state if isinstance(state, dict) else None
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _free_port() -> int:

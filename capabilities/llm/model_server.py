@@ -8,6 +8,14 @@ GRACE_S after the first SIGTERM/SIGINT, the process is gone HARD_EXIT_S after it
 was doing, and a second signal ends it at once. Nothing is lost: the server keeps no state
 but the loaded weights.
 
+Sleeping when idle (``--flora_idle_unload_s``, from ``llm.idle_unload_s``): after that many
+seconds without a model request the weights are freed (the process, a few tens of MB, stays
+and keeps its port), and the next request loads them again before it is answered — it
+waits, it does not fail. :class:`IdleUnloader` decides, against an injected clock; the
+state (``loaded`` / ``unloaded_idle``, since when, the process's resident memory then) is
+written to ``--flora_state_file`` at each change, where ``main.py --status`` and the HTTP
+health endpoint read it.
+
 Run as a script (``python .../model_server.py --model ...``) so that it needs nothing of
 Flora on the import path; ModelHost starts it.
 """
@@ -15,12 +23,145 @@ Flora on the import path; ModelHost starts it.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
 import sys
 import threading
+import time
+from pathlib import Path
+from typing import Callable
 
 GRACE_S = 2
 HARD_EXIT_S = 4.0
+LOADED, UNLOADED_IDLE = "loaded", "unloaded_idle"
+MAX_CHECK_S = 1.0  # how often, at most, idleness is looked at
+# requests that need the weights; /v1/models and the like do not, and do not wake the model
+MODEL_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings")
+
+
+class IdleUnloader:
+    """When the model may sleep, and what state it is in.
+
+    The server calls ``begin``/``end`` around each model request and ``tick`` now and then,
+    all on its event loop. ``unload`` is called when ``idle_unload_s`` (> 0) have passed since
+    the last request ended and none is running; the next request loads the model itself, and
+    its ``end`` finds it loaded (``is_loaded``). ``on_change`` gets the new state.
+    """
+
+    def __init__(self, idle_unload_s: float, *, unload: Callable[[], None], is_loaded: Callable[[], bool],
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
+                 on_change: Callable[[dict], None] | None = None):
+        self.idle_unload_s = idle_unload_s
+        self._unload, self._is_loaded = unload, is_loaded
+        self._clock, self._wall = clock, wall
+        self._on_change = on_change
+        self.in_flight = 0
+        self.last_used = clock()
+        self.state, self.since = LOADED, wall()
+        self.loads = self.unloads = 0
+
+    def begin(self) -> None:
+        self.in_flight += 1
+
+    def end(self) -> None:
+        self.in_flight -= 1
+        self.last_used = self._clock()
+        if self.state == UNLOADED_IDLE and self._is_loaded():  # the request loaded it again
+            self.loads += 1
+            self._changed(LOADED)
+
+    def next_check_s(self) -> float:
+        """How long until idleness is worth looking at again."""
+        if self.idle_unload_s <= 0:
+            return MAX_CHECK_S
+        left = self.idle_unload_s - (self._clock() - self.last_used)
+        return min(MAX_CHECK_S, max(0.05, left))
+
+    def tick(self) -> bool:
+        """Unload the model if it has been idle long enough; whether it was unloaded."""
+        if self.idle_unload_s <= 0 or self.in_flight or self.state != LOADED:
+            return False
+        if self._clock() - self.last_used < self.idle_unload_s:
+            return False
+        self._unload()
+        self.unloads += 1
+        self._changed(UNLOADED_IDLE)
+        return True
+
+    def snapshot(self) -> dict:
+        return {"state": self.state, "since": self.since, "idle_unload_s": self.idle_unload_s,
+                "loads": self.loads, "unloads": self.unloads}
+
+    def _changed(self, state: str) -> None:
+        self.state, self.since = state, self._wall()
+        if self._on_change is not None:
+            self._on_change(self.snapshot())
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.next_check_s())
+            self.tick()
+
+
+class UseTracker:
+    """ASGI middleware: tells the IdleUnloader when a model request starts and ends (after the
+    last byte of a streamed reply)."""
+
+    def __init__(self, app, idle: IdleUnloader):
+        self.app, self.idle = app, idle
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or not scope.get("path", "").startswith(MODEL_PATHS):
+            return await self.app(scope, receive, send)
+        self.idle.begin()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.idle.end()
+
+
+def write_state(path: Path, state: dict) -> None:
+    """The host's state for readers in other processes, replaced atomically."""
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(state), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def resident_mb() -> float | None:
+    """This process's resident memory, where /proc tells it."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def _own_flags(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--flora_idle_unload_s", type=float, default=0.0)
+    parser.add_argument("--flora_state_file", default="")
+    return parser.parse_known_args(argv)
+
+
+def _proxy_controls():
+    """unload / is_loaded for the server's one model. llama-cpp-python's LlamaProxy loads the
+    configured model whenever a request finds none loaded, so freeing it is all it takes."""
+    from llama_cpp.server import app as server_app
+
+    def unload() -> None:
+        proxy = server_app._llama_proxy
+        if proxy is not None and proxy._current_model is not None:
+            proxy._current_model.close()
+            proxy._current_model = None
+
+    def is_loaded() -> bool:
+        proxy = server_app._llama_proxy
+        return proxy is not None and proxy._current_model is not None
+
+    return unload, is_loaded
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -29,13 +170,35 @@ def main(argv: list[str] | None = None) -> None:
     from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
     from llama_cpp.server.settings import ModelSettings, ServerSettings, Settings
 
+    own, rest = _own_flags(argv)
     parser = argparse.ArgumentParser(description="Flora's model host (llama-cpp-python's server)")
     add_args_from_model(parser, Settings)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(rest)
     server_settings = parse_model_from_args(ServerSettings, args)
-    app = create_app(server_settings=server_settings, model_settings=[parse_model_from_args(ModelSettings, args)])
+    model_settings = parse_model_from_args(ModelSettings, args)
+    app = create_app(server_settings=server_settings, model_settings=[model_settings])
+
+    state_file = Path(own.flora_state_file) if own.flora_state_file else None
+    identity = {"pid": os.getpid(), "model": model_settings.model_alias or model_settings.model,
+                "port": server_settings.port}
+
+    def publish(state: dict) -> None:
+        if state_file is not None:
+            write_state(state_file, {**identity, **state, "rss_mb": resident_mb()})
+
+    unload, is_loaded = _proxy_controls()
+    idle = IdleUnloader(own.flora_idle_unload_s, unload=unload, is_loaded=is_loaded, on_change=publish)
+    publish(idle.snapshot())
 
     class BoundedServer(uvicorn.Server):
+        async def serve(self, sockets=None) -> None:
+            watcher = asyncio.create_task(idle.run()) if idle.idle_unload_s > 0 else None
+            try:
+                await super().serve(sockets)
+            finally:
+                if watcher is not None:
+                    watcher.cancel()
+
         def handle_exit(self, sig: int, frame) -> None:
             if self.should_exit:  # the second signal
                 os._exit(128 + sig)
@@ -44,8 +207,8 @@ def main(argv: list[str] | None = None) -> None:
             timer.start()
             super().handle_exit(sig, frame)
 
-    config = uvicorn.Config(app, host=server_settings.host, port=server_settings.port, log_level="warning",
-                            timeout_graceful_shutdown=GRACE_S)
+    config = uvicorn.Config(UseTracker(app, idle), host=server_settings.host, port=server_settings.port,
+                            log_level="warning", timeout_graceful_shutdown=GRACE_S)
     BoundedServer(config).run()
 
 

@@ -8,6 +8,7 @@ values stand in the request (``name=value``, a URL for a ``url`` parameter) are 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 from capabilities.base import CapabilitySpec
 from capabilities.context.answers import mentions, named_values, text_after, urls, values_by_schema
@@ -29,15 +30,22 @@ BUILTIN_PACKAGE = "capabilities."  # Flora's own capabilities live under it
 
 
 class TaskRouter:
-    def __init__(self, registry: CapabilityRegistry):
+    def __init__(self, registry: CapabilityRegistry, *, allowed: Iterable[str] | None = None):
+        """``allowed``: the only capabilities it may pick (a persona's allow-list); None: all."""
         self._registry = registry
+        self._allowed = frozenset(allowed) if allowed is not None else None
+
+    def within(self, allowed: Iterable[str] | None) -> "TaskRouter":
+        """The same router, picking only among ``allowed`` (None: this router unchanged)."""
+        return self if allowed is None else TaskRouter(self._registry, allowed=allowed)
 
     def routable(self) -> list[CapabilitySpec]:
-        """What a request may be routed to: the capabilities this deployment installed (plugins,
-        skills) before Flora's built-in ones, each group in registration order — so where
-        nothing in a request ranks them (a vague request's options, ties), the deployment's
-        own come first."""
-        specs = [spec for spec in self._registry.executables() if spec.routable]
+        """What a request may be routed to (within the allow-list, if any): the capabilities this
+        deployment installed (plugins, skills) before Flora's built-in ones, each group in
+        registration order — so where nothing in a request ranks them (a vague request's
+        options, ties), the deployment's own come first."""
+        specs = [spec for spec in self._registry.executables()
+                 if spec.routable and (self._allowed is None or spec.name in self._allowed)]
         return sorted(specs, key=lambda s: getattr(s.handler, "__module__", "").startswith(BUILTIN_PACKAGE))
 
     def rank(self, content: str) -> list[Candidate]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 
+from capabilities.cognition.chat import SYSTEM_PROMPT
+
 CRASH = "crash the model"  # a request the model raises on (poison-message tests)
 
 # phrase in the request -> (intent, capability)
@@ -33,10 +35,15 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
         return _revised(request, json_schema)
     if json_schema is not None and json_schema.get("title") == "Facts about the person":
         return _facts(request)
+    if json_schema is not None and json_schema.get("title") == "Persona":
+        return _persona(messages, json_schema)
     if json_schema is None:
         reply = f"(test model) you said: {request.removeprefix('Request: ').removesuffix(chr(10) + 'JSON:')}"
         remembered = [m["content"].split("\n", 1)[1] for m in messages[:-1] if m["role"] == "system"
                       and m["content"].startswith("What you remember about this person")]
+        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+        if system and system != SYSTEM_PROMPT and not system.startswith("You read the messages"):
+            reply += f" (as: {system.split('.', 1)[0]})"  # a persona's prompt, echoed so tests can see it
         return reply + (f" (remembering: {'; '.join(remembered)})" if remembered else "")
     said = request.rsplit("Message: ", 1)[-1]  # the understanding step's message, after its context
     if "numbers report" in said:
@@ -48,6 +55,23 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
                 return {"route": capability if capability in allowed else "clarify"}
             return {"route": intent}
     return {"route": "chat"}
+
+
+_SPECIALTY = re.compile(r"\bexpert (?:in|on) ([a-z ]+?)(?:[,.?!]|$)", re.I)
+
+
+def _persona(messages: list[dict], schema: dict) -> dict:
+    """The persona a message names ("ask the coder ..."), a specialist when it wants "an expert
+    in X" and the template is offered, else the default the prompt names."""
+    said = messages[-1]["content"].rsplit("Message: ", 1)[-1]
+    names = schema["properties"]["persona"]["enum"]
+    for name in names:
+        if name != "specialist" and re.search(rf"\b{re.escape(name)}\b", said, re.I):
+            return {"persona": name}
+    wanted = _SPECIALTY.search(said)
+    if wanted and "specialist" in names:
+        return {"persona": "specialist", "specialty": wanted.group(1).strip()}
+    return {"persona": re.search(r"If none fits clearly, choose (\S+?)\.", messages[0]["content"]).group(1)}
 
 
 def _revised(request: str, schema: dict) -> dict:
