@@ -3,6 +3,11 @@
 Rules rank the routable capabilities by the keywords and name words they declare found
 in the request; IntentRouter asks the model when the rules are unsure. Parameters whose
 values stand in the request (``name=value``, a URL for a ``url`` parameter) are picked up.
+
+MCP tools (the ``mcp`` service, docs/mcp.md) are the fallback: they take no part in the
+ranking above, nor in the understanding step's list, so an installed capability always wins;
+:meth:`TaskRouter.fallback` looks for one only when nothing installed fits, by the words of
+its name (weighing more) and of its description.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from capabilities.context.answers import mentions, named_values, text_after, url
 from capabilities.registry import CapabilityRegistry
 
 CONFIDENT_SCORE = 2.0
+FALLBACK_SCORE = 3.0  # an MCP tool is used only on this much evidence: a name word and one more word
+NAME_WORD_SCORE = 2.0
+DESCRIPTION_WORD_SCORE = 1.0
 # JSON-schema keyword a capability puts on one string parameter: the words after its keywords
 # in the request are that parameter ("ask the experts: which database?" → the question)
 REQUEST_TEXT = "x-flora-request-text"
@@ -30,7 +38,35 @@ class TaskRouter:
         self._registry = registry
 
     def routable(self) -> list[CapabilitySpec]:
-        return [spec for spec in self._registry.executables() if spec.routable]
+        fallbacks = self._fallback_names()
+        return [spec for spec in self._registry.executables() if spec.routable and spec.name not in fallbacks]
+
+    def find(self, name: str) -> CapabilitySpec | None:
+        """The routable capability or MCP tool of that name (one the person chose)."""
+        spec = next((s for s in self._registry.executables() if s.name == name), None)
+        return spec if spec is not None and (spec.routable or spec.name in self._fallback_names()) else None
+
+    def fallback(self, content: str, *, min_score: float = FALLBACK_SCORE) -> Candidate | None:
+        """The MCP tool the request clearly asks for, when no installed capability does."""
+        tools = self._registry.get_capability("mcp", None)
+        if tools is None or not tools.tools:
+            return None
+        ranked = []
+        for tool in tools.tools.values():
+            score = sum(NAME_WORD_SCORE for word in tool.named if mentions(content, word))
+            score += sum(DESCRIPTION_WORD_SCORE for word in tool.described if mentions(content, word))
+            if mentions(content, tool.capability) or mentions(content, tool.tool):
+                score += 3.0
+            if score:
+                ranked.append((score, tool.capability))
+        ranked.sort(reverse=True)
+        if not ranked or ranked[0][0] < min_score or len(ranked) > 1 and ranked[1][0] >= ranked[0][0]:
+            return None
+        return Candidate(self._registry.get_executable(ranked[0][1]), ranked[0][0])
+
+    def _fallback_names(self) -> set[str]:
+        tools = self._registry.get_capability("mcp", None)
+        return tools.names() if tools is not None else set()
 
     def rank(self, content: str) -> list[Candidate]:
         """Capabilities with any evidence in ``content``, best first."""
