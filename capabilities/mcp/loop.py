@@ -35,13 +35,14 @@ class LoopThread:
         self._thread: threading.Thread | None = None
         self._pid = 0
         self._closers: list[Callable[[], Awaitable[None]]] = []
+        self._owned: dict[str, Any] = {}
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
             if self._loop is None or self._pid != os.getpid() or not self._thread.is_alive():
                 self._loop = asyncio.new_event_loop()
                 self._pid = os.getpid()
-                self._closers = []
+                self._closers, self._owned = [], {}
                 self._thread = threading.Thread(target=self._loop.run_forever, name="flora-mcp-loop", daemon=True)
                 self._thread.start()
             return self._loop
@@ -68,9 +69,16 @@ class LoopThread:
                     future.cancel()
                     raise WaitCancelled() from None
 
-    def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
-        """Have ``closer()`` awaited on the loop when it closes (a session's graceful end)."""
-        self._closers.append(closer)
+    def owned(self, key: str, make: Callable[[], Any]) -> Any:
+        """The object kept under ``key`` for as long as this loop runs (a server's connection),
+        made now if there is none; its ``aclose()`` is awaited when the loop closes."""
+        self.loop()
+        with self._lock:
+            found = self._owned.get(key)
+            if found is None:
+                found = self._owned[key] = make()
+                self._closers.append(found.aclose)
+            return found
 
     def close(self, timeout: float = 10.0) -> None:
         """Close what registered a closer (stdio servers get their stdin closed, then are
@@ -80,7 +88,7 @@ class LoopThread:
             if loop is None or self._pid != os.getpid() or thread is None or not thread.is_alive():
                 self._loop = None
                 return
-            self._loop, self._closers = None, []
+            self._loop, self._closers, self._owned = None, [], {}
 
         async def close_all() -> None:
             await asyncio.gather(*(closer() for closer in closers), return_exceptions=True)

@@ -174,21 +174,13 @@ class MCPTools:
         return process_connection(spec, self._config.mcp.list_timeout_s)
 
 
-_CONNECTIONS: dict[tuple[int, str], ServerConnection] = {}
-
-
 def process_connection(spec: ServerSpec, connect_timeout_s: float) -> ServerConnection:
     """This process's connection to a server: one per process and server settings, whichever
-    registry asks (a process may build more than one registry)."""
+    registry asks (a process may build more than one registry), for as long as its loop runs."""
     import hashlib
-    import os
 
-    key = (os.getpid(), hashlib.sha256(repr(spec).encode()).hexdigest())
-    connection = _CONNECTIONS.get(key)
-    if connection is None:
-        connection = _CONNECTIONS[key] = ServerConnection(spec, connect_timeout_s=connect_timeout_s)
-        process_loop().on_close(connection.aclose)
-    return connection
+    key = hashlib.sha256(repr(spec).encode()).hexdigest()
+    return process_loop().owned(key, lambda: ServerConnection(spec, connect_timeout_s=connect_timeout_s))
 
 
 def _log_dir(config: FloraConfig):
