@@ -55,8 +55,8 @@ class TaskRouter:
         for tool in tools.tools.values():
             score = sum(NAME_WORD_SCORE for word in tool.named if mentions(content, word))
             score += sum(DESCRIPTION_WORD_SCORE for word in tool.described if mentions(content, word))
-            if mentions(content, tool.capability) or mentions(content, tool.tool):
-                score += 3.0
+            if mentions(content, tool.capability) or not tool.tool.isalpha() and mentions(content, tool.tool):
+                score += 3.0  # named outright ("notes.delete_note", "delete_note"; "fetch" is only a word)
             if score:
                 ranked.append((score, tool.capability))
         ranked.sort(reverse=True)
