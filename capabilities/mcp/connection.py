@@ -141,6 +141,7 @@ class ServerConnection:
         once when the tool says calling it twice does no harm (``repeatable``)."""
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from pydantic import ValidationError
 
         for attempt in (1, 2):
             client = await self.client()
@@ -160,6 +161,9 @@ class ServerConnection:
                     continue
                 raise ServerUnavailable(f"MCP server {self.spec.name} stopped during {tool} (the connection "
                                         "closed); it is started again on the next call") from None
+            except ValidationError as exc:  # a result outside the protocol: the server's bug, not the call's
+                raise CapabilityError(f"MCP server {self.spec.name} answered {tool} with a result that does not "
+                                      f"follow the protocol: {_said(exc)}") from None
             except _TRANSPORT_ERRORS as exc:
                 await self.aclose()
                 raise ServerUnavailable(f"MCP server {self.spec.name} failed during {tool}: {_said(exc)}; it is "

@@ -23,7 +23,8 @@ def flora(request, tmp_path_factory, http_server):
         "llm": {"backend": "function", "function": "tests.support.fake_llm:respond"},
         "actors": {"system_base": request.param, "ask_timeout_s": TIMEOUT, "execution_pool_size": 2},
         "memory": {"enabled": False},
-        "mcp": {"servers": {"time": servers()["time"], "notes": servers(http_server.url)["notes"]}},
+        "mcp": {"servers": {"time": servers()["time"],
+                            "notes": {**servers(http_server.url)["notes"], "call_timeout_s": 3}}},
     })
     yield running
     running.shutdown()
@@ -78,3 +79,19 @@ def test_conversation_stays_conversation_with_mcp_tools_installed(flora, user):
     assert (reply["message_type"], reply["intent"]) == ("chat_reply", "chat")
     joke = ask(flora, user, "tell me a joke about time travel")
     assert joke["message_type"] == "chat_reply"
+
+
+def test_a_wrong_typed_argument_is_refused_and_asked_for_again(flora, user):
+    paused = ask(flora, user, "use notes.slow with seconds=soon")
+    assert (paused["message_type"], paused["capability"]) == ("task_paused", "notes.slow"), paused
+    assert [p["name"] for p in paused["missing_parameters"]] == ["seconds"]
+    done = ask(flora, user, "0.1")
+    assert done["message_type"] == "task_completed", done
+    assert done["result"]["text"] == "waited 0.1 s"
+
+
+def test_a_tool_that_hangs_times_out_with_a_clear_error_and_flora_keeps_serving(flora, user):
+    slow = ask(flora, user, "use notes.slow with seconds=60")
+    assert (slow["message_type"], slow["error_type"]) == ("task_error", "timeout"), slow
+    assert "did not answer slow within 3 s" in slow["message"] and slow["retryable"] is True
+    assert ask(flora, user, "use notes.greet with name=Ada")["result"]["text"] == "Hello, Ada!"
