@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,8 +144,14 @@ class MCPTools:
         return set(self.tools)
 
     def _handler(self, tool: MCPTool):
-        def call_mcp_tool(context: ExecutionContext, **arguments: Any) -> dict:
-            return self.call(tool.capability, arguments, context)
+        if "context" in tool.schema.get("properties", {}):
+            # the tool has an argument named like Flora's ExecutionContext: the argument wins,
+            # and the call cannot see its task's cancellation
+            def call_mcp_tool(**arguments: Any) -> dict:
+                return self.call(tool.capability, arguments)
+        else:
+            def call_mcp_tool(context: ExecutionContext, **arguments: Any) -> dict:
+                return self.call(tool.capability, arguments, context)
 
         call_mcp_tool.__name__ = f"mcp_{tool.capability.replace('.', '_')}"
         return call_mcp_tool
@@ -156,14 +163,23 @@ class MCPTools:
         connection = self._connection(tool.server)
         cancelled = context.cancelled if context is not None and context.store is not None else None
         budget = tool.timeout_s + (0 if connection.alive else self._config.mcp.list_timeout_s) + 5
+        task_id = context.task_id if context is not None else "-"
+        started = time.perf_counter()
+        outcome = "failed"
         try:
             result = process_loop().run(
                 connection.call_tool(tool.tool, arguments, timeout_s=tool.timeout_s, repeatable=tool.repeatable),
                 timeout=budget, cancelled=cancelled)
+            outcome = "error_result" if result.is_error else "ok"
         except WaitCancelled:
+            outcome = "cancelled"
             raise CapabilityError(f"{capability} was stopped: the task was cancelled", error_type="cancelled") from None
         except TimeoutError:
+            outcome = "timeout"
             raise ServerTimeout(f"MCP server {tool.server} did not answer {tool.tool} within {budget:g} s") from None
+        finally:
+            log.info("MCP call task_id=%s server=%s tool=%s outcome=%s elapsed_ms=%.1f", task_id, tool.server,
+                     tool.tool, outcome, (time.perf_counter() - started) * 1000)
         return tool_result(tool, result)
 
     def _connection(self, server: str) -> ServerConnection:

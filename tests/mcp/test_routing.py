@@ -140,3 +140,15 @@ class _NoFallbackFirst:
 
     def __getattr__(self, name):
         return getattr(self._router, name)
+
+
+def test_a_tool_argument_named_context_reaches_the_tool(registry):
+    from capabilities.base import _accepts_context
+
+    config = registry.get_capability("mcp")._config
+    listed = {"servers": {"time": {"error": None, "tools": [
+        {"name": "summarise", "description": "", "input_schema": {
+            "type": "object", "properties": {"context": {"type": "string"}}}}]}}}
+    [spec] = MCPTools(config, listed).specs()
+    assert not _accepts_context(spec.handler)  # Flora's ExecutionContext would overwrite the argument
+    assert _accepts_context(registry.get_executable("time.get_current_time").handler)
