@@ -215,7 +215,10 @@ def refresh_mcp_catalogue(config: FloraConfig) -> None:
     if config.mcp.enabled and config.mcp.servers:
         from capabilities.mcp.catalogue import refresh
 
-        refresh(config)
+        try:
+            refresh(config)
+        finally:
+            close_mcp_sessions()  # no idle loop thread left in this process while it forks the actor system
 
 
 def close_mcp_sessions() -> None:
