@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable, Coroutine
 
 log = logging.getLogger("flora.mcp")
 
-POLL_S = 0.1  # how often a waiting handler looks at its task's cancellation
+POLL_S = 0.25  # how often a waiting handler looks at its task's cancellation
 
 
 class WaitCancelled(Exception):
