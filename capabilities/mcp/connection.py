@@ -80,10 +80,11 @@ class ServerSpec:
             raise ConfigError(f"{key}.cwd: {settings.cwd!r} is not a directory")
         path = env.get("PATH", environ.get("PATH", os.defpath))
         found = shutil.which(settings.command, path=path) if os.sep not in settings.command else (
-            settings.command if os.access(settings.command, os.X_OK) else None)
+            settings.command if os.path.isfile(settings.command) and os.access(settings.command, os.X_OK) else None)
         if found is None:
             raise ConfigError(f"{key}.command: {settings.command!r} is not an executable found on PATH")
-        return cls(name=name, transport="stdio", command=settings.command, args=tuple(settings.args), env=env,
+        # absolute: a relative path means Flora's working directory, whatever the server's cwd
+        return cls(name=name, transport="stdio", command=os.path.abspath(found), args=tuple(settings.args), env=env,
                    cwd=settings.cwd, log_path=log_dir / f"{name}.log" if log_dir is not None else None)
 
     def describe(self) -> str:
