@@ -30,8 +30,8 @@ class HTTPServer:
     process: subprocess.Popen
 
 
-def start_http_server() -> HTTPServer:
-    port = _free_port()
+def start_http_server(port: int | None = None) -> HTTPServer:
+    port = port or _free_port()
     process = subprocess.Popen([sys.executable, "-m", "tests.support.mcp_server", "--transport", "http",
                                 "--port", str(port)], cwd=REPO, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})

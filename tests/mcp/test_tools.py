@@ -131,6 +131,11 @@ def test_an_http_server_that_went_away_is_a_retryable_error_and_is_reached_again
     with pytest.raises(CapabilityError) as gone:
         greet.invoke({"name": "B"}, context())
     assert gone.value.error_type == "unavailable" and gone.value.retryable and "could not be reached" in str(gone.value)
+    back = start_http_server(port=int(server.url.rsplit(":", 1)[1].split("/")[0]))
+    try:
+        assert greet.invoke({"name": "C"}, context())["text"] == "Hello, C!"
+    finally:
+        stop_http_server(back)
 
 
 def test_the_catalogue_is_listed_once_and_listed_again_when_the_servers_change(tmp_path, mark):
