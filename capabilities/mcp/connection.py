@@ -38,6 +38,7 @@ log = logging.getLogger("flora.mcp")
 GUARD = Path(__file__).with_name("guard.py")
 HTTP_TIMEOUT_S = 30.0  # connect/write for HTTP servers; a tool call has its own timeout
 HTTP_READ_TIMEOUT_S = 300.0  # a response stream may stay open while a tool works
+CLOSE_TIMEOUT_S = 10.0  # the SDK's own stdio shutdown is bounded at about 6.5 s
 
 
 class ServerUnavailable(CapabilityError):
@@ -181,6 +182,8 @@ class ServerConnection:
             self._client = await asyncio.wait_for(asyncio.shield(ready), self._connect_timeout_s)
         except asyncio.TimeoutError:
             await self.aclose()
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # what the start ended with, read so that it is not reported as lost
             raise ServerTimeout(f"MCP server {self.spec.name} ({self.spec.describe()}) did not start within "
                                 f"{self._connect_timeout_s:g} s") from None
         except BaseException as exc:
@@ -206,7 +209,10 @@ class ServerConnection:
                 await stop.wait()
         except BaseException as exc:  # reported to whoever waits for the connection
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else ServerUnavailable(repr(exc)))
+                if isinstance(exc, Exception):
+                    ready.set_exception(exc)
+                else:  # cancelled (given up on) or stopped: nobody waits for it any more
+                    ready.cancel()
             elif not isinstance(exc, asyncio.CancelledError):
                 log.warning("MCP server %s: session ended with %s", self.spec.name, _said(exc))
             if isinstance(exc, asyncio.CancelledError):
@@ -218,19 +224,19 @@ class ServerConnection:
     async def aclose(self) -> None:
         """End the session: a stdio server gets its stdin closed, then SIGTERM and SIGKILL
         (the SDK's shutdown, bounded), an HTTP session is ended with a DELETE."""
-        holder, stop = self._holder, self._stop
+        holder, stop, connected = self._holder, self._stop, self._client is not None
         self._client = self._watch = self._holder = self._stop = None
         if holder is None:
             return
         if stop is not None:
             stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(holder), 10.0)
-        except (asyncio.TimeoutError, Exception):
+        if not connected:  # still starting (a server that does not answer): no session to end politely
             holder.cancel()
-        except asyncio.CancelledError:
+        done, _ = await asyncio.wait({holder}, timeout=CLOSE_TIMEOUT_S)
+        if not done:
+            log.warning("MCP server %s: its session did not end within %.0f s; abandoning it", self.spec.name,
+                        CLOSE_TIMEOUT_S)
             holder.cancel()
-            raise
 
     def _transport(self, errlog: TextIO):
         spec = self.spec

@@ -175,3 +175,19 @@ def test_a_tool_with_an_invalid_input_schema_is_skipped_with_its_reason(tmp_path
     assert "Draft 2020-12" in tools.skipped["time.bad"]
     assert "type object" in tools.skipped["time.flat"]
     assert "becomes time.get_time" in tools.skipped["time.get-time"]
+
+
+def test_a_server_that_never_answers_is_given_up_at_the_list_timeout_and_ended(tmp_path, mark):
+    import time
+
+    silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(120)  # mcp_silent_server"],
+              "env": ["MCP_TEST_MARK"]}
+    flora_config = load_config(config(tmp_path, servers_={"silent": silent}, list_timeout_s=2), env={})
+    started = time.monotonic()
+    registry = build_registry(flora_config)
+    assert time.monotonic() - started < 10
+    assert not [s for s in registry.executables() if s.name.startswith("silent.")]
+    entry = json.loads(catalogue.catalogue_path(flora_config).read_text())["servers"]["silent"]
+    assert "within 2 s" in entry["error"]
+    wait_for(lambda: server_pids(mark, "import time; time.sleep(120)  # mcp_silent_server") == [], 10,
+             "the silent server is ended")
