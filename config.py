@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping
 from zoneinfo import ZoneInfo
@@ -490,6 +491,97 @@ class MemoryConfig(_Section):
         return self
 
 
+DEFAULT_MCP_CALL_TIMEOUT_S = 60.0
+DEFAULT_MCP_LIST_TIMEOUT_S = 20.0
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SERVER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+class MCPServerConfig(_Section):
+    """One MCP server (docs/mcp.md): a command Flora starts (stdio), or a URL it calls
+    (streamable HTTP). Secrets never stand in the file: ``env`` and ``headers`` name the
+    environment variables whose values are passed on."""
+
+    command: str = ""  # stdio: the executable (a name on PATH or a path)
+    args: list[str] = Field(default_factory=list)
+    # stdio: variables passed to the server: a list of names (passed through), or
+    # {name the server sees: name of the variable in Flora's environment}
+    env: list[str] | dict[str, str] = Field(default_factory=list)
+    cwd: str = ""  # stdio: working directory; empty: Flora's
+    url: str = ""  # streamable_http: the server's endpoint, e.g. http://127.0.0.1:8931/mcp
+    headers: dict[str, str] = Field(default_factory=dict)  # header -> name of the variable holding its value
+    transport: Literal["stdio", "streamable_http"] = "stdio"
+    # which tools ask the person first: all, none, a list of tool names, or (unset) those whose
+    # MCP annotations do not say read-only
+    approve: Literal["all", "none"] | list[str] | None = None
+    call_timeout_s: float | None = Field(None, gt=0, le=3600)  # unset: mcp.call_timeout_s
+    enabled: bool = True
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: list[str] | dict[str, str]) -> list[str] | dict[str, str]:
+        names = list(value) + (list(value.values()) if isinstance(value, dict) else [])
+        bad = [n for n in names if not _ENV_NAME.fullmatch(n)]
+        if bad:
+            raise ValueError(f"expected names of environment variables (values are read from Flora's environment, "
+                             f"never written here), got {bad[0]!r}")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _header_sources(cls, value: dict[str, str]) -> dict[str, str]:
+        for header, source in value.items():
+            if not _ENV_NAME.fullmatch(source):
+                raise ValueError(f"{header}: expected the name of the environment variable that holds the value, "
+                                 f"got {source!r} (secrets never stand in the file)")
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        from urllib.parse import urlparse
+
+        if value:
+            parts = urlparse(value)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"expected the server's http(s):// endpoint, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> "MCPServerConfig":
+        if self.url and self.command:
+            raise ValueError("give either command (a server Flora starts) or url (a server it calls), not both")
+        if self.url and self.transport != "streamable_http":
+            raise ValueError("url: a server reached by URL needs transport: streamable_http")
+        if self.transport == "streamable_http" and not self.url:
+            raise ValueError("url: transport streamable_http needs the server's URL")
+        if self.transport == "stdio" and not self.command.strip():
+            raise ValueError("command: a stdio server needs the command that starts it")
+        if self.transport == "streamable_http" and (self.args or self.env or self.cwd):
+            raise ValueError("args/env/cwd are for a server Flora starts (stdio), not one reached by URL")
+        if self.transport == "stdio" and self.headers:
+            raise ValueError("headers are for a server reached by URL (streamable_http)")
+        return self
+
+
+class MCPConfig(_Section):
+    """MCP servers whose tools become capabilities named ``server.tool`` (docs/mcp.md)."""
+
+    enabled: bool = True
+    servers: dict[str, MCPServerConfig] = Field(default_factory=dict)
+    call_timeout_s: float = Field(DEFAULT_MCP_CALL_TIMEOUT_S, gt=0, le=3600)  # one tool call
+    list_timeout_s: float = Field(DEFAULT_MCP_LIST_TIMEOUT_S, gt=0, le=600)  # starting a server and listing its tools
+
+    @field_validator("servers")
+    @classmethod
+    def _server_names(cls, value: dict[str, MCPServerConfig]) -> dict[str, MCPServerConfig]:
+        for name in value:
+            if not _SERVER_NAME.fullmatch(name):
+                raise ValueError(f"server name {name!r}: use a letter, then letters, digits or '_' (it starts the "
+                                 "capability names of its tools: name.tool)")
+        return value
+
+
 class FloraConfig(_Section):
     data_dir: str = DEFAULT_DATA_DIR
     default_tenant: str = Field("default", min_length=1)
@@ -509,6 +601,7 @@ class FloraConfig(_Section):
     planning: PlanningConfig = Field(default_factory=PlanningConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     personas: PersonasConfig = Field(default_factory=PersonasConfig)
+    mcp: MCPConfig = Field(default_factory=MCPConfig)
 
     @model_validator(mode="after")
     def _shared_store_for_nodes(self) -> "FloraConfig":

@@ -13,7 +13,9 @@ small packaged model on a host of its own where configured, else ``llm``), ``rou
 ``loop_tasks`` (LoopService), ``loop_queue`` (QueueFactory's trigger queue), ``data_access``,
 ``result_aggregation`` (ResultAggregator), ``parallel_optimization`` (OptunaOptimizer),
 ``planning`` (TaskPlanner), ``context_resolver`` (ContextResolver), ``memory`` (MemoryCapability,
-when ``memory.enabled``; its embedding model's package must be installed, or start-up stops here).
+when ``memory.enabled``; its embedding model's package must be installed, or start-up stops here),
+``mcp`` (MCPTools, when MCP servers are configured: their tools are registered as ``server.tool``
+from the catalogue, see docs/mcp.md).
 """
 
 from __future__ import annotations
@@ -90,6 +92,11 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
         log.info("plugin module %s registered %s", module, names)
     if config.capabilities.entry_points:
         registry.load_entry_points()
+    if config.mcp.enabled and config.mcp.servers:  # after them: a plugin's own name wins over an MCP tool's
+        from capabilities.mcp import register_mcp_tools
+
+        names = register_mcp_tools(registry, config)
+        log.info("MCP tools registered: %s", names)
     if config.capabilities.skills_dirs:  # last: a skill cannot take a name the above hold
         skills = SkillLoader(config.capabilities.skills_dirs, reload_s=config.capabilities.skills_reload_s)
         registry.register("skills", skills)

@@ -115,6 +115,7 @@ class Flora:
                 self.beacon.stop()
             for host in self.hosts():
                 host.stop()
+            close_mcp_sessions()
             fail_interrupted_at_stop(self.config)
 
     def force_stop(self) -> None:
@@ -156,6 +157,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     config = load_config(config)
     configure_logging(config.log_level, config.log_format)
     log_context.claim_process(force=True, actor="main", node=config.actors.node)
+    refresh_mcp_catalogue(config)  # 0. MCP servers' tools, listed once for every process (docs/mcp.md)
     registry = build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
 
     host = understanding_host = None
@@ -225,6 +227,30 @@ def start_flora(config: ConfigSource = None) -> Flora:
         flora.warming = warm_up(registry)
     log.info("Flora started base=%s llm=%s", base, config.llm.backend)
     return flora
+
+
+def refresh_mcp_catalogue(config: FloraConfig) -> None:
+    """List the configured MCP servers' tools into the catalogue every actor process registers
+    from; a server's ``env``/``headers`` naming an unset variable, or a missing command, stops
+    the start with a ConfigError naming the key. A server that cannot be listed only logs."""
+    if config.mcp.enabled and config.mcp.servers:
+        from capabilities.mcp.catalogue import refresh
+
+        try:
+            refresh(config)
+        finally:
+            close_mcp_sessions()  # no idle loop thread left in this process while it forks the actor system
+
+
+def close_mcp_sessions() -> None:
+    """End the MCP sessions this process opened. Actor processes' stdio servers end with their
+    process (capabilities/mcp/guard.py), whichever way it stops."""
+    import sys
+
+    if "capabilities.mcp" in sys.modules:
+        from capabilities.mcp import close_process_sessions
+
+        close_process_sessions()
 
 
 def warm_up(registry) -> threading.Thread:

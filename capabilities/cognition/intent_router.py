@@ -10,6 +10,7 @@ plan          several steps with installed capabilities
 status        a question about Flora's own work for this person (tasks, loop tasks)
 command       a system command (``command``: clear_history, shutdown, switch_model, help, status)
 unsupported   needs the person's own data or an action no installed capability provides
+              (unless an MCP tool clearly does it: then that tool is the task, docs/mcp.md)
 clarify       two readings are close; ``options`` to choose from
 answer        the value a paused task's question asked for (``pending`` names it)
 ============  ==================================================================
@@ -98,14 +99,27 @@ class IntentRouter:
         keywords), without a model and without blocking; None when the rules are not sure."""
         text = content.strip()
         if capability:
-            spec = next((s for s in self._router.routable() if s.name == capability), None)
+            spec = self._router.find(capability)
             return Intent("task", spec.name, self._router.extract_parameters(spec, text)) if spec else None
         if cues.conversation_only(text) or is_help(text) or cues.command(text):
             return None
         best = self._router.confident(text)
-        if best is None or (cues.needs_the_world(text) and best.score < CLAIMED):
+        if best is None:
+            return self._mcp_fallback(text)  # nothing installed fits: an MCP tool that clearly does
+        if cues.needs_the_world(text) and best.score < CLAIMED:
             return None  # "restart the web server": a keyword alone does not make it this capability's
         return Intent(_task_kind(text), best.spec.name, self._router.extract_parameters(best.spec, text))
+
+    def _mcp_fallback(self, text: str, source: str = "rules") -> Intent | None:
+        found = self._router.fallback(text)
+        if found is None:
+            return None
+        return Intent(_task_kind(text), found.spec.name, self._router.extract_parameters(found.spec, text),
+                      source=source)
+
+    def _unsupported(self, text: str, source: str = "rules") -> Intent:
+        """Nothing installed can do it: an MCP tool that clearly can, else ``unsupported``."""
+        return self._mcp_fallback(text, source) or Intent("unsupported", source=source)
 
     def warm_up(self) -> None:
         """Have the model evaluate the prompt's stable prefix once, before anyone waits for it."""
@@ -178,7 +192,7 @@ class IntentRouter:
             return Intent("answer", pending.capability, source="llm")
         if kind != "answer" and cues.needs_the_world(text) \
                 and not cues.asks_about_flora(text) and self._router.confident(text, min_score=CLAIMED) is None:
-            return Intent("unsupported", source="llm")  # only a capability could know or do it: never made up
+            return self._unsupported(text, "llm")  # only a capability could know or do it: never made up
         if kind == "chat" and cues.vague_request(text):
             kind = "clarify"
         if kind == "chat" and cues.asks_about_flora(text):
@@ -186,13 +200,15 @@ class IntentRouter:
         if kind == "command":
             named = cues.command(text)
             return Intent("command", command=named, source="llm") if named else Intent("chat", source="llm")
-        if kind in ("chat", "status", "unsupported"):
+        if kind == "unsupported":
+            return self._unsupported(text, "llm")
+        if kind in ("chat", "status"):
             return Intent(kind, source="llm")
         if kind == "plan":
             return Intent("plan", source="llm")
         if kind == "clarify" or capability not in names:  # a task, but which? the person chooses (or says it was not one)
             if cues.needs_the_world(text):
-                return Intent("unsupported", source="llm")
+                return self._unsupported(text, "llm")
             ranked = self._router.rank(text)
             specs_offered = [c.spec for c in ranked] or self._router.routable()
             return Intent("clarify", options=choices(specs_offered, language_of(text)), source="llm")
@@ -206,7 +222,7 @@ class IntentRouter:
         if cues.asks_about_flora(text):
             return Intent("status")
         if cues.needs_the_world(text) and self._router.confident(text, min_score=CLAIMED) is None:
-            return Intent("unsupported")
+            return self._unsupported(text)
         ranked = self._router.rank(text)
         if ranked:
             return Intent("clarify", options=choices([c.spec for c in ranked], language_of(text)))

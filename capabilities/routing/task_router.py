@@ -3,6 +3,11 @@
 Rules rank the routable capabilities by the keywords and name words they declare found
 in the request; IntentRouter asks the model when the rules are unsure. Parameters whose
 values stand in the request (``name=value``, a URL for a ``url`` parameter) are picked up.
+
+MCP tools (the ``mcp`` service, docs/mcp.md) are the fallback: they take no part in the
+ranking above, nor in the understanding step's list, so an installed capability always wins;
+:meth:`TaskRouter.fallback` looks for one only when nothing installed fits, by the words of
+its name (weighing more) and of its description.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ from capabilities.context.answers import mentions, named_values, text_after, url
 from capabilities.registry import CapabilityRegistry
 
 CONFIDENT_SCORE = 2.0
+FALLBACK_SCORE = 3.0  # an MCP tool is used only on this much evidence: a name word and one more word
+NAME_WORD_SCORE = 2.0
+DESCRIPTION_WORD_SCORE = 1.0
 # JSON-schema keyword a capability puts on one string parameter: the words after its keywords
 # in the request are that parameter ("ask the experts: which database?" → the question)
 REQUEST_TEXT = "x-flora-request-text"
@@ -40,13 +48,49 @@ class TaskRouter:
         return self if allowed is None else TaskRouter(self._registry, allowed=allowed)
 
     def routable(self) -> list[CapabilitySpec]:
-        """What a request may be routed to (within the allow-list, if any): the capabilities this
-        deployment installed (plugins, skills) before Flora's built-in ones, each group in
-        registration order — so where nothing in a request ranks them (a vague request's
-        options, ties), the deployment's own come first."""
+        """What a request may be routed to (within the allow-list, if any; MCP tools are only the
+        fallback, see ``fallback``): the capabilities this deployment installed (plugins,
+        skills) before Flora's built-in ones, each group in registration order — so where
+        nothing in a request ranks them (a vague request's options, ties), the deployment's
+        own come first."""
+        fallbacks = self._fallback_names()
         specs = [spec for spec in self._registry.executables()
-                 if spec.routable and (self._allowed is None or spec.name in self._allowed)]
+                 if spec.routable and spec.name not in fallbacks and self._may(spec.name)]
         return sorted(specs, key=lambda s: getattr(s.handler, "__module__", "").startswith(BUILTIN_PACKAGE))
+
+    def _may(self, name: str) -> bool:
+        return self._allowed is None or name in self._allowed
+
+    def find(self, name: str) -> CapabilitySpec | None:
+        """The routable capability or MCP tool of that name (one the person chose)."""
+        spec = next((s for s in self._registry.executables() if s.name == name), None)
+        if spec is None or not self._may(name):
+            return None
+        return spec if spec.routable or spec.name in self._fallback_names() else None
+
+    def fallback(self, content: str, *, min_score: float = FALLBACK_SCORE) -> Candidate | None:
+        """The MCP tool the request clearly asks for, when no installed capability does."""
+        tools = self._registry.get_capability("mcp", None)
+        if tools is None or not tools.tools:
+            return None
+        ranked = []
+        for tool in tools.tools.values():
+            if not self._may(tool.capability):
+                continue
+            score = sum(NAME_WORD_SCORE for word in tool.named if mentions(content, word))
+            score += sum(DESCRIPTION_WORD_SCORE for word in tool.described if mentions(content, word))
+            if mentions(content, tool.capability) or not tool.tool.isalpha() and mentions(content, tool.tool):
+                score += 3.0  # named outright ("notes.delete_note", "delete_note"; "fetch" is only a word)
+            if score:
+                ranked.append((score, tool.capability))
+        ranked.sort(reverse=True)
+        if not ranked or ranked[0][0] < min_score or len(ranked) > 1 and ranked[1][0] >= ranked[0][0]:
+            return None
+        return Candidate(self._registry.get_executable(ranked[0][1]), ranked[0][0])
+
+    def _fallback_names(self) -> set[str]:
+        tools = self._registry.get_capability("mcp", None)
+        return tools.names() if tools is not None else set()
 
     def rank(self, content: str) -> list[Candidate]:
         """Capabilities with any evidence in ``content``, best first."""
