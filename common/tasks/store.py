@@ -11,7 +11,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Iterable
 
-from common.tasks.models import Draft, Event, Notification, PendingEvent, Session, TaskRecord, WorkItem
+from common.tasks.models import (
+    ChannelDelivery, ChannelMessage, Draft, Event, Notification, PendingEvent, Session, TaskRecord, WorkItem,
+)
 
 
 class TaskStore(ABC):
@@ -139,6 +141,33 @@ class TaskStore(ABC):
 
     @abstractmethod
     def finish_work(self, tenant_id: str, kind: str, key: str) -> bool: ...
+
+    # -- chat channels (capabilities/channels) --------------------------------------
+    @abstractmethod
+    def record_channel_message(self, message: ChannelMessage) -> bool:
+        """Keep an inbound channel message; False (and nothing changes) when one with its tenant,
+        channel and ``message_key`` is kept already (a redelivery)."""
+
+    @abstractmethod
+    def get_channel_message(self, tenant_id: str, channel: str, message_key: str) -> ChannelMessage | None: ...
+
+    @abstractmethod
+    def update_channel_message(self, tenant_id: str, channel: str, message_key: str, state: str, *,
+                               reply: dict | None = None) -> bool:
+        """Move a kept message to ``state`` (with the ``reply`` when given); False when there is none."""
+
+    @abstractmethod
+    def open_channel_messages(self, tenant_id: str, channel: str, *, limit: int = 1000) -> list[ChannelMessage]:
+        """The channel's messages not answered or refused yet, oldest first: what a restart picks up."""
+
+    @abstractmethod
+    def record_channel_delivery(self, delivery: ChannelDelivery) -> ChannelDelivery:
+        """Insert or replace the record of one outbound send."""
+
+    @abstractmethod
+    def channel_deliveries(self, tenant_id: str, channel: str, *, ref: str | None = None,
+                           limit: int = 1000) -> list[ChannelDelivery]:
+        """Outbound sends of the channel (those answering ``ref`` only, when given), oldest first."""
 
     def close(self) -> None:
         """Release connections."""
