@@ -128,11 +128,8 @@ class ChannelService:
         if paused.get("pause_kind") == WAITING_APPROVAL:
             return Outbound(chat_id=chat, text=paused.get("message", ""), kind="question", ref=ref,
                             buttons=self._approval_buttons(paused["task_id"]))
-        lines = [paused.get("message", "")]
-        for p in paused.get("missing_parameters", []):
-            reason = f" ({p['reason']})" if p.get("reason") else ""
-            lines.append(f"- **{p['name']}**: {p.get('description', '')}{reason}")
-        return Outbound(chat_id=chat, text="\n".join(lines), kind="question", ref=ref)
+        # the question names each missing parameter already
+        return Outbound(chat_id=chat, text=paused.get("message", ""), kind="question", ref=ref)
 
     def _approval_buttons(self, task_id: str) -> list[list[Button]]:
         if len(approve_data(task_id, False).encode()) > MAX_BUTTON_DATA:

@@ -51,6 +51,10 @@ class BotAPI:
             self._cond.notify_all()
         self.server.__exit__(*exc)
 
+    def next_id(self) -> int:
+        """A new update id, above every earlier one (Telegram's ids only grow)."""
+        return next(self._ids)
+
     def add_raw(self, update: dict) -> dict:
         with self._cond:
             self.updates.append(update)
