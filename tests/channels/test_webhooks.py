@@ -252,3 +252,21 @@ def test_a_feishu_approval_is_a_card_whose_yes_button_runs_the_task(api, service
     assert api.post("/v1/channels/fs/webhook", content=body, headers=headers).status_code == 200
     done = services["fs"].wait_sent(2, chat_id="oc_20")[1]
     assert "f.txt" in json.dumps(done["content"], ensure_ascii=False)
+
+
+# -- bad input to the actor itself ------------------------------------------------------------
+@pytest.mark.parametrize("bad", [
+    {"message_type": "channel_update", "channel": "tg"},
+    {"message_type": "channel_update", "channel": "tg", "body": 5, "headers": {}},
+    {"message_type": "notification", "user_id": "alice"},
+    "not even a dict",
+])
+def test_a_malformed_message_to_a_channel_actor_gets_an_error_and_it_keeps_serving(flora, api, services, bad):
+    reply = flora.system.ask(flora.channels["tg"], bad, 10)
+    assert reply["message_type"] == "task_error" and reply["error_type"] == "malformed_message", reply
+    headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET}
+    chat = 5000 + len(services["tg"].sent)
+    update_id = 9100 + len(services["tg"].sent)
+    assert api.post("/v1/channels/tg/webhook", json=tg_update(update_id, "still ok?", chat=chat),
+                    headers=headers).status_code == 200
+    assert "still ok" in plain(services["tg"].wait_sent(1, chat_id=chat)[0]["text"])
