@@ -466,6 +466,9 @@ class FloraConfig(_Section):
         if (actors.convention_address or actors.execution_node) and self.store.backend != "redis":
             raise ValueError("actors.convention_address / actors.execution_node: several nodes share tasks "
                              "through Redis; set store.backend: redis")
+        if any(c.enabled for c in self.channels.values()) and actors.system_base == "simpleSystemBase":
+            raise ValueError("channels: chat channels need a multiprocess actor system (actors.system_base "
+                             "multiprocTCPBase): under simpleSystemBase actors only run inside a caller's ask")
         if actors.convention_address and actors.system_base != "multiprocTCPBase":
             raise ValueError("actors.convention_address: a convention of nodes needs actors.system_base "
                              "multiprocTCPBase")

@@ -210,3 +210,37 @@ def test_a_long_reply_goes_out_in_pieces_with_the_buttons_on_the_last(bot, store
     assert deliverer(bot, store, []).deliver(out)
     assert len(bot.sent) > 1 and all(len(s["text"]) <= 4096 for s in bot.sent)
     assert ["reply_markup" in s for s in bot.sent] == [False] * (len(bot.sent) - 1) + [True]
+
+
+def test_channels_refuse_an_actor_system_that_runs_only_inside_asks():
+    with pytest.raises(ConfigError, match="channels: chat channels need a multiprocess actor system"):
+        load_config({"actors": {"system_base": "simpleSystemBase"}, "channels": {"tg": TG}}, env={})
+    load_config({"actors": {"system_base": "simpleSystemBase"}, "channels": {"tg": {**TG, "enabled": False}}},
+                env={})
+
+
+def test_a_paused_loop_runs_approval_notification_gets_buttons(store):
+    from common.tasks.models import TaskRecord
+
+    store.create_task(TaskRecord(task_id="run_1", tenant_id="acme", user_id="alice", content="delete x",
+                                 state="waiting_approval"))
+    service = ChannelService("tg", channel(), store, tenant_id="acme")
+    note = {"notification_id": "note_2", "tenant_id": "acme", "user_id": "alice", "kind": "loop_run_paused",
+            "message": "Loop task loop_1 (delete x) is waiting for you", "channel": "tg:42", "task_id": "run_1"}
+    assert [[b.data for b in row] for row in service.notification(note).buttons] == [["a:y:run_1", "a:n:run_1"]]
+    store.transition("acme", "run_1", "cancelled")
+    assert service.notification(note).buttons == []
+
+
+def test_the_notification_desk_pushes_a_chats_notification_to_its_channel_once(store):
+    from agents.coordination.notification_desk import NotificationDesk
+    from common.tasks.models import Notification
+
+    desk = NotificationDesk(store, default_tenant="acme", channels={"tg": "tg-actor"})
+    mine = store.add_notification(Notification(notification_id="n1", tenant_id="acme", user_id="alice",
+                                               message="hi", kind="loop_run_completed", channel="tg:42"))
+    other = store.add_notification(Notification(notification_id="n2", tenant_id="acme", user_id="alice",
+                                                message="hi", kind="loop_run_completed", channel="http"))
+    assert desk.recipients({**mine.to_dict(), "message_type": "notification"}) == ["tg-actor"]
+    assert desk.recipients({**other.to_dict(), "message_type": "notification"}) == []
+    assert [n.notification_id for n in store.notifications("acme", "alice")] == ["n2"]  # pushed ones are read
