@@ -36,31 +36,31 @@ class Deliverer:
         """Send ``out`` (each of its pieces in order); True when all went out. Recorded either way."""
         record = ChannelDelivery(tenant_id=self._tenant, channel=self._channel, delivery_id=m.new_id("dlv"),
                                  target=out.chat_id, kind=out.kind, ref=out.ref, state="sent")
-        try:
-            for body in self._adapter.render(out):
-                record.attempts += self._send(body)
-        except DeliveryError as exc:
-            record.state, record.error = "failed", str(exc)
-            record.attempts += getattr(exc, "attempts", 1)
-            log.warning("channel %s: %s to %s failed after %d attempt(s): %s", self._channel, out.kind,
-                        out.chat_id, record.attempts, exc)
+        for body in self._adapter.render(out):
+            attempts, error = self._send(body)
+            record.attempts += attempts
+            if error is not None:
+                record.state, record.error = "failed", str(error)
+                log.warning("channel %s: %s to %s failed after %d attempt(s): %s", self._channel, out.kind,
+                            out.chat_id, record.attempts, error)
+                break
         self._store.record_channel_delivery(record)
         return record.state == "sent"
 
-    def _send(self, body: dict) -> int:
-        """One piece, with retries; returns the attempts it took, or raises the last DeliveryError."""
+    def _send(self, body: dict) -> tuple[int, DeliveryError | None]:
+        """One piece, with retries: the attempts it took, and the last error if it never went out."""
         wait = self._retry.backoff_s
-        for attempt in range(1, self._retry.max_attempts + 1):
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 self._adapter.send(body)
                 log.info("channel %s: sent to %s (attempt %d)", self._channel, body.get("chat_id", ""), attempt)
-                return attempt
+                return attempt, None
             except DeliveryError as exc:
-                if not exc.retryable or attempt == self._retry.max_attempts:
-                    exc.attempts = attempt  # type: ignore[attr-defined]
-                    raise
+                if not exc.retryable or attempt >= self._retry.max_attempts:
+                    return attempt, exc
                 pause = exc.retry_after if exc.retry_after is not None else wait
                 log.info("channel %s: send failed (%s); trying again in %.2f s", self._channel, exc, pause)
                 self._sleep(pause)
                 wait = min(wait * 2, self._retry.backoff_max_s)
-        raise AssertionError("unreachable")

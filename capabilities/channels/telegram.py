@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import re
 from typing import Any
 
 import httpx
@@ -93,7 +94,17 @@ class TelegramAdapter:
         return bodies
 
     def send(self, body: dict) -> None:
-        _result(self._post("sendMessage", body), "sendMessage")
+        """One sendMessage. Should Telegram refuse the MarkdownV2 (a rendering it cannot parse),
+        the same text goes out once more as plain text, escapes undone: read, not lost."""
+        try:
+            _result(self._post("sendMessage", body), "sendMessage")
+        except DeliveryError as exc:
+            if body.get("parse_mode") != "MarkdownV2" or "can't parse entities" not in str(exc):
+                raise
+            log.warning("Telegram refused the MarkdownV2 of a message (%s); sending it as plain text", exc)
+            plain = {k: v for k, v in body.items() if k != "parse_mode"}
+            plain["text"] = re.sub(r"\\(.)", r"\1", body["text"])
+            _result(self._post("sendMessage", plain), "sendMessage")
 
     def acknowledge(self, inbound: Inbound) -> None:
         if inbound.ack:

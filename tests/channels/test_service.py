@@ -244,3 +244,23 @@ def test_the_notification_desk_pushes_a_chats_notification_to_its_channel_once(s
     assert desk.recipients({**mine.to_dict(), "message_type": "notification"}) == ["tg-actor"]
     assert desk.recipients({**other.to_dict(), "message_type": "notification"}) == []
     assert [n.notification_id for n in store.notifications("acme", "alice")] == ["n2"]  # pushed ones are read
+
+
+def test_markdown_telegram_cannot_parse_goes_out_again_as_plain_text(bot):
+    adapter = TelegramAdapter(base_url=bot.url, token=TOKEN)
+    try:
+        adapter.send({"chat_id": "42", "text": "1\\. price: 3.50", "parse_mode": "MarkdownV2"})
+    finally:
+        adapter.close()
+    assert bot.sent == [{"chat_id": "42", "text": "1. price: 3.50"}]
+
+
+def test_every_rendering_of_a_mixed_reply_is_markdown_v2_telegram_accepts():
+    from capabilities.channels.render import telegram
+    from tests.support.telegram_server import markdown_v2_problem
+
+    reply = ("# Results (draft)\n**Total**: 1,234.5 (+3%) — see [report](https://x.org/r?id=1&v=2).\n"
+             "- item_one {a}\n- item #2 = done!\n> note: ~approx~\n| k | v |\n|---|---|\n| a.b | 1 |\n"
+             "```python\nprint('`hi`', a\\b)\n```\nEnd with `code.` and _it_ and ~~gone~~.")
+    for piece in telegram(reply * 20):
+        assert markdown_v2_problem(piece) is None, piece
