@@ -28,6 +28,7 @@ from capabilities.channels.model import (
 
 log = logging.getLogger("flora.channels")
 
+MAX_BUTTON_LABEL = 60
 MAX_BUTTON_DATA = 64  # Telegram's limit on callback_data, the smallest of the three
 OPTIONS_PER_ROW = 2
 
@@ -117,7 +118,7 @@ class ChannelService:
         if kind == "task_paused":
             return self._question(chat, reply, record.message_key)
         if kind == "clarification":
-            buttons = [Button(label=o["label"][:60], data=option_data(o["id"])) for o in reply.get("options", [])
+            buttons = [Button(label=_short(o["label"]), data=option_data(o["id"])) for o in reply.get("options", [])
                        if len(option_data(o["id"]).encode()) <= MAX_BUTTON_DATA]
             rows = [buttons[i:i + OPTIONS_PER_ROW] for i in range(0, len(buttons), OPTIONS_PER_ROW)]
             return Outbound(chat_id=chat, text=text, kind="question", ref=record.message_key, buttons=rows)
@@ -150,3 +151,7 @@ class ChannelService:
                 buttons = self._approval_buttons(task_id)
         return Outbound(chat_id=chat, text=note.get("message", ""), kind="notification",
                         ref=note.get("notification_id", ""), buttons=buttons)
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= MAX_BUTTON_LABEL else label[:MAX_BUTTON_LABEL - 1].rstrip() + "…"

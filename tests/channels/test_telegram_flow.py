@@ -160,3 +160,15 @@ def test_malformed_and_foreign_updates_are_skipped_and_the_channel_keeps_serving
     module_bot.add_message("still there?", chat_id=chat, user_id=ALICE)
     sent = module_bot.wait_sent(1, chat_id=chat)
     assert len(sent) == 1 and "still there" in sent[0]["text"]
+
+
+def test_a_clarifications_options_are_buttons_and_pressing_one_picks_it(flora, module_bot, request):
+    chat = next_chat(request)
+    module_bot.add_message("please do the thing", chat_id=chat, user_id=ALICE)
+    question = module_bot.wait_sent(1, chat_id=chat)[0]
+    buttons = [b for row in question["reply_markup"]["inline_keyboard"] for b in row]
+    assert buttons[-1]["text"].startswith("none of these")
+    pick = next(b for b in buttons if b["text"].startswith("add_numbers"))
+    module_bot.press_button(pick["callback_data"], chat_id=chat, user_id=ALICE)
+    asked = plain(module_bot.wait_sent(2, chat_id=chat)[1]["text"])
+    assert "(add_numbers)" in asked  # the picked capability asks for its numbers
