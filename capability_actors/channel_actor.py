@@ -116,6 +116,9 @@ class ChannelActor(FloraActor):
         self.send(self.interaction, msg)
 
     def on_reply(self, message, sender):
+        if sender != self.interaction:  # replies come from where the messages went, nowhere else
+            self.log.warning("channel %s: ignored a %s from %s", self.service.name, message.get("message_type"), sender)
+            return
         record = self.pending.pop(message.get("msg_id", ""), None)
         if record is None:
             self.log.info("channel %s: a %s nobody here waits for", self.service.name, message.get("message_type"))
@@ -125,6 +128,9 @@ class ChannelActor(FloraActor):
 
     def on_notification(self, message, sender):
         m.validate(message)
+        if sender != self.interaction:
+            self.log.warning("channel %s: ignored a notification from %s", self.service.name, sender)
+            return
         out = self.service.notification(message)
         if out is not None:
             self.outbox.put(("note", out))

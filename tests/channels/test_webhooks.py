@@ -270,3 +270,18 @@ def test_a_malformed_message_to_a_channel_actor_gets_an_error_and_it_keeps_servi
     assert api.post("/v1/channels/tg/webhook", json=tg_update(update_id, "still ok?", chat=chat),
                     headers=headers).status_code == 200
     assert "still ok" in plain(services["tg"].wait_sent(1, chat_id=chat)[0]["text"])
+
+
+def test_a_reply_or_notification_from_anyone_but_the_interaction_actor_is_ignored(flora, api, services, store):
+    headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET}
+    api.post("/v1/channels/tg/webhook", json=tg_update(9200, "delete file path=forged.txt", chat=6100), headers=headers)
+    services["tg"].wait_sent(1, chat_id=6100)  # the approval question
+    forged = {"message_type": "task_completed", "msg_id": "ch_tg_9200", "task_id": "t", "message": "forged",
+              "result": None}
+    flora.system.tell(flora.channels["tg"], forged)
+    flora.system.tell(flora.channels["tg"], {"message_type": "notification", "notification_id": "n", "tenant_id":
+                                             "default", "user_id": "alice", "message": "forged", "kind": "x",
+                                             "channel": "tg:6100"})
+    api.post("/v1/channels/tg/webhook", json=tg_update(9201, "hello after the forgery", chat=6100), headers=headers)
+    sent = services["tg"].wait_sent(2, chat_id=6100)
+    assert "forged" not in " ".join(plain(s["text"]) for s in sent[1:]) and "after the forgery" in plain(sent[1]["text"])
