@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from typing import Any
 
 from thespian.actors import ActorExitRequest, WakeupMessage
@@ -33,7 +34,9 @@ from capabilities.channels.setup import build_adapter
 from common import messages as m
 from common.tasks.models import CHANNEL_REFUSED, CHANNEL_REPLIED
 
-INBOX_TICK_S = 0.02  # how often recorded messages from the poller are picked up
+INBOX_TICK_S = 0.02  # how often recorded messages from the poller are picked up while people talk
+INBOX_IDLE_TICK_S = 0.25  # ...and once nothing came for IDLE_AFTER_S (an idle actor barely wakes)
+IDLE_AFTER_S = 10.0
 POLL_ERROR_BACKOFF_S = (1.0, 30.0)  # after a failed getUpdates: first wait, longest wait
 
 
@@ -50,6 +53,7 @@ class ChannelActor(FloraActor):
         self.outbox: queue.Queue = queue.Queue()  # (what, ...) for the sender thread
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._last_inbound = time.monotonic()
 
     def handlers(self):
         return {"channel_update": self.on_update, "notification": self.on_notification,
@@ -196,7 +200,9 @@ class ChannelActor(FloraActor):
                 except queue.Empty:
                     break
                 self._dispatch(record)
-            self.wakeupAfter(INBOX_TICK_S)
+                self._last_inbound = time.monotonic()
+            idle = time.monotonic() - self._last_inbound > IDLE_AFTER_S
+            self.wakeupAfter(INBOX_IDLE_TICK_S if idle else INBOX_TICK_S)
         elif isinstance(message, ActorExitRequest):
             self._stop.set()
             self.outbox.put(None)
