@@ -63,6 +63,8 @@ class TelegramAdapter:
 
     def webhook(self, body: str, headers: dict[str, str]) -> tuple[int, dict, list[Inbound]]:
         """A webhook call: its secret header checked (Unauthorized), its update parsed."""
+        if not self._secret:
+            raise Unauthorized("this channel polls; it takes no webhook calls")
         if not hmac.compare_digest(headers.get(SECRET_HEADER, ""), self._secret):
             raise Unauthorized("the webhook's secret token header does not match")
         try:

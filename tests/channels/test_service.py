@@ -264,3 +264,14 @@ def test_every_rendering_of_a_mixed_reply_is_markdown_v2_telegram_accepts():
              "```python\nprint('`hi`', a\\b)\n```\nEnd with `code.` and _it_ and ~~gone~~.")
     for piece in telegram(reply * 20):
         assert markdown_v2_problem(piece) is None, piece
+
+
+def test_a_polling_telegram_channel_refuses_webhook_calls_even_without_a_secret_header():
+    from capabilities.channels.model import Unauthorized
+
+    adapter = TelegramAdapter(base_url="http://127.0.0.1:9", token=TOKEN)
+    try:
+        with pytest.raises(Unauthorized, match="polls"):
+            adapter.webhook('{"update_id": 1, "message": {}}', {})
+    finally:
+        adapter.close()
