@@ -431,6 +431,9 @@ class ChannelConfig(_Section):
             if not getattr(self, key):
                 raise ValueError(f"{key}: a {self.type} channel needs the name of the environment variable "
                                  f"that holds its credential")
+        if self.type == "feishu" and not (self.verification_token_env or self.encrypt_key_env):
+            raise ValueError("verification_token_env: a feishu channel needs its verification token or its "
+                             "encrypt key (encrypt_key_env), or Feishu's events cannot be told from forged ones")
         if self.type == "telegram" and self.mode == "webhook" and not self.webhook_secret_env:
             raise ValueError("webhook_secret_env: a telegram webhook needs a secret token (its environment "
                              "variable's name), or Telegram's calls cannot be told from forged ones")

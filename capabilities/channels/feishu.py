@@ -55,12 +55,15 @@ class FeishuAdapter:
             raise MalformedUpdate(f"the event is not JSON: {exc}") from None
         if not isinstance(data, dict):
             raise MalformedUpdate("the event is not a JSON object")
-        if self._encrypt_key and "encrypt" in data:
-            if data.get("type") != "url_verification" and "x-lark-signature" in headers:
+        if self._encrypt_key:
+            if "encrypt" not in data:
+                raise Unauthorized("an encrypt key is configured but the event is not encrypted")
+            inner = decrypt(self._encrypt_key, str(data["encrypt"]))
+            if inner.get("type") != "url_verification":  # events are signed; the URL check is not
+                if "x-lark-signature" not in headers:
+                    raise Unauthorized("the event carries no X-Lark-Signature")
                 self._check_signature(body, headers)
-            data = decrypt(self._encrypt_key, str(data["encrypt"]))
-        elif self._encrypt_key:
-            raise Unauthorized("an encrypt key is configured but the event is not encrypted")
+            data = inner
         token = data.get("token") if "token" in data else (data.get("header") or {}).get("token")
         if self._verification and not hmac.compare_digest(str(token or ""), self._verification):
             raise Unauthorized("the event's verification token does not match")

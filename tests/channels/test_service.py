@@ -48,6 +48,13 @@ def test_bad_channel_config_fails_naming_the_key(settings, key):
     assert key in str(raised.value)
 
 
+def test_a_feishu_channel_needs_its_verification_token_or_encrypt_key():
+    feishu = {"type": "feishu", "app_id_env": "A", "app_secret_env": "S"}
+    with pytest.raises(ConfigError, match="channels.fs: .*verification_token_env"):
+        load_config({"channels": {"fs": feishu}}, env={})
+    load_config({"channels": {"fs": {**feishu, "encrypt_key_env": "E"}}}, env={})
+
+
 def test_a_bad_channel_name_is_refused():
     with pytest.raises(ConfigError, match="channel name"):
         load_config({"channels": {"Tele Gram": TG}}, env={})

@@ -214,8 +214,11 @@ def fs_message(message_id: str, text: str, chat: str = "oc_1", sender: str = "ou
 
 
 def test_feishu_url_verification_returns_the_challenge(api):
-    body, headers = encrypted({"challenge": "c-123", "token": VERIFICATION, "type": "url_verification"})
-    assert api.post("/v1/channels/fs/webhook", content=body, headers=headers).json() == {"challenge": "c-123"}
+    body, _ = encrypted({"challenge": "c-123", "token": VERIFICATION, "type": "url_verification"})
+    response = api.post("/v1/channels/fs/webhook", content=body, headers={"Content-Type": "application/json"})
+    assert response.json() == {"challenge": "c-123"}  # Feishu does not sign the URL check
+    body, _ = encrypted({"challenge": "c-123", "token": "wrong", "type": "url_verification"})
+    assert api.post("/v1/channels/fs/webhook", content=body).status_code == 401
 
 
 def test_feishu_events_with_a_wrong_token_or_signature_are_refused(api):
@@ -225,6 +228,11 @@ def test_feishu_events_with_a_wrong_token_or_signature_are_refused(api):
     body, headers = encrypted(fs_message("om_y", "hi"))
     assert api.post("/v1/channels/fs/webhook", content=body,
                     headers={**headers, "X-Lark-Signature": "0" * 64}).status_code == 401
+    unsigned = {k: v for k, v in headers.items() if k != "X-Lark-Signature"}
+    assert api.post("/v1/channels/fs/webhook", content=body, headers=unsigned).status_code == 401
+    plain_event = json.dumps(fs_message("om_z", "hi")).encode()  # not encrypted although a key is set
+    assert api.post("/v1/channels/fs/webhook", content=plain_event,
+                    headers={"Content-Type": "application/json"}).status_code == 401
 
 
 def test_a_feishu_message_is_answered_as_rich_text_with_one_token(api, services):
