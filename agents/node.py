@@ -136,7 +136,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     from agents.router_actor import RouterActor
     from capabilities.llm import build_model_host, understanding_settings
     from capability_actors.loop_scheduler_actor import LoopSchedulerActor
-    from capabilities.channels.setup import ChannelSetupError, check_credentials
+    from capabilities.channels.adapters import ChannelSetupError, check_credentials
     from capability_actors.channel_actor import ChannelActor
     from capability_actors.memory_actor import MemoryActor
     from init_plugins import build_registry

@@ -30,7 +30,7 @@ from agents.base import FloraActor
 from capabilities.channels.delivery import Deliverer
 from capabilities.channels.model import ChannelError, DeliveryError, Inbound, MalformedUpdate, Unauthorized
 from capabilities.channels.service import ChannelService
-from capabilities.channels.setup import build_adapter
+from capabilities.channels.adapters import build_adapter
 from common import messages as m
 from common.tasks.models import CHANNEL_REFUSED, CHANNEL_REPLIED
 

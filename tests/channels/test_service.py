@@ -11,7 +11,7 @@ from agents.node import StartupError
 from capabilities.channels.delivery import Deliverer
 from capabilities.channels.model import Inbound, MalformedUpdate, Outbound, parse_button
 from capabilities.channels.service import ChannelService
-from capabilities.channels.setup import ChannelSetupError, build_adapter, check_credentials
+from capabilities.channels.adapters import ChannelSetupError, build_adapter, check_credentials
 from capabilities.channels.telegram import TelegramAdapter
 from config import ConfigError, load_config
 from tests.support.telegram_server import TOKEN, BotAPI
