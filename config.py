@@ -582,6 +582,74 @@ class MCPConfig(_Section):
         return value
 
 
+CHANNEL_TYPES = ("telegram", "discord", "feishu")
+CHANNEL_API_BASES = {"telegram": "https://api.telegram.org", "discord": "https://discord.com/api/v10",
+                     "feishu": "https://open.feishu.cn"}
+# which credentials each channel type needs: the config key naming the environment variable
+CHANNEL_CREDENTIALS = {"telegram": ("token_env",), "discord": ("token_env", "public_key_env"),
+                       "feishu": ("app_id_env", "app_secret_env")}
+
+
+class ChannelRetry(_Section):
+    """How an outbound send is tried again: a 429's ``retry_after`` is waited out, other
+    temporary failures back off from ``backoff_s`` doubling to ``backoff_max_s``."""
+
+    max_attempts: int = Field(5, ge=1, le=20)
+    backoff_s: float = Field(0.5, gt=0, le=60)
+    backoff_max_s: float = Field(30.0, gt=0, le=3600)
+
+
+class ChannelConfig(_Section):
+    """One chat channel (docs/channels.md). Credentials are never here: the ``*_env`` keys name
+    the environment variables that hold them."""
+
+    type: Literal["telegram", "discord", "feishu"]
+    enabled: bool = True
+    mode: Literal["polling", "webhook"] = "webhook"  # telegram: polling or webhook; the others: webhook
+    api_base: str = ""  # empty: the service's own; tests point it at a local server
+    token_env: str = ""  # telegram: the bot token; discord: the bot token
+    webhook_secret_env: str = ""  # telegram webhook mode: the secret_token Telegram sends back in a header
+    public_key_env: str = ""  # discord: the application's Ed25519 public key (hex)
+    app_id_env: str = ""  # feishu: App ID
+    app_secret_env: str = ""  # feishu: App Secret
+    verification_token_env: str = ""  # feishu: the event subscription's verification token (optional)
+    encrypt_key_env: str = ""  # feishu: the event subscription's encrypt key (optional)
+    allow: list[str] = Field(default_factory=list)  # sender ids allowed to talk to Flora; "*": anyone
+    users: dict[str, str] = Field(default_factory=dict)  # sender id -> Flora user id (also allowed)
+    tenant: str = ""  # empty: default_tenant
+    poll_timeout_s: int = Field(25, ge=0, le=50)  # telegram polling: getUpdates long-poll seconds
+    http_timeout_s: float = Field(30.0, gt=0, le=300)
+    retry: ChannelRetry = Field(default_factory=ChannelRetry)
+
+    @field_validator("api_base")
+    @classmethod
+    def _http_base(cls, value: str) -> str:
+        from urllib.parse import urlparse
+
+        if value and (urlparse(value).scheme not in ("http", "https") or not urlparse(value).hostname):
+            raise ValueError(f"expected an http(s) URL, got {value!r}")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _fits_its_type(self) -> "ChannelConfig":
+        if self.mode == "polling" and self.type != "telegram":
+            raise ValueError(f"mode: {self.type} has no polling; use mode: webhook")
+        for key in CHANNEL_CREDENTIALS[self.type]:
+            if not getattr(self, key):
+                raise ValueError(f"{key}: a {self.type} channel needs the name of the environment variable "
+                                 f"that holds its credential")
+        if self.type == "feishu" and not (self.verification_token_env or self.encrypt_key_env):
+            raise ValueError("verification_token_env: a feishu channel needs its verification token or its "
+                             "encrypt key (encrypt_key_env), or Feishu's events cannot be told from forged ones")
+        if self.type == "telegram" and self.mode == "webhook" and not self.webhook_secret_env:
+            raise ValueError("webhook_secret_env: a telegram webhook needs a secret token (its environment "
+                             "variable's name), or Telegram's calls cannot be told from forged ones")
+        return self
+
+    def base_url(self) -> str:
+        return self.api_base or CHANNEL_API_BASES[self.type]
+
+
 class FloraConfig(_Section):
     data_dir: str = DEFAULT_DATA_DIR
     default_tenant: str = Field("default", min_length=1)
@@ -602,6 +670,7 @@ class FloraConfig(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     personas: PersonasConfig = Field(default_factory=PersonasConfig)
     mcp: MCPConfig = Field(default_factory=MCPConfig)
+    channels: dict[str, ChannelConfig] = Field(default_factory=dict)  # name -> chat channel (docs/channels.md)
 
     @model_validator(mode="after")
     def _shared_store_for_nodes(self) -> "FloraConfig":
@@ -609,10 +678,23 @@ class FloraConfig(_Section):
         if (actors.convention_address or actors.execution_node) and self.store.backend != "redis":
             raise ValueError("actors.convention_address / actors.execution_node: several nodes share tasks "
                              "through Redis; set store.backend: redis")
+        if any(c.enabled for c in self.channels.values()) and actors.system_base == "simpleSystemBase":
+            raise ValueError("channels: chat channels need a multiprocess actor system (actors.system_base "
+                             "multiprocTCPBase): under simpleSystemBase actors only run inside a caller's ask")
         if actors.convention_address and actors.system_base != "multiprocTCPBase":
             raise ValueError("actors.convention_address: a convention of nodes needs actors.system_base "
                              "multiprocTCPBase")
         return self
+
+    @field_validator("channels")
+    @classmethod
+    def _channel_names(cls, value: dict[str, ChannelConfig]) -> dict[str, ChannelConfig]:
+        import re
+
+        for name in value:
+            if not re.fullmatch(r"[a-z][a-z0-9_-]{0,31}", name):
+                raise ValueError(f"channel name {name!r}: lowercase letters, digits, '_' or '-', starting with a letter")
+        return value
 
     @property
     def memory_path(self) -> Path:

@@ -11,7 +11,9 @@ AgentActor was replaced, the messages still waiting for the dead one are answere
 with a retryable ``task_error`` instead of waiting out their timeout. With long-term memory
 it talks to the node's MemoryActor too: recall before new work, turns to distil after a
 reply, a person's questions about their memories, and clients' ``memory_request``
-(the HTTP API's ``/v1/memories``), whose answers go back to whoever asked.
+(the HTTP API's ``/v1/memories``), whose answers go back to whoever asked. A ChannelActor
+(Telegram, Discord, Feishu) is a client like any other; notifications for one of its chats
+are pushed to it.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ class InteractionActor(FloraActor):
                                                   log=ConversationLog(rt.store),
                                                   memory_store=rt.store if self.memory is not None else None,
                                                   personas=PersonaBook.from_config(rt.config), events=rt.events)
-        self.notifications = NotificationDesk(rt.store, default_tenant=rt.config.default_tenant)
+        self.notifications = NotificationDesk(rt.store, default_tenant=rt.config.default_tenant,
+                                              channels=message.get("channels"))
         self.sweep_s = min(SWEEP_INTERVAL_S, rt.config.actors.ask_timeout_s / 2)
         self.wakeupAfter(self.sweep_s)
         self.routes = AgentRoutes(message.get("router"))

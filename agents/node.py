@@ -57,6 +57,7 @@ class Flora:
     warming: Any = None  # the thread warming the model hosts up after start (join it to wait)
     scheduler: Any = None
     memory: Any = None  # the MemoryActor, when long-term memory is on
+    channels: dict = field(default_factory=dict)  # chat channel name -> its ChannelActor (docs/channels.md)
     bridge: Any = None
     beacon: Any = None  # keeps this node's entry in the node registry alive
     actor_group: int | None = None  # OS process group of the Thespian admin and the actors
@@ -150,6 +151,8 @@ def start_flora(config: ConfigSource = None) -> Flora:
     from agents.router_actor import RouterActor
     from capabilities.llm import build_model_host, persona_models, understanding_settings
     from capability_actors.loop_scheduler_actor import LoopSchedulerActor
+    from capabilities.channels.adapters import ChannelSetupError, check_credentials
+    from capability_actors.channel_actor import ChannelActor
     from capability_actors.memory_actor import MemoryActor
     from init_plugins import build_registry
 
@@ -159,6 +162,10 @@ def start_flora(config: ConfigSource = None) -> Flora:
     log_context.claim_process(force=True, actor="main", node=config.actors.node)
     refresh_mcp_catalogue(config)  # 0. MCP servers' tools, listed once for every process (docs/mcp.md)
     registry = build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
+    try:
+        check_credentials(config)  # chat channels' secrets, from the environment
+    except ChannelSetupError as exc:
+        raise StartupError(str(exc)) from None
 
     host = understanding_host = None
     persona_hosts: list = []
@@ -209,11 +216,18 @@ def start_flora(config: ConfigSource = None) -> Flora:
             flora.memory = system.createActor(MemoryActor)
             _expect(system.ask(flora.memory, m.configure(config=wire, role="memory"), STARTUP_TIMEOUT_S),
                     "configured", "MemoryActor")
+        # chat channels: created before the InteractionActor (it pushes their notifications), configured after
+        flora.channels = {name: system.createActor(ChannelActor)
+                          for name, settings in config.channels.items() if settings.enabled}
         flora.interaction = system.createActor(InteractionActor)  # 5. InteractionActor
         _expect(system.ask(flora.interaction, m.configure(config=wire, router=flora.router, agent=flora.agent,  # 6.
                                                           scheduler=flora.scheduler, memory=flora.memory,
-                                                          role="interaction"),
+                                                          channels=flora.channels or None, role="interaction"),
                            STARTUP_TIMEOUT_S), "configured", "InteractionActor")
+        for name, address in flora.channels.items():
+            _expect(system.ask(address, m.configure(config=wire, interaction=flora.interaction, channel=name,
+                                                    role="channel"), STARTUP_TIMEOUT_S), "configured",
+                    f"ChannelActor {name}")
         _expect(system.ask(flora.scheduler, m.configure(config=wire, router=flora.router,  # 7. LoopSchedulerActor
                                                         interaction=flora.interaction, role="loop_scheduler"),
                            STARTUP_TIMEOUT_S), "configured", "LoopSchedulerActor")

@@ -29,6 +29,7 @@ from api.auth import AuthError, KeyRing, Principal
 from api.gateway import ActorGateway
 from api.metrics import HTTPMetrics
 from api.service import APIError, Caller, FloraService, Message, event_view, task_view
+from common.messages import channel_update
 from common.status import StatusCache, collect_status, memory_health, metrics_text as status_metrics_text
 from common.tasks.models import TRANSITIONS
 from common.tasks.store import open_store
@@ -320,6 +321,27 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         reply = await service.answer(who_, message, msg)
         metrics.observe_reply(time.perf_counter() - started)
         return openai_compat.completion(reply, body.model, prompt=message.content)
+
+    # -- chat channels' webhooks (docs/channels.md) -------------------------------------------
+    @app.post("/v1/channels/{name}/webhook", tags=["channels"],
+              summary="A chat service's webhook: Telegram updates, Discord interactions, Feishu events",
+              responses={200: {"description": "the channel's answer to its service"},
+                         401: {"description": "the secret or signature does not check out"}})
+    async def channel_webhook(name: Annotated[str, PathParam(min_length=1, max_length=32)], request: Request):
+        # no API key: each channel checks its own service's secret or signature, in its actor
+        address = (getattr(flora, "channels", None) or {}).get(name)
+        if address is None:
+            raise APIError(404, "not_found", f"no chat channel {name!r} is running")
+        try:
+            body = (await request.body()).decode("utf-8")
+        except UnicodeDecodeError:
+            raise APIError(400, "malformed_message", "the webhook body is not UTF-8 text") from None
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        ack = await gateway.ask(address, channel_update(channel=name, body=body, headers=headers),
+                                config.actors.ask_timeout_s)
+        if ack.get("message_type") != "channel_ack":
+            raise APIError(500, "internal", f"channel {name} did not take the call: {ack.get('message', ack)}")
+        return JSONResponse(ack["body"], status_code=ack["status"])
 
     # -- the browser client ----------------------------------------------------------------
     if STATIC_DIR.is_dir():

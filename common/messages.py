@@ -489,6 +489,29 @@ class MemoryReply(TypedDict):
     error: NotRequired[str]
 
 
+# --------------------------------------------------------------------------- chat channels
+class ChannelUpdate(TypedDict):
+    """HTTP API → ChannelActor: a chat service called the channel's webhook. ``body`` is the
+    request body as received (its signature covers those bytes), ``headers`` the request's
+    headers with lowercase names. Answered with ``channel_ack``, once what came in is recorded."""
+
+    message_type: Literal["channel_update"]
+    channel: str
+    body: str
+    headers: dict
+
+
+class ChannelAck(TypedDict):
+    """ChannelActor → HTTP API: what the webhook answers the chat service: ``status`` (200;
+    401 for a bad secret or signature; 400 for a body that is no update) and the JSON ``body``
+    (a challenge, an interaction response, or ``{}``)."""
+
+    message_type: Literal["channel_ack"]
+    channel: str
+    status: int
+    body: dict
+
+
 # --------------------------------------------------------------------------- wiring
 class Configure(TypedDict):
     """main/parent → any actor: the configuration (as JSON) and the addresses to talk to."""
@@ -501,6 +524,8 @@ class Configure(TypedDict):
     interaction: NotRequired[Any]
     memory: NotRequired[Any]  # the node's MemoryActor, when long-term memory is on
     role: NotRequired[str]
+    channel: NotRequired[str]  # a ChannelActor's channel: its name under ``channels`` in the config
+    channels: NotRequired[dict]  # InteractionActor: channel name -> its ChannelActor (notifications go there)
 
 
 class Configured(TypedDict):
@@ -572,7 +597,8 @@ MESSAGE_TYPES: dict[str, type] = {
                 AgentTask, ResumeTask, Analyze, ReplyChunk, AnalysisResult, Execute, ResumeExecution,
                 SubtaskResult, RunPlan, PlanResult, AggregatePlan, PlanAggregated, LoopCommand, LoopFire, RunTask, Notification, Subscribe,
                 NotificationsRequest, NotificationsReply, MemoryRequest, MemoryReply, Configure, Configured, RouteRequest,
-                RouteReply, Heartbeat, HeartbeatAck, AgentChildren, StatusRequest, StatusReply)
+                RouteReply, Heartbeat, HeartbeatAck, AgentChildren, StatusRequest, StatusReply,
+                ChannelUpdate, ChannelAck)
 }
 REPLY_TYPES = frozenset({"task_completed", "task_paused", "task_queued", "chat_reply", "clarification",
                          "task_error"})
@@ -847,8 +873,17 @@ def notifications_reply(*, user_id: str, notifications: list[dict]) -> Notificat
     return _build(NotificationsReply, **locals())  # type: ignore[return-value]
 
 
+def channel_update(*, channel: str, body: str, headers: dict) -> ChannelUpdate:
+    return _build(ChannelUpdate, **locals())  # type: ignore[return-value]
+
+
+def channel_ack(*, channel: str, status: int, body: dict) -> ChannelAck:
+    return _build(ChannelAck, **locals())  # type: ignore[return-value]
+
+
 def configure(*, config: dict, router: Any = None, agent: Any = None, scheduler: Any = None,
-              interaction: Any = None, memory: Any = None, role: str | None = None) -> Configure:
+              interaction: Any = None, memory: Any = None, role: str | None = None,
+              channel: str | None = None, channels: dict | None = None) -> Configure:
     return _build(Configure, **locals())  # type: ignore[return-value]
 
 
@@ -899,4 +934,5 @@ CONSTRUCTORS = {
     "configure": configure, "configured": configured,
     "route_request": route_request, "route_reply": route_reply, "heartbeat": heartbeat,
     "heartbeat_ack": heartbeat_ack, "agent_children": agent_children, "status_request": status_request, "status_reply": status_reply,
+    "channel_update": channel_update, "channel_ack": channel_ack,
 }

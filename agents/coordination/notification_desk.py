@@ -4,6 +4,9 @@ Notifications (loop runs' results) are kept in the TaskStore until fetched. A cl
 asks for them (``notifications_request``) or ``subscribe``s: then it gets the unread ones at
 once and each new one pushed as it comes; a pushed notification counts as read. Subscribers
 are addresses, kept in a list per (tenant, user) because Thespian addresses are not hashable.
+A notification whose ``channel`` is one of the chat channels (``<name>:<chat id>``, the
+channel a loop task was made on) goes to that channel's ChannelActor as well, which sends it
+to the chat.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from common.tasks.store import TaskStore
 
 
 class NotificationDesk:
-    def __init__(self, store: TaskStore, *, default_tenant: str = "default"):
+    def __init__(self, store: TaskStore, *, default_tenant: str = "default", channels: dict[str, Any] | None = None):
         self._store = store
         self._default_tenant = default_tenant
         self.subscribers: dict[tuple[str, str], list[Any]] = {}
+        self.channels = dict(channels or {})  # chat channel name -> its ChannelActor
 
     def on_request(self, msg: object, sender: Any) -> dict:
         """The reply to a ``subscribe`` or ``notifications_request`` (a ``task_error`` naming
@@ -42,7 +46,10 @@ class NotificationDesk:
 
     def recipients(self, note: m.Notification) -> list[Any]:
         """Who gets ``note`` pushed; with none it waits in the store, unread."""
-        listeners = self.subscribers.get((note["tenant_id"], note["user_id"]), [])
+        listeners = list(self.subscribers.get((note["tenant_id"], note["user_id"]), []))
+        channel = self.channels.get(str(note.get("channel") or "").partition(":")[0])
+        if channel is not None and channel not in listeners:
+            listeners.append(channel)
         if listeners:
             self._store.mark_notifications_read(note["tenant_id"], note["user_id"], [note["notification_id"]])
         return list(listeners)

@@ -222,3 +222,51 @@ class WhiteboardEntry:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+CHANNEL_RECEIVED, CHANNEL_DISPATCHED, CHANNEL_REPLIED = "received", "dispatched", "replied"
+CHANNEL_ANSWERED, CHANNEL_REFUSED = "answered", "refused"
+CHANNEL_OPEN_STATES = frozenset({CHANNEL_RECEIVED, CHANNEL_DISPATCHED, CHANNEL_REPLIED})
+
+
+@dataclass
+class ChannelMessage:
+    """A message that came in on a chat channel (capabilities/channels), recorded before the
+    channel is told it arrived, keyed by the channel's own id for it (``message_key``): a
+    redelivery finds it and is not handled twice. ``state`` is ``received`` (recorded),
+    ``dispatched`` (handed to Flora), ``replied`` (the reply is in ``reply``, not sent yet),
+    ``answered`` (sent) or ``refused`` (an unknown sender). The first three are open: a
+    restart picks them up again."""
+
+    tenant_id: str
+    channel: str
+    message_key: str
+    payload: dict
+    state: str = CHANNEL_RECEIVED
+    reply: dict | None = None
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ChannelDelivery:
+    """One outbound send on a chat channel and how it ended: ``state`` ``sent`` or ``failed``
+    after ``attempts`` tries (``error`` says why). ``ref`` is what it answers: an inbound
+    ``message_key``, a notification id."""
+
+    tenant_id: str
+    channel: str
+    delivery_id: str
+    target: str
+    kind: str
+    state: str
+    ref: str = ""
+    attempts: int = 0
+    error: str = ""
+    created_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -21,6 +21,10 @@ keys share a slot)::
     <prefix>:{t}:work:<kind>             hash key -> a pending WorkItem as JSON
     <prefix>:work:<kind>                 set of the tenants with pending work of that kind
     <prefix>:{t}:whiteboard:<task>       hash entry_id -> a WhiteboardEntry as JSON (a task's shared state)
+    <prefix>:{t}:chan:<c>:msg            hash message_key -> a channel's inbound ChannelMessage as JSON
+    <prefix>:{t}:chan:<c>:open           sorted set of its message keys not answered yet, by created_at
+    <prefix>:{t}:chan:<c>:out            hash delivery_id -> a ChannelDelivery as JSON
+    <prefix>:{t}:chan:<c>:outs           sorted set of the delivery ids, by created_at
     <prefix>:tenants                     set of the tenants that have tasks (count_by_state of all)
     <prefix>:event_seq                   counter: the newest event id, any tenant
 
@@ -56,8 +60,9 @@ from typing import Any, Callable, Iterable, TypeVar
 import redis
 
 from common.tasks.models import (
-    MUTABLE_FIELDS, TRANSITIONS, Draft, Event, InvalidTransition, Notification, PendingEvent, Session,
-    SessionNotFound, StoreError, TaskNotFound, TaskRecord, WhiteboardEntry, WorkItem, can_move,
+    CHANNEL_OPEN_STATES, MUTABLE_FIELDS, TRANSITIONS, can_move, ChannelDelivery, ChannelMessage, Draft, Event,
+    InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, StoreError, TaskNotFound,
+    TaskRecord, WhiteboardEntry, WorkItem,
 )
 from common.tasks.store import TaskStore
 
@@ -463,6 +468,69 @@ class RedisTaskStore(TaskStore):
 
     def remove_whiteboard_entry(self, tenant_id: str, board_id: str, entry_id: str) -> bool:
         return bool(self._redis.hdel(self._key(tenant_id, "whiteboard", board_id), entry_id))
+    # -- chat channels ----------------------------------------------------------------
+    def record_channel_message(self, message: ChannelMessage) -> bool:
+        keys = self._channel_keys(message.tenant_id, message.channel)
+        if not self._redis.hsetnx(keys["msg"], message.message_key, _dumps(message.to_dict())):
+            return False
+        if message.state in CHANNEL_OPEN_STATES:
+            self._redis.zadd(keys["open"], {message.message_key: message.created_at})
+        return True
+
+    def get_channel_message(self, tenant_id: str, channel: str, message_key: str) -> ChannelMessage | None:
+        raw = self._redis.hget(self._channel_keys(tenant_id, channel)["msg"], message_key)
+        return ChannelMessage(**json.loads(raw)) if raw is not None else None
+
+    def update_channel_message(self, tenant_id: str, channel: str, message_key: str, state: str, *,
+                               reply: dict | None = None) -> bool:
+        keys = self._channel_keys(tenant_id, channel)
+        with self._redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(keys["msg"])
+                    raw = pipe.hget(keys["msg"], message_key)
+                    if raw is None:
+                        pipe.unwatch()
+                        return False
+                    kept = json.loads(raw)
+                    kept.update(state=state, updated_at=time.time())
+                    if reply is not None:
+                        kept["reply"] = reply
+                    pipe.multi()
+                    pipe.hset(keys["msg"], message_key, _dumps(kept))
+                    if state in CHANNEL_OPEN_STATES:
+                        pipe.zadd(keys["open"], {message_key: kept["created_at"]})
+                    else:
+                        pipe.zrem(keys["open"], message_key)
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue
+
+    def open_channel_messages(self, tenant_id: str, channel: str, *, limit: int = 1000) -> list[ChannelMessage]:
+        keys = self._channel_keys(tenant_id, channel)
+        ids = self._redis.zrange(keys["open"], 0, limit - 1) if limit > 0 else []
+        raws = self._redis.hmget(keys["msg"], ids) if ids else []
+        return [ChannelMessage(**json.loads(raw)) for raw in raws if raw is not None]
+
+    def record_channel_delivery(self, delivery: ChannelDelivery) -> ChannelDelivery:
+        keys = self._channel_keys(delivery.tenant_id, delivery.channel)
+        pipe = self._redis.pipeline()
+        pipe.hset(keys["out"], delivery.delivery_id, _dumps(delivery.to_dict()))
+        pipe.zadd(keys["outs"], {delivery.delivery_id: delivery.created_at})
+        pipe.execute()
+        return delivery
+
+    def channel_deliveries(self, tenant_id: str, channel: str, *, ref: str | None = None,
+                           limit: int = 1000) -> list[ChannelDelivery]:
+        keys = self._channel_keys(tenant_id, channel)
+        ids = self._redis.zrange(keys["outs"], 0, -1)
+        raws = self._redis.hmget(keys["out"], ids) if ids else []
+        found = [ChannelDelivery(**json.loads(raw)) for raw in raws if raw is not None]
+        return [d for d in found if ref is None or d.ref == ref][:limit]
+
+    def _channel_keys(self, tenant_id: str, channel: str) -> dict[str, str]:
+        return {part: self._key(tenant_id, "chan", channel, part) for part in ("msg", "open", "out", "outs")}
 
     def close(self) -> None:
         self._redis.close()

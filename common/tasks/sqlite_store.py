@@ -18,14 +18,15 @@ from typing import Any, Iterable
 
 from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
-    MUTABLE_FIELDS, Draft, Event, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound,
-    TaskNotFound, TaskRecord, WhiteboardEntry, WorkItem, can_move,
+    CHANNEL_OPEN_STATES, MUTABLE_FIELDS, can_move, ChannelDelivery, ChannelMessage, Draft, Event,
+    InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, TaskNotFound, TaskRecord,
+    WhiteboardEntry, WorkItem,
 )
 from common.tasks.store import TaskStore
 
 log = logging.getLogger("flora.store")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
     tenant_id TEXT NOT NULL,
@@ -121,6 +122,32 @@ CREATE TABLE IF NOT EXISTS whiteboard (
     updated_at REAL NOT NULL,
     PRIMARY KEY (tenant_id, board_id, entry_id)
 );
+CREATE TABLE IF NOT EXISTS channel_messages (
+    tenant_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    message_key TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reply TEXT NOT NULL DEFAULT 'null',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (tenant_id, channel, message_key)
+);
+CREATE INDEX IF NOT EXISTS channel_messages_open ON channel_messages (tenant_id, channel, state, created_at);
+CREATE TABLE IF NOT EXISTS channel_deliveries (
+    tenant_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    delivery_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    ref TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    error TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    PRIMARY KEY (tenant_id, channel, delivery_id)
+);
+CREATE INDEX IF NOT EXISTS channel_deliveries_by_ref ON channel_deliveries (tenant_id, channel, ref, created_at);
 """
 # Columns added after a file was first created, applied to older files on open.
 MIGRATIONS = (("tasks", "meta", "TEXT NOT NULL DEFAULT '{}'"),)
@@ -418,6 +445,61 @@ class SQLiteTaskStore(TaskStore):
                                    (tenant_id, board_id, entry_id))
         return cur.rowcount > 0
 
+    # -- chat channels ----------------------------------------------------------------
+    def record_channel_message(self, message: ChannelMessage) -> bool:
+        with self._lock, immediate(self._db):
+            cur = self._db.execute(
+                "INSERT OR IGNORE INTO channel_messages (tenant_id, channel, message_key, payload, state, reply, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (message.tenant_id, message.channel, message.message_key, json.dumps(message.payload, default=str),
+                 message.state, json.dumps(message.reply, default=str), message.created_at, message.updated_at))
+        return cur.rowcount > 0
+
+    def get_channel_message(self, tenant_id: str, channel: str, message_key: str) -> ChannelMessage | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM channel_messages WHERE tenant_id=? AND channel=? AND message_key=?",
+                                   (tenant_id, channel, message_key)).fetchone()
+        return _channel_message(row) if row else None
+
+    def update_channel_message(self, tenant_id: str, channel: str, message_key: str, state: str, *,
+                               reply: dict | None = None) -> bool:
+        with self._lock, immediate(self._db):
+            if reply is None:
+                cur = self._db.execute("UPDATE channel_messages SET state=?, updated_at=? WHERE tenant_id=? AND "
+                                       "channel=? AND message_key=?", (state, time.time(), tenant_id, channel, message_key))
+            else:
+                cur = self._db.execute("UPDATE channel_messages SET state=?, reply=?, updated_at=? WHERE tenant_id=? "
+                                       "AND channel=? AND message_key=?",
+                                       (state, json.dumps(reply, default=str), time.time(), tenant_id, channel,
+                                        message_key))
+        return cur.rowcount > 0
+
+    def open_channel_messages(self, tenant_id: str, channel: str, *, limit: int = 1000) -> list[ChannelMessage]:
+        states = sorted(CHANNEL_OPEN_STATES)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT * FROM channel_messages WHERE tenant_id=? AND channel=? AND state IN "
+                f"({', '.join('?' for _ in states)}) ORDER BY created_at, rowid LIMIT ?",
+                (tenant_id, channel, *states, limit)).fetchall()
+        return [_channel_message(r) for r in rows]
+
+    def record_channel_delivery(self, delivery: ChannelDelivery) -> ChannelDelivery:
+        row = delivery.to_dict()
+        with self._lock, immediate(self._db):
+            self._db.execute(f"INSERT OR REPLACE INTO channel_deliveries ({', '.join(row)}) "
+                             f"VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
+        return delivery
+
+    def channel_deliveries(self, tenant_id: str, channel: str, *, ref: str | None = None,
+                           limit: int = 1000) -> list[ChannelDelivery]:
+        query = "SELECT * FROM channel_deliveries WHERE tenant_id=? AND channel=?"
+        args: tuple = (tenant_id, channel)
+        if ref is not None:
+            query, args = query + " AND ref=?", args + (ref,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY created_at, rowid LIMIT ?", (*args, limit)).fetchall()
+        return [ChannelDelivery(**{k: r[k] for k in ChannelDelivery.__dataclass_fields__}) for r in rows]
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -433,6 +515,12 @@ def _task(row: sqlite3.Row) -> TaskRecord:
         data[k] = json.loads(data[k])
     data["approved"] = bool(data["approved"])
     return TaskRecord(**data)
+
+
+def _channel_message(row: sqlite3.Row) -> ChannelMessage:
+    return ChannelMessage(tenant_id=row["tenant_id"], channel=row["channel"], message_key=row["message_key"],
+                          payload=json.loads(row["payload"]), state=row["state"], reply=json.loads(row["reply"]),
+                          created_at=row["created_at"], updated_at=row["updated_at"])
 
 
 def _session(row: sqlite3.Row) -> Session:

@@ -12,7 +12,8 @@ from abc import ABC, abstractmethod
 from typing import Iterable
 
 from common.tasks.models import (
-    Draft, Event, Notification, PendingEvent, Session, TaskRecord, WhiteboardEntry, WorkItem,
+    ChannelDelivery, ChannelMessage, Draft, Event, Notification, PendingEvent, Session, TaskRecord,
+    WhiteboardEntry, WorkItem,
 )
 
 
@@ -154,6 +155,32 @@ class TaskStore(ABC):
 
     @abstractmethod
     def remove_whiteboard_entry(self, tenant_id: str, board_id: str, entry_id: str) -> bool: ...
+    # -- chat channels (capabilities/channels) --------------------------------------
+    @abstractmethod
+    def record_channel_message(self, message: ChannelMessage) -> bool:
+        """Keep an inbound channel message; False (and nothing changes) when one with its tenant,
+        channel and ``message_key`` is kept already (a redelivery)."""
+
+    @abstractmethod
+    def get_channel_message(self, tenant_id: str, channel: str, message_key: str) -> ChannelMessage | None: ...
+
+    @abstractmethod
+    def update_channel_message(self, tenant_id: str, channel: str, message_key: str, state: str, *,
+                               reply: dict | None = None) -> bool:
+        """Move a kept message to ``state`` (with the ``reply`` when given); False when there is none."""
+
+    @abstractmethod
+    def open_channel_messages(self, tenant_id: str, channel: str, *, limit: int = 1000) -> list[ChannelMessage]:
+        """The channel's messages not answered or refused yet, oldest first: what a restart picks up."""
+
+    @abstractmethod
+    def record_channel_delivery(self, delivery: ChannelDelivery) -> ChannelDelivery:
+        """Insert or replace the record of one outbound send."""
+
+    @abstractmethod
+    def channel_deliveries(self, tenant_id: str, channel: str, *, ref: str | None = None,
+                           limit: int = 1000) -> list[ChannelDelivery]:
+        """Outbound sends of the channel (those answering ``ref`` only, when given), oldest first."""
 
     def close(self) -> None:
         """Release connections."""

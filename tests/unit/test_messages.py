@@ -60,6 +60,8 @@ SAMPLES: dict[str, dict] = {
     "heartbeat_ack": dict(seq=7, role="agent"),
     "status_request": dict(),
     "status_reply": dict(status={"tasks": {"running": 2}}),
+    "channel_update": dict(channel="telegram", body='{"update_id": 1}', headers={"content-type": "application/json"}),
+    "channel_ack": dict(channel="telegram", status=200, body={}),
 }
 
 

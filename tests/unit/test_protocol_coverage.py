@@ -9,6 +9,7 @@ import pytest
 from agents.agent_actor import AgentActor
 from agents.interaction_actor import InteractionActor
 from agents.router_actor import RouterActor
+from capability_actors.channel_actor import ChannelActor
 from capability_actors.execution_actor import ExecutionActor
 from capability_actors.loop_scheduler_actor import LoopSchedulerActor
 from capability_actors.memory_actor import MemoryActor
@@ -19,12 +20,12 @@ from common import messages as m
 # message type -> the actor classes that receive it ("caller" = whoever asked: main, a test, a user)
 RECEIVERS = {
     "user_input": [InteractionActor],
-    "task_completed": [InteractionActor, AgentActor, LoopSchedulerActor, "caller"],
-    "task_paused": [InteractionActor, AgentActor, LoopSchedulerActor, TaskGroupAggregatorActor, "caller"],
-    "task_queued": [InteractionActor, "caller"],
-    "chat_reply": [InteractionActor, "caller"],
-    "clarification": [InteractionActor, "caller"],
-    "task_error": [InteractionActor, AgentActor, LoopSchedulerActor, "caller"],
+    "task_completed": [InteractionActor, AgentActor, LoopSchedulerActor, ChannelActor, "caller"],
+    "task_paused": [InteractionActor, AgentActor, LoopSchedulerActor, TaskGroupAggregatorActor, ChannelActor, "caller"],
+    "task_queued": [InteractionActor, ChannelActor, "caller"],
+    "chat_reply": [InteractionActor, ChannelActor, "caller"],
+    "clarification": [InteractionActor, ChannelActor, "caller"],
+    "task_error": [InteractionActor, AgentActor, LoopSchedulerActor, ChannelActor, "caller"],
     "agent_task": [AgentActor],
     "resume_task": [AgentActor],
     "analyze": [ExecutionActor],
@@ -40,14 +41,14 @@ RECEIVERS = {
     "loop_command": [LoopSchedulerActor],
     "loop_fire": [LoopSchedulerActor],
     "run_task": [AgentActor],
-    "notification": [InteractionActor, "caller"],
+    "notification": [InteractionActor, ChannelActor, "caller"],
     "subscribe": [InteractionActor],
     "notifications_request": [InteractionActor],
     "notifications_reply": ["caller"],
     "memory_request": [InteractionActor, MemoryActor],
     "memory_reply": [InteractionActor, "caller"],
     "configure": [RouterActor, AgentActor, ExecutionActor, InteractionActor, LoopSchedulerActor,
-                  TaskGroupAggregatorActor, ResultAggregatorActor, MemoryActor],
+                  TaskGroupAggregatorActor, ResultAggregatorActor, MemoryActor, ChannelActor],
     "configured": ["caller"],
     "route_request": [RouterActor],
     "route_reply": [InteractionActor, LoopSchedulerActor, "caller"],
@@ -56,6 +57,8 @@ RECEIVERS = {
     "agent_children": [RouterActor],
     "status_request": [RouterActor, AgentActor, LoopSchedulerActor],
     "status_reply": ["caller"],
+    "channel_update": [ChannelActor],
+    "channel_ack": ["caller"],
 }
 
 

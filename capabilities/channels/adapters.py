@@ -1,0 +1,81 @@
+"""Building a channel's adapter from its configuration, and checking its credentials at start.
+
+Credentials live in environment variables only; the config names them (``token_env`` and
+friends). A missing one stops Flora at start with the key's name (:func:`check_credentials`),
+not at the first message.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from config import CHANNEL_CREDENTIALS, FloraConfig
+
+
+class ChannelSetupError(ValueError):
+    """A channel cannot start; the message names the configuration key."""
+
+
+def credential(name: str, settings: Any, key: str, env: Mapping[str, str], *, required: bool = True) -> str:
+    """The value of the environment variable that ``channels.<name>.<key>`` names."""
+    variable = getattr(settings, key)
+    if not variable:
+        if required:
+            raise ChannelSetupError(f"channels.{name}.{key}: name the environment variable that holds it")
+        return ""
+    value = env.get(variable, "")
+    if required and not value:
+        raise ChannelSetupError(f"channels.{name}.{key}: environment variable {variable} is not set")
+    return value
+
+
+def check_credentials(config: FloraConfig, env: Mapping[str, str] | None = None) -> None:
+    """Every enabled channel's credentials are set (ChannelSetupError naming the key if not)."""
+    env = os.environ if env is None else env
+    for name, settings in config.channels.items():
+        if not settings.enabled:
+            continue
+        for key in CHANNEL_CREDENTIALS[settings.type]:
+            credential(name, settings, key, env)
+        if settings.type == "telegram" and settings.mode == "webhook":
+            credential(name, settings, "webhook_secret_env", env)
+        if settings.type == "discord":
+            _discord_key(name, credential(name, settings, "public_key_env", env))
+
+
+def build_adapter(name: str, settings: Any, env: Mapping[str, str] | None = None) -> Any:
+    """The adapter that speaks channel ``name``'s service."""
+    env = os.environ if env is None else env
+    base, timeout = settings.base_url(), settings.http_timeout_s
+    if settings.type == "telegram":
+        from capabilities.channels.telegram import TelegramAdapter
+
+        return TelegramAdapter(base_url=base, token=credential(name, settings, "token_env", env),
+                               webhook_secret=credential(name, settings, "webhook_secret_env", env,
+                                                         required=settings.mode == "webhook"),
+                               timeout_s=timeout)
+    if settings.type == "discord":
+        from capabilities.channels.discord import DiscordAdapter
+
+        return DiscordAdapter(base_url=base, token=credential(name, settings, "token_env", env),
+                              public_key=_discord_key(name, credential(name, settings, "public_key_env", env)),
+                              timeout_s=timeout)
+    from capabilities.channels.feishu import FeishuAdapter
+
+    return FeishuAdapter(base_url=base, app_id=credential(name, settings, "app_id_env", env),
+                         app_secret=credential(name, settings, "app_secret_env", env),
+                         verification_token=credential(name, settings, "verification_token_env", env, required=False),
+                         encrypt_key=credential(name, settings, "encrypt_key_env", env, required=False),
+                         timeout_s=timeout)
+
+
+def _discord_key(name: str, hex_key: str) -> bytes:
+    try:
+        key = bytes.fromhex(hex_key)
+    except ValueError:
+        key = b""
+    if len(key) != 32:
+        raise ChannelSetupError(f"channels.{name}.public_key_env: the application's public key must be 64 hex "
+                                f"characters (Ed25519)")
+    return key

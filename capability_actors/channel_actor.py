@@ -1,0 +1,212 @@
+"""ChannelActor: one chat channel (Telegram, Discord, Feishu), one actor (docs/channels.md).
+
+Its ChannelService decides and its adapter speaks the service's HTTP API; this actor moves
+messages between them and the InteractionActor, like any other client of it:
+
+- in, webhook mode: the HTTP API hands a call over as ``channel_update``; what came in is
+  recorded in the store, then the call is answered (``channel_ack``), then it goes to Flora;
+- in, Telegram polling: a poller thread long-polls ``getUpdates``, records each update and
+  only then moves the offset on (which acknowledges it); the actor picks the recorded
+  messages up on its next wake-up (``INBOX_TICK_S``) — an actor is never sent to from
+  another thread;
+- out: a reply (by ``msg_id``) or a notification for one of its chats is rendered and
+  handed to a sender thread, which sends with retries (a 429's ``retry_after`` waited out)
+  and records each send. Waiting there holds up nobody but this channel's queue of sends.
+
+At start it picks up what its previous life left open: a message recorded but not answered
+is handed to Flora again, a reply kept but not sent is sent.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from typing import Any
+
+from thespian.actors import ActorExitRequest, WakeupMessage
+
+from agents.base import FloraActor
+from capabilities.channels.delivery import Deliverer
+from capabilities.channels.model import ChannelError, DeliveryError, Inbound, MalformedUpdate, Unauthorized
+from capabilities.channels.service import ChannelService
+from capabilities.channels.adapters import build_adapter
+from common import messages as m
+from common.tasks.models import CHANNEL_REFUSED, CHANNEL_REPLIED
+
+INBOX_TICK_S = 0.02  # how often recorded messages from the poller are picked up while people talk
+INBOX_IDLE_TICK_S = 0.25  # ...and once nothing came for IDLE_AFTER_S (an idle actor barely wakes)
+IDLE_AFTER_S = 10.0
+POLL_ERROR_BACKOFF_S = (1.0, 30.0)  # after a failed getUpdates: first wait, longest wait
+
+
+class ChannelActor(FloraActor):
+    role = "channel"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.service: ChannelService | None = None
+        self.adapter: Any = None
+        self.interaction: Any = None
+        self.pending: dict[str, Any] = {}  # msg_id -> the ChannelMessage it answers
+        self.inbox: queue.Queue = queue.Queue()  # recorded messages from the poller thread
+        self.outbox: queue.Queue = queue.Queue()  # (what, ...) for the sender thread
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._last_inbound = time.monotonic()
+
+    def handlers(self):
+        return {"channel_update": self.on_update, "notification": self.on_notification,
+                **{kind: self.on_reply for kind in m.REPLY_TYPES}}
+
+    def configured(self, message, sender):
+        rt = self.runtime
+        name = message.get("channel") or ""
+        settings = rt.config.channels.get(name)
+        if settings is None:
+            raise m.ProtocolError(f"no channel {name!r} in the configuration", field="channel")
+        self.interaction = message.get("interaction")
+        self.adapter = build_adapter(name, settings)
+        self.service = ChannelService(name, settings, rt.store, tenant_id=settings.tenant or rt.config.default_tenant)
+        self.deliverer = Deliverer(self.adapter, rt.store, tenant_id=self.service.tenant_id, channel=name,
+                                   retry=settings.retry)
+        self._start(self._send_forever, "sender")
+        for record in self.service.open_messages():  # what a previous life left open
+            if record.state == CHANNEL_REPLIED and record.reply is not None:
+                self.outbox.put(("reply", record, self.service.outbound(record, record.reply)))
+            else:
+                self._dispatch(record)
+        if settings.type == "telegram" and settings.mode == "polling":
+            self._start(self._poll_forever, "poller")
+            self.wakeupAfter(INBOX_TICK_S)
+        self.log.info("channel %s (%s, %s) started", name, settings.type, settings.mode)
+
+    def _start(self, target, what: str) -> None:
+        thread = threading.Thread(target=target, name=f"flora-channel-{self.service.name}-{what}", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    # -- in -------------------------------------------------------------------------
+    def on_update(self, message, sender):
+        m.validate(message)
+        try:
+            status, body, inbounds = self.adapter.webhook(message["body"], message["headers"])
+            fresh = self.service.record(inbounds)
+        except Unauthorized as exc:
+            self.log.warning("channel %s: refused a webhook call: %s", self.service.name, exc)
+            self.send(sender, m.channel_ack(channel=self.service.name, status=401, body={"error": str(exc)}))
+            return
+        except MalformedUpdate as exc:
+            self.log.warning("channel %s: skipped a webhook call: %s", self.service.name, exc)
+            self.send(sender, m.channel_ack(channel=self.service.name, status=400, body={"error": str(exc)}))
+            return
+        self.send(sender, m.channel_ack(channel=self.service.name, status=status, body=body))  # recorded: acknowledge
+        for record in fresh:
+            self._dispatch(record)
+
+    def _dispatch(self, record) -> None:
+        try:
+            msg = self.service.user_input(record)
+        except (MalformedUpdate, m.ProtocolError) as exc:
+            self.log.warning("channel %s: message %s cannot go to Flora: %s", self.service.name,
+                             record.message_key, exc)
+            self.service.refused(record)
+            return
+        inbound = Inbound.from_dict(record.payload)
+        if inbound.ack:
+            self.outbox.put(("ack", inbound))
+        self.pending[msg["msg_id"]] = record
+        self.service.dispatched(record)
+        self.send(self.interaction, msg)
+
+    def on_reply(self, message, sender):
+        if sender != self.interaction:  # replies come from where the messages went, nowhere else
+            self.log.warning("channel %s: ignored a %s from %s", self.service.name, message.get("message_type"), sender)
+            return
+        record = self.pending.pop(message.get("msg_id", ""), None)
+        if record is None:
+            self.log.info("channel %s: a %s nobody here waits for", self.service.name, message.get("message_type"))
+            return
+        self.service.replied(record, message)
+        self.outbox.put(("reply", record, self.service.outbound(record, message)))
+
+    def on_notification(self, message, sender):
+        m.validate(message)
+        if sender != self.interaction:
+            self.log.warning("channel %s: ignored a notification from %s", self.service.name, sender)
+            return
+        out = self.service.notification(message)
+        if out is not None:
+            self.outbox.put(("note", out))
+
+    # -- threads --------------------------------------------------------------------
+    def _send_forever(self) -> None:
+        while True:
+            job = self.outbox.get()
+            if job is None:
+                return
+            try:
+                if job[0] == "ack":
+                    self.adapter.acknowledge(job[1])
+                elif job[0] == "reply":
+                    if self.deliverer.deliver(job[2]):
+                        self.service.answered(job[1])
+                else:
+                    self.deliverer.deliver(job[1])
+            except DeliveryError as exc:
+                self.log.warning("channel %s: %s failed: %s", self.service.name, job[0], exc)
+            except Exception:  # the store unreachable, say: the message stays open for the next start
+                self.log.exception("channel %s: %s failed", self.service.name, job[0])
+
+    def _poll_forever(self) -> None:
+        import httpx
+
+        settings = self.service.settings
+        offset, wait = None, POLL_ERROR_BACKOFF_S[0]
+        with httpx.Client() as client:
+            while not self._stop.is_set():
+                try:
+                    updates = self.adapter.get_updates(offset, settings.poll_timeout_s, client=client)
+                except (ChannelError, httpx.HTTPError) as exc:
+                    self.log.warning("channel %s: getUpdates failed (%s); polling again in %.0f s",
+                                     self.service.name, exc, wait)
+                    self._stop.wait(wait)
+                    wait = min(wait * 2, POLL_ERROR_BACKOFF_S[1])
+                    continue
+                wait = POLL_ERROR_BACKOFF_S[0]
+                offset = self._take(updates, offset)
+
+    def _take(self, updates: list, offset: int | None) -> int | None:
+        """Record each update, then move the offset past it (the next poll acknowledges it)."""
+        for update in updates:
+            update_id = update.get("update_id") if isinstance(update, dict) else None
+            try:
+                for record in self.service.receive(self.adapter, update):
+                    self.inbox.put(record)
+            except MalformedUpdate as exc:
+                self.log.warning("channel %s: skipped a malformed update: %s", self.service.name, exc)
+            except Exception:  # not recorded (the store is down): not acknowledged either, it comes again
+                self.log.exception("channel %s: could not record update %s", self.service.name, update_id)
+                return offset
+            if isinstance(update_id, int) and not isinstance(update_id, bool):
+                offset = max(offset or 0, update_id + 1)
+        return offset
+
+    def on_system_message(self, message, sender):
+        if isinstance(message, WakeupMessage) and self.service is not None and not self._stop.is_set():
+            while True:
+                try:
+                    record = self.inbox.get_nowait()
+                except queue.Empty:
+                    break
+                self._dispatch(record)
+                self._last_inbound = time.monotonic()
+            idle = time.monotonic() - self._last_inbound > IDLE_AFTER_S
+            self.wakeupAfter(INBOX_IDLE_TICK_S if idle else INBOX_TICK_S)
+        elif isinstance(message, ActorExitRequest):
+            self._stop.set()
+            self.outbox.put(None)
+            for thread in self._threads:
+                thread.join(timeout=2.0)
+            if self.adapter is not None:
+                self.adapter.close()

@@ -1,0 +1,32 @@
+"""The channel configurations shown in docs/channels.md and the README load as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from config import load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def channel_blocks() -> list[tuple[str, str]]:
+    blocks = []
+    for name in ("docs/channels.md", "README.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        blocks += [(name, b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if b.startswith("channels:")]
+    return blocks
+
+
+def test_the_docs_show_a_configuration_for_every_channel_type():
+    types = {c["type"] for _, block in channel_blocks() for c in yaml.safe_load(block)["channels"].values()}
+    assert types == {"telegram", "discord", "feishu"}
+
+
+@pytest.mark.parametrize("where, block", channel_blocks())
+def test_a_documented_channel_configuration_loads(where, block):
+    config = load_config(yaml.safe_load(block), env={})
+    assert config.channels, where
