@@ -31,6 +31,9 @@ BUILTIN_MODULES = (
     "capabilities.tools.data_query",
     "capabilities.loop.reminders",
     "capabilities.tools.ask_experts",
+    "capabilities.tools.shell",
+    "capabilities.tools.python_exec",
+    "capabilities.tools.files",
 )
 
 
