@@ -153,7 +153,11 @@ def main():
     roots.discard("/")
     import _posixsubprocess
 
-    del _posixsubprocess.fork_exec  # subprocess's unaudited back door; subprocess.Popen is refused anyway
+    def fork_exec(*args, **kwargs):
+        raise PermissionError("python_exec runs Python code only: starting programs or processes is not allowed "
+                              "(use the shell tool)")
+
+    _posixsubprocess.fork_exec = fork_exec  # the unaudited way under subprocess; Popen itself is refused too
     sys.argv = ["<python_exec>"]
     sys.path.append(workspace)
     _install(os.path.realpath(workspace), network, sorted(roots))

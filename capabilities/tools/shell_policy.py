@@ -188,14 +188,14 @@ class ShellPolicy:
         if not _PROGRAM_NAME.fullmatch(name):
             raise ShellRefused(f"{name!r}: give the name of a program on the PATH, not a path; programs in the "
                                "workspace are not run.")
-        located = shutil.which(name, path=SAFE_PATH)
-        if located is None:
-            raise ShellRefused(f"There is no program {name!r} on this machine.")
-        real_name = os.path.basename(os.path.realpath(located))
         args = self._expand(words[1:])
         self._destructive_args(name, args)
         if self.allow and not _name_matches(name, self.allow):
             raise ShellRefused(f"{name!r} is not in tools.shell.allow; allowed programs: {', '.join(self.allow)}.")
+        located = shutil.which(name, path=SAFE_PATH)
+        if located is None and not _name_matches(name, self.deny):
+            raise ShellRefused(f"There is no program {name!r} on this machine.")
+        real_name = os.path.basename(os.path.realpath(located)) if located else name
         for shown in {name, real_name}:
             if _name_matches(shown, self.deny):
                 raise ShellRefused(f"{name!r} is denied by tools.shell.deny (shells, interpreters and programs "
