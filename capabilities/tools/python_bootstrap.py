@@ -1,7 +1,9 @@
 """What a python_exec child runs first: read the code, install the guard, run the code.
 
-Started as ``python -I [-S] python_bootstrap.py WORKSPACE NETWORK READ_PATHS`` with the code on
-stdin, in the workspace, by :mod:`capabilities.tools.python_exec`. It imports nothing of Flora.
+Started as ``python -I [-S] python_bootstrap.py WORKSPACE NETWORK READ_PATHS CPU_S AS_BYTES NOFILE
+NPROC FSIZE`` with the code on stdin, in the workspace, by :mod:`capabilities.tools.python_exec`. It
+imports nothing of Flora. It sets the resource limits first (hard and soft, so the code cannot
+raise them again), then reads the code, then installs the guard.
 
 The guard is an audit hook (PEP 578). It refuses, with ``PermissionError`` and a sentence saying
 why:
@@ -139,8 +141,21 @@ def _install(workspace, network, read_roots):
     sys.addaudithook(guard)
 
 
+def _limit(cpu_s, memory_bytes, open_files, processes, file_bytes):
+    """The resource limits, set before the code runs (and before the guard, which would refuse nothing here)."""
+    import resource
+
+    for which, value in ((resource.RLIMIT_CPU, cpu_s), (resource.RLIMIT_AS, memory_bytes),
+                         (resource.RLIMIT_NOFILE, open_files), (resource.RLIMIT_NPROC, processes),
+                         (resource.RLIMIT_FSIZE, file_bytes)):
+        if value:
+            resource.setrlimit(which, (value, value))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def main():
     workspace, network, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+    _limit(*(int(v) for v in sys.argv[4:9]))
     code = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     sys.stdin = open(os.devnull)
     sys.dont_write_bytecode = True

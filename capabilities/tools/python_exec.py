@@ -75,13 +75,14 @@ def python_exec(code: str, context: ExecutionContext, timeout_s: float | None = 
     tools = getattr(context.config, "tools", None) or ToolsConfig()
     settings = tools.python
     workspace = Workspace.for_context(context)
+    limits = Limits(cpu_s=settings.cpu_s, memory_bytes=settings.memory_mb * 1024 * 1024,
+                    open_files=settings.open_files, processes=settings.processes, file_bytes=tools.max_file_bytes)
+    # the bootstrap sets the limits itself, before any of the code runs: no preexec hook in Flora's
+    # process, so the child is started the fast way (vfork) rather than by a fork of the whole worker
     jail = Jail(workspace.root, isolation=tools.isolation, network=settings.network,
-                max_output_bytes=tools.max_output_bytes,
-                limits=Limits(cpu_s=settings.cpu_s, memory_bytes=settings.memory_mb * 1024 * 1024,
-                              open_files=settings.open_files, processes=settings.processes,
-                              file_bytes=tools.max_file_bytes))
+                max_output_bytes=tools.max_output_bytes)
     argv = [sys.executable, "-I", *([] if settings.site_packages else ["-S"]), str(BOOTSTRAP),
-            str(workspace.root), "1" if settings.network else "0", ":".join(settings.read_paths)]
+            str(workspace.root), "1" if settings.network else "0", ":".join(settings.read_paths), *limits.argv()]
     limit = min(float(timeout_s), settings.timeout_s) if timeout_s else settings.timeout_s
     context.logger.info("python_exec %d chars task_id=%s", len(code), context.task_id)
     result = jail.run([argv], timeout_s=limit, stdin=code.encode("utf-8"), cancelled=context.cancelled)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import resource
+import select
 import shutil
 import signal
 import subprocess
@@ -39,7 +40,7 @@ from capabilities.base import CapabilityError
 log = logging.getLogger("flora.capability.sandbox")
 
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-POLL_S = 0.02
+POLL_S = 0.05  # the longest a wait sleeps before it looks at the clock, output and cancel again
 CANCEL_POLL_S = 0.5
 OUTPUT_CEILING_FACTOR = 16
 
@@ -53,6 +54,13 @@ class Limits:
     open_files: int = 0
     processes: int = 0
     file_bytes: int = 0
+
+    def any(self) -> bool:
+        return any((self.cpu_s, self.memory_bytes, self.open_files, self.processes, self.file_bytes))
+
+    def argv(self) -> list[str]:
+        """The limits as words, for a child that sets them itself (python_bootstrap)."""
+        return [str(v) for v in (self.cpu_s, self.memory_bytes, self.open_files, self.processes, self.file_bytes)]
 
     def apply(self) -> None:
         """Set the limits on the calling process (the child, between fork and exec)."""
@@ -201,7 +209,7 @@ class Jail:
                 try:
                     procs.append(subprocess.Popen(
                         [*prefix, *argv], stdin=previous, stdout=stdout, stderr=err_w, cwd=self.workdir,
-                        env=env, close_fds=True, preexec_fn=self.limits.apply,
+                        env=env, close_fds=True, preexec_fn=self.limits.apply if self.limits.any() else None,
                         process_group=procs[0].pid if procs else 0))
                 finally:
                     os.close(previous)
@@ -238,19 +246,21 @@ class Jail:
         """Wait for the pipeline's end; the reason it had to be killed, or ''."""
         ceiling = self.max_output_bytes * OUTPUT_CEILING_FACTOR
         next_cancel_check = time.monotonic() + CANCEL_POLL_S
-        delay = 0.001
-        while any(p.poll() is None for p in procs):
-            now = time.monotonic()
-            if now >= deadline:
-                return "timeout"
-            if out.seen > ceiling or err.seen > ceiling:
-                return "output_limit"
-            if now >= next_cancel_check:
-                if cancelled():
-                    return "cancelled"
-                next_cancel_check = now + CANCEL_POLL_S
-            time.sleep(delay)
-            delay = min(delay * 2, POLL_S)  # short programs answer fast; long ones cost little
+        waiter = _ExitWaiter(procs)
+        try:
+            while any(p.poll() is None for p in procs):
+                now = time.monotonic()
+                if now >= deadline:
+                    return "timeout"
+                if out.seen > ceiling or err.seen > ceiling:
+                    return "output_limit"
+                if now >= next_cancel_check:
+                    if cancelled():
+                        return "cancelled"
+                    next_cancel_check = now + CANCEL_POLL_S
+                waiter.wait(min(POLL_S, max(0.0, deadline - now)))
+        finally:
+            waiter.close()
         return ""
 
     @staticmethod
@@ -266,6 +276,36 @@ class Jail:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 log.error("process %s did not die after SIGKILL", proc.pid)
+
+
+class _ExitWaiter:
+    """Sleeps until one of the processes ends or ``timeout`` passes: a pidfd wakes us the moment a
+    program exits (a short program is not kept waiting for a polling tick); without pidfds, a sleep."""
+
+    def __init__(self, procs: list[subprocess.Popen]) -> None:
+        self._poller = select.poll()
+        self._fds: dict[int, subprocess.Popen] = {}
+        for proc in procs:
+            try:
+                fd = os.pidfd_open(proc.pid)
+            except (AttributeError, OSError):
+                continue  # no pidfds here (or the process is already reaped): sleeping will do
+            self._fds[fd] = proc
+            self._poller.register(fd, select.POLLIN)
+
+    def wait(self, timeout: float) -> None:
+        if not self._fds:
+            time.sleep(min(timeout, 0.005))
+            return
+        for fd, _ in self._poller.poll(timeout * 1000):
+            self._poller.unregister(fd)  # it has ended; the caller reaps it
+            del self._fds[fd]
+            os.close(fd)
+
+    def close(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds.clear()
 
 
 def _feed(fd: int, data: bytes) -> None:
