@@ -194,7 +194,7 @@ class ShellPolicy:
             raise ShellRefused(f"{name!r} is not in tools.shell.allow; allowed programs: {', '.join(self.allow)}.")
         located = shutil.which(name, path=SAFE_PATH)
         if located is None and not _name_matches(name, self.deny):
-            raise ShellRefused(f"There is no program {name!r} on this machine.")
+            raise CapabilityError(f"There is no program {name!r} on this machine.", error_type="not_found")
         real_name = os.path.basename(os.path.realpath(located)) if located else name
         for shown in {name, real_name}:
             if _name_matches(shown, self.deny):
