@@ -650,6 +650,70 @@ class ChannelConfig(_Section):
         return self.api_base or CHANNEL_API_BASES[self.type]
 
 
+DEFAULT_TOOL_TIMEOUT_S = 30.0
+DEFAULT_TOOL_OUTPUT_BYTES = 64 * 1024  # each of stdout and stderr; more is cut, with a marker
+DEFAULT_READ_BYTES = 1024 * 1024
+DEFAULT_WRITE_BYTES = 10 * 1024 * 1024
+DEFAULT_SANDBOX_FILE_BYTES = 100 * 1024 * 1024  # the largest file a sandboxed process may write
+# Programs the shell never runs unless tools.shell.deny is replaced: shells and interpreters (they
+# would run anything, past every check), wrappers that run another program, privilege and
+# machine-wide commands. See docs/tools.md.
+DEFAULT_SHELL_DENY = (
+    "sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "busybox",
+    "python", "python2", "python3", "perl", "ruby", "node", "php", "lua", "tclsh", "awk", "gawk", "mawk",
+    "env", "xargs", "nohup", "setsid", "nice", "ionice", "timeout", "stdbuf", "chroot", "unshare", "nsenter",
+    "sudo", "su", "doas", "pkexec", "runuser", "ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet",
+    "mount", "umount", "losetup", "mkfs", "mke2fs", "mkswap", "fdisk", "sfdisk", "parted", "wipefs", "shred",
+    "dd", "shutdown", "reboot", "halt", "poweroff", "init", "telinit", "systemctl", "service", "kill", "killall",
+    "pkill", "crontab", "at", "iptables", "ip", "ifconfig", "insmod", "rmmod", "modprobe", "sysctl",
+    "chown", "chgrp", "useradd", "userdel", "usermod", "passwd", "visudo",
+)
+
+
+class ShellToolConfig(_Section):
+    """The ``shell`` tool's policy (docs/tools.md)."""
+
+    allow: list[str] = Field(default_factory=list)  # program names; empty: any program not denied
+    deny: list[str] = Field(default_factory=lambda: list(DEFAULT_SHELL_DENY))
+    timeout_s: float = Field(DEFAULT_TOOL_TIMEOUT_S, gt=0, le=3600)  # the default; a call may ask for less
+    network: bool = True  # False: commands run in a network namespace of their own (no network)
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _program_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not name or "/" in name or name != name.strip():
+                raise ValueError(f"expected program names such as 'ls' (no paths, no spaces), got {name!r}")
+        return value
+
+
+class PythonToolConfig(_Section):
+    """The ``python_exec`` tool's limits (docs/tools.md)."""
+
+    network: bool = False  # False: no sockets (network namespace where available, and an audit hook)
+    timeout_s: float = Field(DEFAULT_TOOL_TIMEOUT_S, gt=0, le=3600)  # wall clock; the default for a call
+    cpu_s: int = Field(30, ge=1, le=3600)  # CPU seconds (RLIMIT_CPU)
+    memory_mb: int = Field(1024, ge=64, le=1 << 20)  # address space (RLIMIT_AS)
+    open_files: int = Field(64, ge=16, le=65536)  # RLIMIT_NOFILE
+    processes: int = Field(64, ge=1, le=65536)  # RLIMIT_NPROC (per user; see docs/tools.md)
+    site_packages: bool = True  # False: -S, only the standard library can be imported
+    read_paths: list[str] = Field(default_factory=list)  # more places the code may read besides the defaults
+
+
+class ToolsConfig(_Section):
+    """The workspace tools: shell, python_exec, file_read/write/list/search (docs/tools.md)."""
+
+    workspace: str = ""  # empty: <data_dir>/workspace; created on first use
+    per_user: bool = True  # each (tenant, user) works in <workspace>/<tenant>/<user>
+    isolation: Literal["auto", "namespaces", "none"] = "auto"  # Linux namespaces via unshare(1)
+    max_output_bytes: int = Field(DEFAULT_TOOL_OUTPUT_BYTES, ge=1024, le=8 * 1024 * 1024)
+    max_read_bytes: int = Field(DEFAULT_READ_BYTES, ge=1024, le=8 * 1024 * 1024)
+    max_write_bytes: int = Field(DEFAULT_WRITE_BYTES, ge=1024)
+    max_file_bytes: int = Field(DEFAULT_SANDBOX_FILE_BYTES, ge=1024)  # RLIMIT_FSIZE of sandboxed processes
+    shell: ShellToolConfig = Field(default_factory=ShellToolConfig)
+    python: PythonToolConfig = Field(default_factory=PythonToolConfig)
+
+
 class FloraConfig(_Section):
     data_dir: str = DEFAULT_DATA_DIR
     default_tenant: str = Field("default", min_length=1)
@@ -671,6 +735,7 @@ class FloraConfig(_Section):
     personas: PersonasConfig = Field(default_factory=PersonasConfig)
     mcp: MCPConfig = Field(default_factory=MCPConfig)
     channels: dict[str, ChannelConfig] = Field(default_factory=dict)  # name -> chat channel (docs/channels.md)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
 
     @model_validator(mode="after")
     def _shared_store_for_nodes(self) -> "FloraConfig":
@@ -699,6 +764,10 @@ class FloraConfig(_Section):
     @property
     def memory_path(self) -> Path:
         return Path(self.memory.path) if self.memory.path else Path(self.data_dir) / "memory"
+
+    @property
+    def workspace_path(self) -> Path:
+        return Path(self.tools.workspace) if self.tools.workspace else Path(self.data_dir) / "workspace"
 
     @property
     def sqlite_path(self) -> Path:

@@ -39,6 +39,9 @@ BUILTIN_MODULES = (
     "capabilities.loop.reminders",
     "capabilities.tools.ask_experts",
     "capabilities.memory.whiteboard",
+    "capabilities.tools.shell",
+    "capabilities.tools.python_exec",
+    "capabilities.tools.files",
 )
 
 

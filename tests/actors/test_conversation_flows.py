@@ -118,7 +118,7 @@ def test_greetings_get_a_chat_reply_and_create_no_task(flora, user, store):
 
 
 def test_request_without_a_clear_capability_gets_options_and_the_pick_runs(flora, user):
-    reply = ask(flora, user, "please do the thing")
+    reply = ask(flora, user, "please do the thing with the numbers")
     assert reply["message_type"] == "clarification"
     # with no evidence for any capability the first few are offered; which ones depends on
     # how many are installed, so the test picks the first one offered

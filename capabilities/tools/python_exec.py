@@ -1,0 +1,89 @@
+"""The ``python_exec`` capability: run a Python script in a separate, limited process.
+
+The child is ``sys.executable -I`` (isolated mode: no ``PYTHON*`` variables, no user site, neither
+the script's nor the working directory on ``sys.path``; ``-S`` too when
+``tools.python.site_packages`` is off), started by :class:`~capabilities.tools.sandbox.Jail` in
+the user's workspace with a scrubbed environment, ``RLIMIT_CPU``/``AS``/``NOFILE``/``NPROC``/
+``FSIZE``, a wall-clock timeout that kills its process group, and, where Linux namespaces can be
+had, PID and mount namespaces of its own and (unless ``tools.python.network``) a network
+namespace without any network. Before the code runs, :mod:`capabilities.tools.python_bootstrap`
+installs an audit hook that refuses network, processes, native code and changes outside the
+workspace.
+
+It needs approval by default: the sandbox limits what the code can do, but running code the model
+wrote is still a change made on the user's behalf. ``capabilities.auto_approve: [python_exec]``
+lets it run without asking.
+
+The result is ``{exit_code, stdout, stderr, stdout_truncated, stderr_truncated, elapsed_s,
+timed_out, killed, kill_reason, isolated}``; an exception in the code is a result (exit code 1,
+the traceback in stderr), not an error. Errors: ``CapabilityError("cancelled")`` when the task is
+cancelled while the code runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from capabilities.base import ExecutionContext, capability
+from capabilities.tools.sandbox import Jail, Limits
+from capabilities.tools.workspace import Workspace
+
+BOOTSTRAP = Path(__file__).with_name("python_bootstrap.py")
+MAX_CODE_CHARS = 256 * 1024
+MAX_TIMEOUT_S = 3600
+
+PARAMETERS = {
+    "x-flora-description": {"zh": "在独立受限的进程中运行一段 Python 代码（默认无网络，限制 CPU、内存和时间），返回输出和退出码"},
+    "type": "object",
+    "properties": {
+        "code": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_CODE_CHARS,
+            "description": "The Python 3 source to run as a script; print() what should be seen. Files it uses are "
+                           "read and written relative to the workspace.",
+            "x-flora-description": {"zh": "要运行的 Python 3 代码；用 print() 输出结果"},
+        },
+        "timeout_s": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": MAX_TIMEOUT_S,
+            "description": "Seconds of wall-clock time the script may take before it is killed (at most "
+                           "tools.python.timeout_s).",
+            "x-flora-description": {"zh": "脚本最多运行多少秒，超时即终止"},
+        },
+    },
+    "required": ["code"],
+    "additionalProperties": False,
+}
+
+
+@capability(
+    name="python_exec",
+    description="Run a Python script in a separate sandboxed process (workspace as working directory, no network "
+                "unless configured, CPU, memory and time limits) and return its stdout, stderr and exit code.",
+    parameters=PARAMETERS,
+    keywords=("python", "run python", "python script", "execute code",
+              "运行代码", "执行代码", "Python 脚本", "Python 代码"),
+    examples=("run this python: print(sum(range(100)))", "用 Python 算一下 2 的 100 次方"),
+    needs_approval=True,
+)
+def python_exec(code: str, context: ExecutionContext, timeout_s: float | None = None) -> dict:
+    from config import ToolsConfig
+
+    tools = getattr(context.config, "tools", None) or ToolsConfig()
+    settings = tools.python
+    workspace = Workspace.for_context(context)
+    limits = Limits(cpu_s=settings.cpu_s, memory_bytes=settings.memory_mb * 1024 * 1024,
+                    open_files=settings.open_files, processes=settings.processes, file_bytes=tools.max_file_bytes)
+    # the bootstrap sets the limits itself, before any of the code runs: no preexec hook in Flora's
+    # process, so the child is started the fast way (vfork) rather than by a fork of the whole worker
+    jail = Jail(workspace.root, isolation=tools.isolation, network=settings.network,
+                max_output_bytes=tools.max_output_bytes)
+    argv = [sys.executable, "-I", *([] if settings.site_packages else ["-S"]), str(BOOTSTRAP),
+            str(workspace.root), "1" if settings.network else "0", ":".join(settings.read_paths), *limits.argv()]
+    limit = min(float(timeout_s), settings.timeout_s) if timeout_s else settings.timeout_s
+    context.logger.info("python_exec %d chars task_id=%s", len(code), context.task_id)
+    result = jail.run([argv], timeout_s=limit, stdin=code.encode("utf-8"), cancelled=context.cancelled)
+    return result.to_dict()
