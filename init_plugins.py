@@ -32,6 +32,7 @@ BUILTIN_MODULES = (
     "capabilities.loop.reminders",
     "capabilities.tools.ask_experts",
 )
+AGENT_MODULE = "capabilities.agent.capability"  # the tool-using loop (agent.enabled)
 
 
 def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) -> CapabilityRegistry:
@@ -72,6 +73,8 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
 
     for module in BUILTIN_MODULES:
         registry.register_module(module)
+    if config.agent.enabled:
+        registry.register_module(AGENT_MODULE)
     for module in config.capabilities.plugin_modules:
         try:
             imported = importlib.import_module(module)

@@ -29,6 +29,9 @@ class EventType(str, Enum):
     MEMORY_WRITTEN = "MEMORY_WRITTEN"  # data: msg_id (the turn distilled), memories [{memory_id, fact}]
     MEMORY_RECALLED = "MEMORY_RECALLED"  # data: memory_ids put into a prompt
     MEMORY_FORGOTTEN = "MEMORY_FORGOTTEN"  # data: memory_ids, or all and count
+    # the agent loop (capability ``agent``): one pair per tool call, on the agent's task
+    TOOL_CALLED = "TOOL_CALLED"  # data: call_id, step, tool, arguments
+    TOOL_RESULT = "TOOL_RESULT"  # data: call_id, step, tool, ok, result (a preview) or error, elapsed_ms
 
 
 # The event each task state publishes when a task enters it.

@@ -20,6 +20,7 @@ keys share a slot)::
     <prefix>:{t}:sessions:<user>         sorted set of the user's session ids, by updated_at
     <prefix>:{t}:work:<kind>             hash key -> a pending WorkItem as JSON
     <prefix>:work:<kind>                 set of the tenants with pending work of that kind
+    <prefix>:{t}:allowed_tools:<user>    set of the tools the user always allows
     <prefix>:tenants                     set of the tenants that have tasks (count_by_state of all)
     <prefix>:event_seq                   counter: the newest event id, any tenant
 
@@ -436,6 +437,13 @@ class RedisTaskStore(TaskStore):
 
     def finish_work(self, tenant_id: str, kind: str, key: str) -> bool:
         return bool(self._redis.hdel(self._key(tenant_id, "work", kind), key))
+
+    # -- tools a person always allows ---------------------------------------------------
+    def allow_tool(self, tenant_id: str, user_id: str, tool: str) -> None:
+        self._redis.sadd(self._key(tenant_id, "allowed_tools", user_id), tool)
+
+    def allowed_tools(self, tenant_id: str, user_id: str) -> set[str]:
+        return set(self._redis.smembers(self._key(tenant_id, "allowed_tools", user_id)))
 
     def close(self) -> None:
         self._redis.close()

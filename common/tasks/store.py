@@ -140,6 +140,15 @@ class TaskStore(ABC):
     @abstractmethod
     def finish_work(self, tenant_id: str, kind: str, key: str) -> bool: ...
 
+    # -- tools a person always allows (no approval asked) ---------------------------
+    @abstractmethod
+    def allow_tool(self, tenant_id: str, user_id: str, tool: str) -> None:
+        """Remember that this person always allows ``tool`` (idempotent)."""
+
+    @abstractmethod
+    def allowed_tools(self, tenant_id: str, user_id: str) -> set[str]:
+        """The tools this person always allows."""
+
     def close(self) -> None:
         """Release connections."""
 
