@@ -32,7 +32,7 @@ from capabilities.context.conversation_manager import ConversationManager, ask_m
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_planner import DEFAULT_MAX_STEPS, TaskPlanner
-from capabilities.routing.task_router import TaskRouter
+from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
 from common import messages as m
 from common.cluster import current_node
 from common.i18n import language_of, say
@@ -245,8 +245,9 @@ class TaskExecutionService:
             return self._pause_for_call(task, spec, exc, check.values)
         except InputRequired as exc:
             values = {k: v for k, v in check.values.items() if k != exc.parameter}
+            # the answer to a question is free text, whatever words it uses
             asked = [{"name": exc.parameter, "description": exc.question,
-                      "schema": spec.properties.get(exc.parameter, {"type": "string"})}]
+                      "schema": {**spec.properties.get(exc.parameter, {"type": "string"}), REQUEST_TEXT: True}}]
             return self._pause(tenant, task_id, spec, asked, values, question=exc.question)
         except CapabilityInputError as exc:
             values = {k: v for k, v in check.values.items() if k != exc.parameter}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from capabilities.agent.loop import ANSWER, NAME, AgentLoop, Approvals, Budgets, ToolBox
 from capabilities.base import CapabilityError, ExecutionContext, capability
-from capabilities.routing.task_router import REQUEST_TEXT
 
 APPROVED_CALL = "approved_call"  # ExecutionContext.meta: the call the person said yes to
 ALLOWED = "allowed_capabilities"  # ExecutionContext.meta: a persona's list of the tools it may use
@@ -23,15 +22,18 @@ ALLOWED = "allowed_capabilities"  # ExecutionContext.meta: a persona's list of t
     parameters={
         "type": "object",
         "properties": {
-            "request": {"type": "string", "description": "what to do, in the person's words", REQUEST_TEXT: True},
+            "request": {"type": "string", "description": "what to do (default: the words of the task)"},
             ANSWER: {"type": "string", "description": "the answer to the agent's question",
-                     REQUEST_TEXT: True, "x-flora-description": {"zh": "对助手问题的回答"}},
+                     "x-flora-description": {"zh": "对助手问题的回答"}},
         },
         "x-flora-description": {"zh": "处理需要工具或多个步骤的请求：决定调用哪个工具、运行它、读取结果，直到能够回答。"},
     },
+    # words that only a look at this machine, a script or a live source can answer; "summarise" alone
+    # is not one (a text given in the message is the chat's to summarise), a page to summarise is
     keywords=("disk space", "free space", "run a script", "write a script", "list the files", "which files",
-              "time in", "use tools", "look it up", "summarise", "summarize",
-              "磁盘空间", "硬盘空间", "写个脚本", "写一个脚本", "运行脚本", "哪些文件", "这个目录", "总结一下", "用工具"),
+              "the time in", "time is it in", "use your tools", "summarise http", "summarise https",
+              "summarize http", "summarize https",
+              "磁盘空间", "硬盘空间", "写个脚本", "写一个脚本", "运行脚本", "哪些文件", "这个目录", "现在几点", "用工具"),
     examples=("how much disk space is left here?", "帮我看看这个目录里有哪些文件",
               "write a script that renames these photos and run it", "summarise https://example.org/page",
               "what's the time in Tokyo?"),
