@@ -73,8 +73,6 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
 
     for module in BUILTIN_MODULES:
         registry.register_module(module)
-    if config.agent.enabled:
-        registry.register_module(AGENT_MODULE)
     for module in config.capabilities.plugin_modules:
         try:
             imported = importlib.import_module(module)
@@ -87,6 +85,8 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
         log.info("plugin module %s registered %s", module, names)
     if config.capabilities.entry_points:
         registry.load_entry_points()
+    if config.agent.enabled:  # last: where a list of capabilities is cut, the agent gives way
+        registry.register_module(AGENT_MODULE)
     return registry
 
 
