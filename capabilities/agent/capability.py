@@ -46,7 +46,7 @@ def agent(context: ExecutionContext, request: str = "", answer: str | None = Non
     if settings is not None and not settings.enabled:
         raise CapabilityError("The agent is switched off (agent.enabled).", error_type="unavailable")
     allowed = context.meta.get(ALLOWED)
-    tools = ToolBox(context.registry, configured=settings.tools if settings is not None else None,
+    tools = ToolBox.from_registry(context.registry, configured=settings.tools if settings is not None else None,
                     allowed=list(allowed) if isinstance(allowed, (list, tuple)) else None)
     auto = set(context.config.capabilities.auto_approve) if context.config is not None else set()
     store = context.store

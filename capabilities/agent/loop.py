@@ -71,15 +71,17 @@ class ToolBox:
     routable executable), never the agent itself, and only those a persona allows
     (``allowed_capabilities``) when it says."""
 
-    def __init__(self, registry, *, configured: list[str] | None = None, allowed: list[str] | None = None):
-        specs = [s for s in registry.executables() if s.name != NAME]
-        if configured:
-            specs = [s for s in specs if s.name in configured]
-        else:
-            specs = [s for s in specs if s.routable]
+    def __init__(self, specs: list[CapabilitySpec]):
+        self._tools = {s.name: s for s in specs if s.name != NAME}
+
+    @classmethod
+    def from_registry(cls, registry, *, configured: list[str] | None = None,
+                      allowed: list[str] | None = None) -> "ToolBox":
+        specs = list(registry.executables())
+        specs = [s for s in specs if s.name in configured] if configured else [s for s in specs if s.routable]
         if allowed is not None:
             specs = [s for s in specs if s.name in allowed]
-        self._tools = {s.name: s for s in specs}
+        return cls(specs)
 
     @property
     def tools(self) -> list[CapabilitySpec]:
@@ -175,44 +177,19 @@ class AgentLoop:
     # -- the model -----------------------------------------------------------------------
     def _propose(self, transcript: Transcript) -> dict | None:
         """The model's next step, checked; None when it was unusable (written down as such)."""
-        tools = self._tools.tools
-        said = prompt.messages(tools, transcript, max_result_chars=self._budgets.max_result_chars)
         try:
-            step, reply = complete_json_reply(self._llm, said, prompt.output_schema(tools), check=prompt.ENVELOPE,
-                                              max_tokens=self._budgets.reply_tokens)
-        except LLMOutputError as exc:
-            transcript.tokens += _estimate_tokens(said, exc.text)
-            transcript.add_invalid(exc.text, str(exc))
-            self._save(transcript)
-            return None
+            proposal = propose(self._llm, self._tools, transcript, self._budgets)
         except LLMUnavailable as exc:
             raise CapabilityError(f"The model is not available: {exc}", retryable=True,
                                   error_type="unavailable") from exc
         except LLMError as exc:
             raise CapabilityError(f"The model refused the request: {exc}") from exc
-        transcript.tokens += (reply.prompt_tokens + reply.completion_tokens) or _estimate_tokens(said, reply.text)
-        error = self._problem(step)
-        if error is not None:
-            transcript.add_invalid(reply.text, error)
+        transcript.tokens += proposal.tokens
+        if proposal.error is not None:
+            transcript.add_invalid(proposal.text, proposal.error)
             self._save(transcript)
             return None
-        return step
-
-    def _problem(self, step: dict) -> str | None:
-        """What is wrong with a step, in words the model can act on; None when it is usable."""
-        kinds = [k for k in ("tool", "final", "ask") if k in step]
-        if len(kinds) != 1:
-            return 'give exactly one of "tool" (with "arguments"), "final" or "ask"'
-        if kinds[0] in ("final", "ask"):
-            return None if isinstance(step[kinds[0]], str) and step[kinds[0]].strip() else f'"{kinds[0]}" is empty'
-        spec = self._tools.get(step["tool"])
-        if spec is None:
-            names = ", ".join(s.name for s in self._tools.tools) or "none"
-            return f"there is no tool named {step['tool']!r}; the tools are: {names}"
-        arguments = step.get("arguments")
-        if not isinstance(arguments, dict):
-            return f'"arguments" for {spec.name} must be an object'
-        return arguments_problem(spec, arguments)
+        return proposal.step
 
     # -- a call --------------------------------------------------------------------------
     def _perform(self, transcript: Transcript, entry: dict, approved_call: str | None) -> None:
@@ -302,6 +279,50 @@ class AgentLoop:
                 "steps": [{k: e[k] for k in ("call_id", "tool", "arguments", "ok", "elapsed_ms")}
                           for e in transcript.calls],
                 "tokens": transcript.tokens, "seconds": round(transcript.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One reply of the model: the ``step`` when usable, else the ``error`` to tell it."""
+
+    step: dict | None
+    error: str | None
+    text: str
+    tokens: int
+
+
+def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budgets()) -> Proposal:
+    """Ask the model for the next step of ``transcript`` with the agent's prompt and schema,
+    and check it: one of tool/final/ask, a known tool, arguments that fit its schema. Raises
+    only what the back end raises for being down or refusing (``LLMError`` but not
+    ``LLMOutputError``)."""
+    specs = tools.tools
+    said = prompt.messages(specs, transcript, max_result_chars=budgets.max_result_chars)
+    try:
+        step, reply = complete_json_reply(llm, said, prompt.output_schema(specs), check=prompt.ENVELOPE,
+                                          max_tokens=budgets.reply_tokens)
+    except LLMOutputError as exc:
+        return Proposal(None, str(exc), exc.text, _estimate_tokens(said, exc.text))
+    tokens = (reply.prompt_tokens + reply.completion_tokens) or _estimate_tokens(said, reply.text)
+    error = step_problem(tools, step)
+    return Proposal(step if error is None else None, error, reply.text, tokens)
+
+
+def step_problem(tools: ToolBox, step: dict) -> str | None:
+    """What is wrong with a step, in words the model can act on; None when it is usable."""
+    kinds = [k for k in ("tool", "final", "ask") if k in step]
+    if len(kinds) != 1:
+        return 'give exactly one of "tool" (with "arguments"), "final" or "ask"'
+    if kinds[0] in ("final", "ask"):
+        return None if isinstance(step[kinds[0]], str) and step[kinds[0]].strip() else f'"{kinds[0]}" is empty'
+    spec = tools.get(step["tool"])
+    if spec is None:
+        names = ", ".join(s.name for s in tools.tools) or "none"
+        return f"there is no tool named {step['tool']!r}; the tools are: {names}"
+    arguments = step.get("arguments")
+    if not isinstance(arguments, dict):
+        return f'"arguments" for {spec.name} must be an object'
+    return arguments_problem(spec, arguments)
 
 
 def arguments_problem(spec: CapabilitySpec, arguments: dict) -> str | None:

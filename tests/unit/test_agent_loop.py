@@ -64,7 +64,8 @@ class World:
                                    registry=self.registry, llm=llm, store=self.store, events=self.events,
                                    request=task.content)
         approvals = Approvals(set(auto), lambda: self.store.allowed_tools("default", task.user_id))
-        return AgentLoop(llm=llm, tools=ToolBox(self.registry, allowed=allowed), context=context, budgets=budgets,
+        return AgentLoop(llm=llm, tools=ToolBox.from_registry(self.registry, allowed=allowed), context=context,
+                         budgets=budgets,
                          approvals=approvals)
 
     def service(self, llm) -> TaskExecutionService:
@@ -170,7 +171,7 @@ def test_the_time_budget_ends_the_loop(world):
     llm = ScriptedLLM([call("add_numbers", a=1, b=2), final("never asked")])
     context = ExecutionContext(task_id=task.task_id, user_id="u1", config=world.config, registry=world.registry,
                                llm=llm, store=world.store, request=task.content)
-    loop = AgentLoop(llm=llm, tools=ToolBox(world.registry), context=context,
+    loop = AgentLoop(llm=llm, tools=ToolBox.from_registry(world.registry), context=context,
                      budgets=Budgets(max_seconds=25), clock=lambda: next(clock))
     result = loop.run(task.content)
     assert result["stopped"] == "seconds" and "25 s" in result["message"]
@@ -200,8 +201,8 @@ def test_allowed_capabilities_limit_the_tools(world):
 
 
 def test_the_agent_is_never_its_own_tool(world):
-    assert "agent" not in [s.name for s in ToolBox(world.registry).tools]
-    assert "echo" in [s.name for s in ToolBox(world.registry).tools]
+    assert "agent" not in [s.name for s in ToolBox.from_registry(world.registry).tools]
+    assert "echo" in [s.name for s in ToolBox.from_registry(world.registry).tools]
 
 
 def test_arguments_problem_names_the_field():
