@@ -390,6 +390,7 @@ class AgentConfig(_Section):
     max_invalid: int = Field(DEFAULT_AGENT_MAX_INVALID, ge=1, le=20)
     max_result_chars: int = Field(DEFAULT_AGENT_MAX_RESULT_CHARS, ge=100, le=1_000_000)
     reply_tokens: int = Field(512, ge=32, le=8192)  # the most one model reply (a call or the answer) may take
+    native_tools: bool = False  # backend openai: the server's own function calling (tools/tool_calls)
     tools: list[str] = Field(default_factory=list)  # capabilities the loop may call; empty: every routable one
 
     @field_validator("tools")

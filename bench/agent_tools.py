@@ -6,6 +6,7 @@ prompt with the same schema.
     .venv/bin/python bench/agent_tools.py                       # the packaged default model, in-process
     .venv/bin/python bench/agent_tools.py --model qwen2.5-coder-0.5b --limit 10
     .venv/bin/python bench/agent_tools.py --backend openai --base-url http://127.0.0.1:8080/v1 --no-raw
+    .venv/bin/python bench/agent_tools.py --backend openai --base-url URL --model-name qwen2.5 --native-tools
 
 A case is right when the first step calls the expected tool and its arguments pass Flora's
 checks (the tool's JSON schema, no unknown names) and hold each expected text (case-insensitive
@@ -21,6 +22,7 @@ latency p50/p90, and the ratio of the p50s.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -89,7 +91,7 @@ def flora_run(llm, tools, tasks: list[dict], budgets, progress) -> list[dict]:
     rows = []
     for task in tasks:
         started = time.perf_counter()
-        proposal = propose(llm, tools, Transcript(request=task["request"]), budgets)
+        proposal = propose(llm, tools, Transcript(request=task["request"]), budgets, native=budgets.native_tools)
         elapsed = (time.perf_counter() - started) * 1000
         right, why = score(tools, task, proposal.step) if proposal.error is None else (False, proposal.error[:80])
         rows.append({"id": task["id"], "lang": task["lang"], "right": right, "why": why, "ms": elapsed,
@@ -129,7 +131,8 @@ def summary(rows: list[dict]) -> dict:
     ms = sorted(r["ms"] for r in rows)
     by_lang = {lang: [r for r in rows if r["lang"] == lang] for lang in ("en", "zh")}
     return {"n": len(rows), "right_pct": 100 * sum(r["right"] for r in rows) / max(1, len(rows)),
-            **{f"right_pct_{lang}": 100 * sum(r["right"] for r in rs) / max(1, len(rs)) for lang, rs in by_lang.items()},
+            **{f"right_pct_{lang}": 100 * sum(r["right"] for r in rs) / max(1, len(rs))
+               for lang, rs in by_lang.items()},
             "p50_ms": statistics.median(ms) if ms else 0.0,
             "p90_ms": ms[min(len(ms) - 1, int(0.9 * len(ms)))] if ms else 0.0}
 
@@ -154,6 +157,8 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="catalogue name of a packaged model (backend local)")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (backend openai)")
     parser.add_argument("--model-name", default="", help="the model's name at the endpoint")
+    parser.add_argument("--native-tools", action="store_true",
+                        help="backend openai: ask through the server's function calling (agent.native_tools)")
     parser.add_argument("--limit", type=int, help="the first N tasks only")
     parser.add_argument("--no-raw", action="store_true", help="skip the raw llama.cpp figure")
     parser.add_argument("--json", help="write every row and the summaries here")
@@ -184,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     specs, source = catalogue(config)
     tools = ToolBox(specs)
     budgets = Budgets.from_config(config.agent)
+    if args.native_tools:
+        budgets = dataclasses.replace(budgets, native_tools=True)
     tasks = load_tasks(args.limit)
     llm = build_llm(settings)
     local = settings["backend"] == "local"

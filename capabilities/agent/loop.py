@@ -32,6 +32,7 @@ from typing import Callable
 from jsonschema import Draft202012Validator
 
 from capabilities.agent import prompt
+from capabilities.agent.native import step as native_step
 from capabilities.agent.transcript import (
     APPROVED, AWAITING_APPROVAL, DONE, PROPOSED, STARTED, Transcript, TranscriptKeeper,
 )
@@ -58,12 +59,13 @@ class Budgets:
     max_invalid: int = 3
     max_result_chars: int = 2000
     reply_tokens: int = 512
+    native_tools: bool = False  # the back end's own function calling, where it has it
 
     @classmethod
     def from_config(cls, agent) -> "Budgets":
         return cls(max_steps=agent.max_steps, max_seconds=agent.max_seconds, max_tokens=agent.max_tokens,
                    max_invalid=agent.max_invalid, max_result_chars=agent.max_result_chars,
-                   reply_tokens=agent.reply_tokens)
+                   reply_tokens=agent.reply_tokens, native_tools=agent.native_tools)
 
 
 class ToolBox:
@@ -178,7 +180,7 @@ class AgentLoop:
     def _propose(self, transcript: Transcript) -> dict | None:
         """The model's next step, checked; None when it was unusable (written down as such)."""
         try:
-            proposal = propose(self._llm, self._tools, transcript, self._budgets)
+            proposal = propose(self._llm, self._tools, transcript, self._budgets, native=self._budgets.native_tools)
         except LLMUnavailable as exc:
             raise CapabilityError(f"The model is not available: {exc}", retryable=True,
                                   error_type="unavailable") from exc
@@ -291,13 +293,20 @@ class Proposal:
     tokens: int
 
 
-def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budgets()) -> Proposal:
-    """Ask the model for the next step of ``transcript`` with the agent's prompt and schema,
-    and check it: one of tool/final/ask, a known tool, arguments that fit its schema. Raises
-    only what the back end raises for being down or refusing (``LLMError`` but not
-    ``LLMOutputError``)."""
+def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budgets(), *,
+            native: bool = False) -> Proposal:
+    """Ask the model for the next step of ``transcript`` with the agent's prompt and schema
+    (``native``: through the back end's own function calling, where it has it), and check it:
+    one of tool/final/ask, a known tool, arguments that fit its schema. Raises only what the
+    back end raises for being down or refusing (``LLMError`` but not ``LLMOutputError``)."""
     specs = tools.tools
     said = prompt.messages(specs, transcript, max_result_chars=budgets.max_result_chars)
+    if native and hasattr(llm, "complete_tools"):
+        step, error, text, tokens = native_step(llm, specs, said, budgets.reply_tokens)
+        tokens = tokens or _estimate_tokens(said, text)
+        if error is None:
+            error = step_problem(tools, step)
+        return Proposal(step if error is None else None, error, text, tokens)
     try:
         step, reply = complete_json_reply(llm, said, prompt.output_schema(specs), check=prompt.ENVELOPE,
                                           max_tokens=budgets.reply_tokens)

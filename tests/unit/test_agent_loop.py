@@ -308,7 +308,8 @@ def test_service_pauses_per_call_and_a_yes_holds_for_one_call(world):
     service, desk = world.service(llm), world.conversation()
     paused = execute(service, task)
     assert paused["message_type"] == "task_paused" and paused["pause_kind"] == WAITING_APPROVAL
-    assert paused["tool_call"]["tool"] == "write_note" and paused["tool_call"]["arguments"] == {"name": "a", "text": "1"}
+    assert paused["tool_call"]["tool"] == "write_note"
+    assert paused["tool_call"]["arguments"] == {"name": "a", "text": "1"}
     assert "write_note" in paused["message"] and "name=a" in paused["message"]
     assert m.validate(paused)
     decision = desk.handle_user_input({"user_id": "u1", "content": "yes", "tenant_id": "default"})
