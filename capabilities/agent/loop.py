@@ -206,7 +206,8 @@ class AgentLoop:
             else:
                 entry["status"] = AWAITING_APPROVAL
                 self._save(transcript)
-                raise ApprovalRequired(spec.name, entry["arguments"], entry["call_id"], spec.description)
+                raise ApprovalRequired(spec.name, entry["arguments"], entry["call_id"],
+                                       spec.describe(language_of(transcript.request)))
         entry["status"] = STARTED
         self._save(transcript)  # before the tool runs: a crash from here on never runs it twice
         step = transcript.steps
