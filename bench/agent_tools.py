@@ -15,8 +15,9 @@ when it is registered (shell, file_*, web_* ... once installed), else the schema
 bench/agent_tools/tools.json. Flora's figure goes through Flora's LLM adapter and the loop's
 ``propose`` (prompt, constrained reply, checks); the raw figure loads the same GGUF with
 llama_cpp.Llama (same n_threads, n_ctx) and calls create_chat_completion with the same
-messages and schema as ``response_format``, scored the same way. Both print right % and
-latency p50/p90, and the ratio of the p50s.
+messages and schema as ``response_format``, scored the same way. The two take turns task by
+task (after one uncounted warm-up each), so a busy machine slows both alike. Both print
+right % and latency p50/p90, and the ratio of the p50s.
 """
 
 from __future__ import annotations
@@ -84,46 +85,70 @@ def score(tools, task: dict, step: dict | None) -> tuple[bool, str]:
     return True, ""
 
 
-def flora_run(llm, tools, tasks: list[dict], budgets, progress) -> list[dict]:
-    from capabilities.agent.loop import propose
-    from capabilities.agent.transcript import Transcript
+class FloraSide:
+    """The agent's first step as Flora asks it: Flora's LLM adapter and the loop's ``propose``."""
 
-    rows = []
-    for task in tasks:
-        started = time.perf_counter()
-        proposal = propose(llm, tools, Transcript(request=task["request"]), budgets, native=budgets.native_tools)
-        elapsed = (time.perf_counter() - started) * 1000
-        right, why = score(tools, task, proposal.step) if proposal.error is None else (False, proposal.error[:80])
-        rows.append({"id": task["id"], "lang": task["lang"], "right": right, "why": why, "ms": elapsed,
-                     "reply": proposal.text[:200]})
-        progress(f"flora {task['id']:<18} {'ok ' if right else 'BAD'} {elapsed:7.0f} ms {why}")
-    return rows
+    name = "flora"
+
+    def __init__(self, llm, tools, budgets):
+        self._llm, self._tools, self._budgets = llm, tools, budgets
+
+    def step(self, request: str) -> tuple[dict | None, str]:
+        from capabilities.agent.loop import propose
+        from capabilities.agent.transcript import Transcript
+
+        proposal = propose(self._llm, self._tools, Transcript(request=request), self._budgets,
+                           native=self._budgets.native_tools)
+        return proposal.step, (proposal.error or "")[:80]
 
 
-def raw_run(model_file: Path, tools, tasks: list[dict], budgets, n_threads: int, n_ctx: int, progress) -> list[dict]:
-    from llama_cpp import Llama
+class RawSide:
+    """The same messages and schema straight to llama_cpp.Llama.create_chat_completion."""
 
-    from capabilities.agent import prompt
-    from capabilities.agent.transcript import Transcript
+    name = "raw"
 
-    llm = Llama(model_path=str(model_file), n_threads=n_threads, n_ctx=n_ctx, verbose=False)
-    schema = prompt.output_schema(tools.tools)
-    rows = []
-    for task in tasks:
-        said = prompt.messages(tools.tools, Transcript(request=task["request"]),
-                               max_result_chars=budgets.max_result_chars)
-        started = time.perf_counter()
-        out = llm.create_chat_completion(messages=said, max_tokens=budgets.reply_tokens, temperature=0.0,
-                                         response_format={"type": "json_object", "schema": schema})
-        elapsed = (time.perf_counter() - started) * 1000
+    def __init__(self, model_file: Path, tools, budgets, n_threads: int, n_ctx: int):
+        from llama_cpp import Llama
+
+        from capabilities.agent import prompt
+
+        self._llama = Llama(model_path=str(model_file), n_threads=n_threads, n_ctx=n_ctx, verbose=False)
+        self._tools, self._budgets = tools, budgets
+        self._schema = prompt.output_schema(tools.tools)
+
+    def step(self, request: str) -> tuple[dict | None, str]:
+        from capabilities.agent import prompt
+        from capabilities.agent.transcript import Transcript
+
+        said = prompt.messages(self._tools.tools, Transcript(request=request),
+                               max_result_chars=self._budgets.max_result_chars)
+        out = self._llama.create_chat_completion(messages=said, max_tokens=self._budgets.reply_tokens,
+                                                 temperature=0.0,
+                                                 response_format={"type": "json_object", "schema": self._schema})
         text = out["choices"][0]["message"]["content"] or ""
         try:
             step = json.loads(text)
         except json.JSONDecodeError:
-            step = None
-        right, why = score(tools, task, step if isinstance(step, dict) else None)
-        rows.append({"id": task["id"], "lang": task["lang"], "right": right, "why": why, "ms": elapsed})
-        progress(f"raw   {task['id']:<18} {'ok ' if right else 'BAD'} {elapsed:7.0f} ms {why}")
+            return None, "not JSON"
+        return (step, "") if isinstance(step, dict) else (None, "not an object")
+
+
+def run(sides: list, tools, tasks: list[dict], progress) -> dict[str, list[dict]]:
+    """Each task on every side, the order alternating from task to task, so both see the same
+    load on a shared machine. One warm-up request each first (loading the model, evaluating
+    the prompt's stable prefix) is not counted."""
+    for side in sides:
+        side.step("hello")
+    rows: dict[str, list[dict]] = {side.name: [] for side in sides}
+    for i, task in enumerate(tasks):
+        for side in (sides if i % 2 == 0 else sides[::-1]):
+            started = time.perf_counter()
+            step, error = side.step(task["request"])
+            elapsed = (time.perf_counter() - started) * 1000
+            right, why = score(tools, task, step) if not error else (False, error)
+            rows[side.name].append({"id": task["id"], "lang": task["lang"], "right": right, "why": why,
+                                    "ms": elapsed, "step": step})
+            progress(f"{side.name:<5} {task['id']:<18} {'ok ' if right else 'BAD'} {elapsed:7.0f} ms {why}")
     return rows
 
 
@@ -200,18 +225,16 @@ def main(argv: list[str] | None = None) -> int:
           f"{model_file.name if model_file else settings.get('model_name') or settings['base_url']}, "
           f"threads {settings['n_threads']}; tools from "
           + ", ".join(f"{n} ({s})" for n, s in source.items()), flush=True)
-    flora_rows = flora_run(llm, tools, tasks, budgets, progress)
-    close = getattr(llm, "close", None)
-    if close is not None:
-        close()
-    del llm
-    raw_rows, note = None, ""
+    sides = [FloraSide(llm, tools, budgets)]
+    note = ""
     if args.no_raw:
         note = "raw llama.cpp: skipped (--no-raw)"
     elif not local or model_file is None or not model_file.is_file():
         note = "raw llama.cpp: only for a local GGUF (backend local)"
     else:
-        raw_rows = raw_run(model_file, tools, tasks, budgets, settings["n_threads"], settings["n_ctx"], progress)
+        sides.append(RawSide(model_file, tools, budgets, settings["n_threads"], settings["n_ctx"]))
+    rows = run(sides, tools, tasks, progress)
+    flora_rows, raw_rows = rows["flora"], rows.get("raw")
     flora_sum, raw_sum = summary(flora_rows), summary(raw_rows) if raw_rows else None
     report(flora_sum, raw_sum, note)
     if args.json:
