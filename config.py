@@ -58,6 +58,11 @@ DEFAULT_MEMORY_TOP_K = 5
 DEFAULT_MEMORY_MIN_SCORE = 0.0  # a cosine similarity; 0 keeps the top_k nearest whatever they are
 DEFAULT_MAX_FACT_CHARS = 2000
 DEFAULT_DEDUP_THRESHOLD = 0.95
+DEFAULT_AGENT_MAX_STEPS = 8  # tool calls of one agent task
+DEFAULT_AGENT_MAX_SECONDS = 300.0  # running time of one agent task (waiting for the person not counted)
+DEFAULT_AGENT_MAX_TOKENS = 20_000  # model tokens (prompt + reply) of one agent task
+DEFAULT_AGENT_MAX_RESULT_CHARS = 2000  # of a tool's result, what the model is shown
+DEFAULT_AGENT_MAX_INVALID = 3  # unusable model replies in a row before the loop gives up
 
 
 class ConfigError(ValueError):
@@ -714,6 +719,29 @@ class ToolsConfig(_Section):
     python: PythonToolConfig = Field(default_factory=PythonToolConfig)
 
 
+
+
+class AgentConfig(_Section):
+    """The ``agent`` capability: a model calling tools (docs/agent.md)."""
+
+    enabled: bool = True
+    max_steps: int = Field(DEFAULT_AGENT_MAX_STEPS, ge=1, le=200)
+    max_seconds: float = Field(DEFAULT_AGENT_MAX_SECONDS, gt=0)
+    max_tokens: int = Field(DEFAULT_AGENT_MAX_TOKENS, ge=256)
+    max_invalid: int = Field(DEFAULT_AGENT_MAX_INVALID, ge=1, le=20)
+    max_result_chars: int = Field(DEFAULT_AGENT_MAX_RESULT_CHARS, ge=100, le=1_000_000)
+    reply_tokens: int = Field(512, ge=32, le=8192)  # the most one model reply (a call or the answer) may take
+    native_tools: bool = False  # backend openai: the server's own function calling (tools/tool_calls)
+    tools: list[str] = Field(default_factory=list)  # capabilities the loop may call; empty: every routable one
+
+    @field_validator("tools")
+    @classmethod
+    def _not_itself(cls, value: list[str]) -> list[str]:
+        if "agent" in value:
+            raise ValueError("the agent cannot call itself as a tool")
+        return value
+
+
 class FloraConfig(_Section):
     data_dir: str = DEFAULT_DATA_DIR
     default_tenant: str = Field("default", min_length=1)
@@ -736,6 +764,7 @@ class FloraConfig(_Section):
     mcp: MCPConfig = Field(default_factory=MCPConfig)
     channels: dict[str, ChannelConfig] = Field(default_factory=dict)  # name -> chat channel (docs/channels.md)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
 
     @model_validator(mode="after")
     def _shared_store_for_nodes(self) -> "FloraConfig":

@@ -43,6 +43,7 @@ BUILTIN_MODULES = (
     "capabilities.tools.python_exec",
     "capabilities.tools.files",
 )
+AGENT_MODULE = "capabilities.agent.capability"  # the tool-using loop (agent.enabled)
 
 
 def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) -> CapabilityRegistry:
@@ -104,6 +105,8 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
         skills = SkillLoader(config.capabilities.skills_dirs, reload_s=config.capabilities.skills_reload_s)
         registry.register("skills", skills)
         skills.attach(registry)
+    if config.agent.enabled:  # last: where a list of capabilities is cut, the agent gives way
+        registry.register_module(AGENT_MODULE)
     _check_persona_capabilities(config, registry)
     return registry
 

@@ -55,6 +55,7 @@ class MessageBody(_Body):
     task_id: str | None = Field(None, min_length=1, max_length=200, description="the paused task this answers")
     parameters: dict[str, Any] | None = Field(None, description="values for the paused task's missing parameters")
     approve: bool | None = Field(None, description="answer to a task waiting for approval")
+    always_allow: bool | None = Field(None, description="with approve=true: never ask this user again for the tool")
     session_id: str | None = Field(None, min_length=1, max_length=200, description="append to this session")
     msg_id: str | None = Field(None, min_length=1, max_length=200)
     stream: bool = Field(False, description="answer as server-sent events: the task's events, then the reply")
@@ -63,6 +64,7 @@ class MessageBody(_Body):
 class AnswerBody(_Body):
     parameters: dict[str, Any] | None = None
     approve: bool | None = None
+    always_allow: bool | None = None
     content: str = Field("", max_length=100_000)
     session_id: str | None = Field(None, min_length=1, max_length=200)
 
@@ -178,7 +180,8 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     async def send_message(body: MessageBody, who: Who, request: Request):
         who_ = body_caller(who, request, body.user_id)
         message = Message(content=body.content, task_id=body.task_id, parameters=body.parameters,
-                          approve=body.approve, session_id=body.session_id, msg_id=body.msg_id)
+                          approve=body.approve, always_allow=body.always_allow, session_id=body.session_id,
+                          msg_id=body.msg_id)
         msg = await service.accept(who_, message)  # bad input is refused before any stream begins
         if body.stream:
             return StreamingResponse(_sse_message(service.stream(who_, message, msg), metrics),
@@ -206,7 +209,8 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         if body.parameters is None and body.approve is None and not body.content.strip():
             raise APIError(422, "invalid_request", "give 'parameters', 'approve' or 'content'", field="parameters")
         return await service.send(who, Message(content=body.content, task_id=task_id, parameters=body.parameters,
-                                               approve=body.approve, session_id=body.session_id))
+                                               approve=body.approve, always_allow=body.always_allow,
+                                               session_id=body.session_id))
 
     @app.post("/v1/tasks/{task_id}/cancel", tags=["tasks"], summary="Cancel an unfinished task")
     async def cancel_task(task_id: Id, who: As) -> dict:

@@ -64,6 +64,7 @@ class Message:
     task_id: str | None = None
     parameters: dict | None = None
     approve: bool | None = None
+    always_allow: bool | None = None
     session_id: str | None = None
     msg_id: str | None = None
 
@@ -151,7 +152,8 @@ class FloraService:
         if message.task_id is not None:
             self.task(caller, message.task_id)
         fields = {k: v for k, v in (("task_id", message.task_id), ("parameters", message.parameters),
-                                    ("approve", message.approve), ("msg_id", message.msg_id),
+                                    ("approve", message.approve), ("always_allow", message.always_allow),
+                                    ("msg_id", message.msg_id),
                                     ("session_id", message.session_id)) if v is not None}
         return m.user_input(user_id=caller.user_id, tenant_id=caller.tenant_id, content=message.content,
                             channel="http", **fields)

@@ -9,6 +9,11 @@ Exceptions::
     CapabilityError            a capability could not do its work (shown to the user)
     └── CapabilityInputError   the parameters were accepted by the schema but are still
                                unusable (bad URL, rejected key): the user is asked again
+
+    TaskPause                  not a failure: the capability cannot go on without the person;
+    │                          the task pauses and the handler runs again on the answer
+    ├── ApprovalRequired       one call of a tool needs the person's yes first
+    └── InputRequired          a value only the person can give (a question to put to them)
 """
 
 from __future__ import annotations
@@ -41,6 +46,29 @@ class CapabilityInputError(CapabilityError):
         self.parameter = parameter
 
 
+class TaskPause(Exception):
+    """A capability stops for the person (not a failure). The handler must be re-entrant: it
+    keeps what it did with the task (the store) and is called again once the person answers."""
+
+
+class ApprovalRequired(TaskPause):
+    """``tool`` is to be called with ``arguments`` and that needs the person's yes.
+    ``call_id`` names this one call: the yes is for it, and the next call asks again."""
+
+    def __init__(self, tool: str, arguments: dict, call_id: str, description: str = ""):
+        super().__init__(f"{tool} needs approval")
+        self.tool, self.arguments, self.call_id, self.description = tool, dict(arguments), call_id, description
+
+
+class InputRequired(TaskPause):
+    """Only the person can say: the task asks ``question`` and waits; the answer comes back
+    to the handler as the parameter ``parameter``."""
+
+    def __init__(self, parameter: str, question: str):
+        super().__init__(question)
+        self.parameter, self.question = parameter, question
+
+
 @dataclass
 class ExecutionContext:
     """What a running capability may know about the task it serves.
@@ -68,6 +96,8 @@ class ExecutionContext:
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("flora.capability"))
     instruction: str = ""
     store: Any = None  # the TaskStore, for cancelled(); None outside a running Flora
+    events: Any = None  # the EventBus; None outside a running Flora
+    request: str = ""
 
     def cancelled(self) -> bool:
         """Whether the task was cancelled meanwhile (read from the store: the cancel may come
@@ -108,6 +138,11 @@ class CapabilitySpec:
     routable: bool = True  # False: run only when Flora itself asks (chat replies, help)
     examples: tuple[str, ...] = ()  # sample requests; they teach the model router this capability
     reads_instruction: bool = False  # True: it honours ExecutionContext.instruction itself
+    agent_tool: bool | None = None  # offered to the agent loop as a tool; None: when it is routable
+
+    @property
+    def offered_to_agent(self) -> bool:
+        return self.routable if self.agent_tool is None else self.agent_tool
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.replace("_", "").replace(".", "").isalnum():
@@ -213,6 +248,7 @@ def capability(
     routable: bool = True,
     examples: tuple[str, ...] | list[str] = (),
     reads_instruction: bool = False,
+    agent_tool: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as an executable capability.
 
@@ -232,6 +268,7 @@ def capability(
             routable=routable,
             examples=tuple(examples),
             reads_instruction=reads_instruction,
+            agent_tool=agent_tool,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

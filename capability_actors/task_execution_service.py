@@ -19,7 +19,10 @@ from __future__ import annotations
 import logging
 import time
 
-from capabilities.base import DESCRIPTION_IN, CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext
+from capabilities.base import (
+    DESCRIPTION_IN, ApprovalRequired, CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext,
+    InputRequired,
+)
 from capabilities.cognition import cues
 from capabilities.cognition.chat import ChatResponder
 from capabilities.cognition.intent_router import Intent, IntentRouter, Pending, choices, reply_language
@@ -30,7 +33,7 @@ from capabilities.context.conversation_manager import ConversationManager, ask_m
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_planner import DEFAULT_MAX_STEPS, TaskPlanner
-from capabilities.routing.task_router import TaskRouter
+from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
 from common import messages as m
 from common.cluster import current_node
 from common.i18n import language_of, say
@@ -46,6 +49,7 @@ from events.event_types import EventType
 log = logging.getLogger("flora.execution")
 
 SOURCE = "ExecutionActor"
+APPROVAL_META = "approval"  # task.meta while a task waits for the yes to one call: {call_id, tool, arguments}
 TIME_PARAMETER = "time"
 TIME_DESCRIPTION = "when to run it: 15:30, tomorrow at 9:00, every day at 9:00, every Monday at 10:00, in 20 minutes"
 TIME_DESCRIPTION_ZH = "什么时候运行：15:30、明天9点、每天9点、每周一10点、20分钟后"
@@ -248,29 +252,44 @@ class TaskExecutionService:
             missing += asked
         if missing:
             return self._pause(tenant, task_id, spec, missing, check.values)
-        if spec.approval_needed(check.values) and not task.approved and spec.name not in self._auto_approved():
+        if spec.approval_needed(check.values) and not task.approved and not self._waived(task, spec.name):
             return self._pause(tenant, task_id, spec, [], check.values, kind=WAITING_APPROVAL)
+        # a yes to one call of a tool (the agent's) holds for that call only: it is handed on and spent
+        call = task.meta.get(APPROVAL_META)
+        approved_call = call["call_id"] if call and task.approved else None
+        meta = {k: v for k, v in task.meta.items() if k != APPROVAL_META} | {"node": self._node()}
         try:
             task = self._events.transition(
                 tenant, task_id, RUNNING, source=SOURCE, data={"capability": capability},
                 event_type=EventType.TASK_RESUMED if resumed else EventType.TASK_STARTED,
                 expect=None if resumed or not task.meta.get("run") else (CREATED,),
-                parameters=check.values, missing=[], meta={**task.meta, "node": self._node()})
+                parameters=check.values, missing=[], meta=meta,
+                **({"approved": False} if call else {}))
         except InvalidTransition as exc:
             return _failed(tenant, task_id, capability, "conflict", str(exc))
         if loop is not None:
             return self._register_loop(task, spec, check.values, loop)
         run = task.meta.get("run") or {}
+        meta = {k: run[k] for k in ("loop_task_id", "run_key") if k in run}
+        meta.update({k: task.meta[k] for k in ("allowed_capabilities",) if k in task.meta})
+        if approved_call:
+            meta["approved_call"] = approved_call
         context = ExecutionContext(task_id=task_id, user_id=task.user_id, tenant_id=tenant, config=self._config,
                                    settings=self._settings(capability), llm=self._llm, registry=self._registry,
-                                   meta={**{k: run[k] for k in ("loop_task_id", "run_key") if k in run},
-                                         **({"allowed_capabilities": list(allowed)} if isinstance(allowed, list)
-                                            else {})},
-                                   logger=logging.getLogger(f"flora.capability.{capability}"),
-                                   instruction=task.meta.get("instruction", ""), store=self._store)
+                                   meta=meta, logger=logging.getLogger(f"flora.capability.{capability}"),
+                                   instruction=task.meta.get("instruction", ""), store=self._store,
+                                   events=self._events, request=task.content)
         started = time.perf_counter()
         try:
             result = spec.invoke(check.values, context)
+        except ApprovalRequired as exc:
+            return self._pause_for_call(task, spec, exc, check.values)
+        except InputRequired as exc:
+            values = {k: v for k, v in check.values.items() if k != exc.parameter}
+            # the answer to a question is free text, whatever words it uses
+            asked = [{"name": exc.parameter, "description": exc.question,
+                      "schema": {**spec.properties.get(exc.parameter, {"type": "string"}), REQUEST_TEXT: True}}]
+            return self._pause(tenant, task_id, spec, asked, values, question=exc.question)
         except CapabilityInputError as exc:
             values = {k: v for k, v in check.values.items() if k != exc.parameter}
             refused = [{"name": exc.parameter, "description": spec.describe_parameter(exc.parameter),
@@ -333,8 +352,27 @@ class TaskExecutionService:
     def _loops(self):
         return self._registry.get_capability("loop_tasks")
 
+    def _pause_for_call(self, task: TaskRecord, spec: CapabilitySpec, call: ApprovalRequired, values: dict) -> dict:
+        """A capability (the agent) is about to call a tool that needs the person's yes: the task
+        waits for approval of that one call, which the question shows exactly."""
+        try:
+            self._store.update_task(task.tenant_id, task.task_id, approved=False, meta={
+                **self._store.get_task(task.tenant_id, task.task_id).meta,
+                APPROVAL_META: {"call_id": call.call_id, "tool": call.tool, "arguments": call.arguments}})
+            self._conversation.pause_task_for_parameters(task.tenant_id, task.task_id, [], values,
+                                                         kind=WAITING_APPROVAL)
+        except (InvalidTransition, TaskNotFound) as exc:
+            return _failed(task.tenant_id, task.task_id, spec.name, "conflict", str(exc))
+        lang = language_of(task.content)
+        shown = ", ".join(f"{k}={m.preview(v, 200)}" for k, v in call.arguments.items()) or "-"
+        text = say(lang, "needs_approval", what=say(lang, "run_capability", capability=call.tool),
+                   description=call.description or call.tool, parameters=shown) + "\n" + say(lang, "always_hint")
+        return m.task_paused(msg_id=task.msg_id or m.new_id("msg"), task_id=task.task_id, message=text,
+                             missing_parameters=[], pause_kind=WAITING_APPROVAL, capability=spec.name,
+                             tool_call={"call_id": call.call_id, "tool": call.tool, "arguments": call.arguments})
+
     def _pause(self, tenant: str, task_id: str, spec: CapabilitySpec, missing: list, values: dict,
-               kind: str = WAITING_PARAMETERS) -> dict:
+               kind: str = WAITING_PARAMETERS, question: str = "") -> dict:
         try:
             task = self._conversation.pause_task_for_parameters(tenant, task_id, missing, values, kind=kind)
         except InvalidTransition as exc:
@@ -346,6 +384,8 @@ class TaskExecutionService:
                 say(lang, "run_capability", capability=spec.name)
             shown = ", ".join(f"{k}={m.preview(v, 80)}" for k, v in values.items())
             text = say(lang, "needs_approval", what=what, description=spec.description, parameters=shown)
+        elif question:  # the capability put its own question (the agent asking the person)
+            text = question
         else:
             text = ask_message(spec.name, missing, request=task.content)
         return m.task_paused(msg_id=task.msg_id or m.new_id("msg"), task_id=task_id, message=text,
@@ -374,6 +414,12 @@ class TaskExecutionService:
 
     def _auto_approved(self) -> set[str]:
         return set(self._config.capabilities.auto_approve) if self._config is not None else set()
+
+    def _waived(self, task: TaskRecord, capability: str) -> bool:
+        """No yes is asked: the configuration auto-approves the capability, or the person
+        always allows it."""
+        return capability in self._auto_approved() or \
+            capability in self._store.allowed_tools(task.tenant_id, task.user_id)
 
 
 def _failed(tenant: str, task_id: str, capability: str, error_type: str, error: str,

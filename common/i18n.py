@@ -55,6 +55,8 @@ _PHRASES: dict[str, dict[str, str]] = {
             "Reply yes to go ahead or no to cancel.",
         ZH: "在{what}之前请确认：{description}\n参数：{parameters}\n回复“是”继续，回复“不”取消。",
     },
+    "always_hint": {EN: "Reply “always” to allow this tool from now on without asking.",
+                    ZH: "回复“总是允许”，以后使用这个工具不再询问。"},
     "which_one": {EN: "Which one do you mean? Reply with the number:",
                   ZH: "你指的是哪一个？请回复编号："},
     "not_sure": {EN: "I'm not sure which of these you mean. Reply with the number:",

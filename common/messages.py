@@ -98,6 +98,7 @@ class UserInput(TypedDict):
     task_id: NotRequired[str]
     parameters: NotRequired[dict]
     approve: NotRequired[bool]
+    always_allow: NotRequired[bool]  # with approve: never ask again for this tool (per tenant and user)
     channel: NotRequired[str]
     session_id: NotRequired[str]  # the conversation this message belongs to (default: one per user and channel)
     stream: NotRequired[bool]  # send the reply's text as reply_chunk messages while it is written, then the reply
@@ -127,6 +128,7 @@ class TaskPaused(TypedDict):
     pause_kind: PauseKind
     capability: NotRequired[str]
     persona: NotRequired[str]  # the persona that answered (docs/personas.md)
+    tool_call: NotRequired[dict]  # waiting_approval of one tool call (the agent's): {call_id, tool, arguments}
 
 
 class TaskQueued(TypedDict):
@@ -730,9 +732,11 @@ def _build(cls: type, **fields: Any) -> dict:
 # --------------------------------------------------------------------------- constructors
 def user_input(*, user_id: str, content: str, msg_id: str | None = None, tenant_id: str | None = None,
                task_id: str | None = None, parameters: dict | None = None, approve: bool | None = None,
-               channel: str | None = None, session_id: str | None = None, stream: bool | None = None) -> UserInput:
+               channel: str | None = None, session_id: str | None = None, stream: bool | None = None,
+               always_allow: bool | None = None) -> UserInput:
     return _build(UserInput, user_id=user_id, content=content, msg_id=msg_id or new_id("msg"),
                   tenant_id=tenant_id, task_id=task_id, parameters=parameters, approve=approve,
+                  always_allow=always_allow,
                   channel=channel, session_id=session_id, stream=stream)  # type: ignore[return-value]
 
 
@@ -743,7 +747,7 @@ def task_completed(*, msg_id: str, task_id: str, message: str, result: Any,
 
 def task_paused(*, msg_id: str, task_id: str, message: str, missing_parameters: list[MissingParameter],
                 pause_kind: str = "waiting_parameters", capability: str | None = None,
-                persona: str | None = None) -> TaskPaused:
+                persona: str | None = None, tool_call: dict | None = None) -> TaskPaused:
     return _build(TaskPaused, **locals())  # type: ignore[return-value]
 
 

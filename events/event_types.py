@@ -32,6 +32,9 @@ class EventType(str, Enum):
     MEMORY_FORGOTTEN = "MEMORY_FORGOTTEN"  # data: memory_ids, or all and count
     # personas (docs/personas.md), on the task id of the message's work
     PERSONA_SELECTED = "PERSONA_SELECTED"  # data: persona, how (rule | auto | template | default), rule, capabilities
+    # the agent loop (capability ``agent``): one pair per tool call, on the agent's task
+    TOOL_CALLED = "TOOL_CALLED"  # data: call_id, step, tool, arguments
+    TOOL_RESULT = "TOOL_RESULT"  # data: call_id, step, tool, ok, result (a preview) or error, elapsed_ms
 
 
 # The event each task state publishes when a task enters it.

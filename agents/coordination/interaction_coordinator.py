@@ -145,7 +145,7 @@ class InteractionCoordinator:
                 return [("reply", m.task_paused(msg_id=msg_id, task_id=d.task_id, message=d.message,
                                                 missing_parameters=d.missing, capability=d.capability))]
             return [("reply", m.chat_reply(msg_id=msg_id, message=d.message, intent=d.intent or "chat"))]
-        said = {k: msg.get(k) for k in ("content", "task_id", "parameters", "approve")}
+        said = {k: msg.get(k) for k in ("content", "task_id", "parameters", "approve", "always_allow")}
         if d.action in ("parameter_completion", "resume_draft"):
             self.waiting[msg_id] = Waiting(tenant, user, msg["content"], d.task_id, self._deadline(),
                                            conversation, said)

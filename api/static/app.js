@@ -410,7 +410,7 @@
     if (msg.parameters && typeof msg.parameters === "object") {
       return Object.entries(msg.parameters).map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(", ");
     }
-    if (msg.approve === true) return "Approved";
+    if (msg.approve === true) return msg.always_allow ? "Always allowed" : "Approved";
     if (msg.approve === false) return "Rejected";
     return "(answer)";
   }
@@ -512,8 +512,11 @@
       case "task_paused": {
         body.append(h("div", { class: "reply-text" }, text));
         if (reply.pause_kind === "waiting_approval") {
+          if (reply.tool_call) body.append(h("pre", { class: "tool-call" }, toolCallText(reply.tool_call)));
           const actions = h("div", { class: "actions approval" },
             h("button", { class: "approve-button primary", type: "button", onclick: () => answerApproval(el, reply, true) }, "Approve"),
+            reply.tool_call ? h("button", { class: "always-button", type: "button",
+              onclick: () => answerApproval(el, reply, true, true) }, "Always allow " + reply.tool_call.tool) : null,
             h("button", { class: "reject-button", type: "button", onclick: () => answerApproval(el, reply, false) }, "Reject"));
           body.append(actions);
         } else {
@@ -624,10 +627,32 @@
     return form;
   }
 
-  function answerApproval(msgEl, reply, approve) {
+  function answerApproval(msgEl, reply, approve, always = false) {
     if (state.busy) { toast("Wait for the current answer first.", "info"); return; }
     markAnswered(msgEl);
-    sendMessage({ task_id: reply.task_id, approve, content: "" }, approve ? "Approved" : "Rejected");
+    const payload = { task_id: reply.task_id, approve, content: "" };
+    if (always) payload.always_allow = true;
+    sendMessage(payload, always ? "Always allowed" : approve ? "Approved" : "Rejected");
+  }
+
+  /** A tool call of the agent as one line: tool(arguments), or its outcome. */
+  function toolCallText(data) {
+    const args = data.arguments ? JSON.stringify(data.arguments) : "";
+    return `${data.tool}(${args.length > 200 ? args.slice(0, 199) + "…" : args})`;
+  }
+
+  function toolResultText(data) {
+    const said = data.ok ? (data.result || "") : (data.error || "");
+    const short = said.length > 200 ? said.slice(0, 199) + "…" : said;
+    return `${data.tool} ${data.ok ? "ok" : "failed"} in ${Math.round(data.elapsed_ms || 0)} ms: ${short}`;
+  }
+
+  /** What a progress line or a timeline entry says beside its event type. */
+  function eventSummary(ev) {
+    const data = ev.data || {};
+    if (ev.event_type === "TOOL_CALLED") return "→ " + toolCallText(data);
+    if (ev.event_type === "TOOL_RESULT") return "← " + toolResultText(data);
+    return "";
   }
 
   // ---------------------------------------------------------------- sending
@@ -667,8 +692,10 @@
       if (ctype.includes("text/event-stream")) {
         await readEventStream(res, ({ event, data }) => {
           if (event === "flora_event" && data && typeof data === "object") {
+            const said = eventSummary(data);
             progress.append(h("li", { class: "progress-line", dataset: { eventType: data.event_type || "" } },
               h("span", { class: "progress-type" }, data.event_type || "event"),
+              said ? h("span", { class: "progress-tool" }, said) : null,
               h("span", { class: "progress-time" }, fmtTime(data.created_at))));
             scrollToEnd();
           } else if (event === "reply") {
@@ -940,6 +967,7 @@
         h("span", { class: "event-type" }, ev.event_type || "event"),
         h("span", { class: "event-time" }, fmtTime(ev.created_at, true))),
       ev.source ? h("div", { class: "event-source" }, "from " + ev.source) : null,
+      eventSummary(ev) ? h("div", { class: "event-tool" }, eventSummary(ev)) : null,
       data ? (json.length > 160
         ? h("details", { class: "event-data" }, h("summary", {}, "data"), h("pre", {}, json))
         : h("pre", { class: "event-data" }, json)) : null);

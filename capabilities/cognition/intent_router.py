@@ -52,6 +52,7 @@ HISTORY_TURNS = 4  # earlier messages shown to the understanding step
 HISTORY_CHARS = 600
 EXAMPLES_PER_CAPABILITY = 2
 CLAIMED = 3.0  # a keyword score at which an installed capability clearly claims a message (its name, two keywords)  # worked examples from each capability's own (often one English, one Chinese)
+AGENT = "agent"  # the capability that calls the others as tools (capabilities/agent)
 ROUTES = ("chat", "plan", "status", "command", "unsupported", "clarify", "answer")  # beside the capabilities' names
 
 
@@ -190,6 +191,9 @@ class IntentRouter:
             kind = "chat"
         if kind == "answer":
             return Intent("answer", pending.capability, source="llm")
+        if capability == AGENT and AGENT in names:  # the tool-using loop: it finds out itself what it can do
+            spec = next(s for s in specs if s.name == AGENT)
+            return Intent("task", AGENT, self._router.extract_parameters(spec, text), source="llm")
         if kind != "answer" and cues.needs_the_world(text) \
                 and not cues.asks_about_flora(text) and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # only a capability could know or do it: never made up

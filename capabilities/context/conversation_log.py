@@ -67,7 +67,8 @@ class ConversationLog:
         """Keep one turn: the person's message and Flora's reply."""
         now = time.time()
         asked = {"role": "user", "content": said.get("content", ""), "at": now}
-        asked.update({k: said[k] for k in ("task_id", "parameters", "approve") if said.get(k) is not None})
+        asked.update({k: said[k] for k in ("task_id", "parameters", "approve", "always_allow")
+                      if said.get(k) is not None})
         answered = {"role": "assistant", "content": m.reply_text(reply), "reply": reply, "at": time.time()}
         title = (str(said.get("content", "")).strip() or "Conversation")[:TITLE_LENGTH]
         try:

@@ -39,6 +39,9 @@ log = logging.getLogger("flora.conversation")
 REQUEST_SHOWN = 80  # of the person's request, what a question repeats back
 
 _APPROVE = {"yes", "y", "approve", "approved", "ok", "okay", "go", "go ahead", "do it", "同意", "批准", "是", "好", "可以", "确认"}
+# yes, and never ask again for this tool (per tenant and user)
+_ALWAYS = {"always", "always allow", "always allow it", "always yes", "yes always", "yes, always", "allow always",
+           "总是允许", "始终允许", "一直允许", "永远允许", "以后都允许", "总是同意", "总是"}
 _REJECT = {"no", "n", "reject", "deny", "stop", "cancel", "don't", "不", "不要", "拒绝", "取消", "否"}
 
 
@@ -85,7 +88,7 @@ class ConversationManager:
         text = msg.get("content", "")
         if msg.get("task_id"):
             return self._answer_named_task(tenant, user, msg["task_id"], text, msg.get("parameters"),
-                                           msg.get("approve"))
+                                           msg.get("approve"), bool(msg.get("always_allow")))
         remembered = cues.memory_command(text)
         if remembered is not None:  # "what do you remember about me?", "忘掉我住在上海"
             return Decision("memory", intent=remembered[0], content=remembered[1])
@@ -118,7 +121,7 @@ class ConversationManager:
         return [t for t in self._store.paused_tasks(tenant, user) if not t.meta.get("parent")]
 
     def _answer_named_task(self, tenant: str, user: str, task_id: str, text: str,
-                           parameters: dict | None, approve: bool | None) -> Decision:
+                           parameters: dict | None, approve: bool | None, always_allow: bool = False) -> Decision:
         task = self._store.get_task(tenant, task_id)
         if task is not None and task.meta.get("parent"):  # a plan's step: its plan takes the answer
             task_id = task.meta["parent"]
@@ -133,7 +136,7 @@ class ConversationManager:
             verdict = approve if approve is not None else _verdict(text)
             if verdict is None:
                 return _error("invalid_parameter", "Please answer yes or no (or send approve=true/false).", task_id)
-            return self._decide_approval(task, verdict)
+            return self._decide_approval(task, verdict, always=verdict and (always_allow or _always(text)))
         values = parameters if parameters is not None else answers.answer_values(
             text, _names(task.missing), _schemas(task.missing))
         if not values:
@@ -170,7 +173,7 @@ class ConversationManager:
         approvals = [t for t in paused if t.state == WAITING_APPROVAL]
         verdict = _verdict(text)
         if approvals and verdict is not None and len(paused) == 1:
-            return self._decide_approval(approvals[0], verdict)
+            return self._decide_approval(approvals[0], verdict, always=_always(text))
         waiting = [t for t in paused if t.state == WAITING_PARAMETERS]
         named = [t for t in waiting if answers.named_values(text, _names(t.missing))]
         if len(named) == 1:
@@ -267,8 +270,14 @@ class ConversationManager:
         return Decision("parameter_completion", task_id=task_id, parameters=values, needs_backend=True,
                         capability=task.capability)
 
-    def _decide_approval(self, task: TaskRecord, approved: bool) -> Decision:
+    def _decide_approval(self, task: TaskRecord, approved: bool, *, always: bool = False) -> Decision:
+        """Yes (``always``: and never ask this person again for the tool: the one call waiting,
+        or the task's capability) resumes the task; no cancels it."""
         if approved:
+            if always:
+                tool = (task.meta.get("approval") or {}).get("tool") or task.capability
+                self._store.allow_tool(task.tenant_id, task.user_id, tool)
+                log.info("tool always allowed tenant_id=%s user_id=%s tool=%s", task.tenant_id, task.user_id, tool)
             self._store.update_task(task.tenant_id, task.task_id, approved=True)
             return Decision("parameter_completion", task_id=task.task_id, needs_backend=True,
                             capability=task.capability)
@@ -369,11 +378,15 @@ def _pick(text: str, options: list[Option]) -> Option | None:
 
 def _verdict(text: str) -> bool | None:
     key = text.strip().strip(".!。！").lower()
-    if key in _APPROVE:
+    if key in _APPROVE or key in _ALWAYS:
         return True
     if key in _REJECT:
         return False
     return None
+
+
+def _always(text: str) -> bool:
+    return text.strip().strip(".!。！").lower() in _ALWAYS
 
 
 def _error(error_type: str, message: str, task_id: str | None = None) -> Decision:

@@ -127,8 +127,18 @@ def complete_json(llm: LLM, messages: list[dict], schema: dict, **kw: Any) -> di
     An invalid `schema` is a bug in the caller and raises jsonschema's
     SchemaError unchanged.
     """
-    validator_cls = jsonschema.validators.validator_for(schema)
-    validator_cls.check_schema(schema)
+    return complete_json_reply(llm, messages, schema, **kw)[0]
+
+
+def complete_json_reply(llm: LLM, messages: list[dict], schema: dict, *, check: dict | None = None,
+                        **kw: Any) -> tuple[dict, LLMReply]:
+    """`complete_json`, also returning the reply (its token counts). The output is
+    constrained by `schema` and validated against `check` (default: `schema`): a looser
+    `check` lets the caller explain finer errors itself (which tool's argument is wrong)."""
+    check = schema if check is None else check
+    for each in (schema, check):
+        jsonschema.validators.validator_for(each).check_schema(each)
+    validator_cls = jsonschema.validators.validator_for(check)
     reply = llm.complete(messages, json_schema=schema, **kw)
     text = reply.text.strip()
     try:
@@ -143,11 +153,11 @@ def complete_json(llm: LLM, messages: list[dict], schema: dict, **kw: Any) -> di
             f"{llm.name} replied with a JSON {type(value).__name__}, not an object",
             text=reply.text,
         )
-    error = jsonschema.exceptions.best_match(validator_cls(schema).iter_errors(value))
+    error = jsonschema.exceptions.best_match(validator_cls(check).iter_errors(value))
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "(root)"
         raise LLMOutputError(
             f"{llm.name} replied with JSON that fails the schema at {where}: {error.message}",
             text=reply.text,
         )
-    return value
+    return value, reply

@@ -12,6 +12,9 @@ exponential backoff and end in LLMUnavailable; any other 4xx is the request's
 fault and raises LLMRequestRejected at once with the server's own message.
 Streams are retried only until the response starts: a half-read stream has
 already been shown to someone.
+
+`complete_tools` uses the API's native function calling (``tools``, ``tool_calls``) for
+servers that support it; the agent uses it when ``agent.native_tools`` is on.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import json
 import logging
 import time
 from typing import Any, Iterator, Literal
+
+from dataclasses import dataclass, field
 
 import httpx
 
@@ -39,6 +44,18 @@ _RETRYABLE_TRANSPORT_ERRORS = (
     httpx.NetworkError,
     httpx.RemoteProtocolError,
 )
+
+
+@dataclass(frozen=True)
+class ToolCallReply:
+    """What a native function-calling completion produced: the calls the model made (each
+    ``(name, arguments as the JSON text the server sent)``), or its text when it made none."""
+
+    text: str
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 class OpenAICompatibleLLM:
@@ -100,6 +117,32 @@ class OpenAICompatibleLLM:
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
         )
+
+    def complete_tools(
+        self,
+        messages: list[dict],
+        tools: list[dict],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+    ) -> ToolCallReply:
+        """One completion offering ``tools`` (``{"name", "description", "parameters"}``, names
+        as the API allows: letters, digits, ``_`` and ``-``) the model may call."""
+        payload = self._payload(messages, max_tokens, temperature, None, stream=False)
+        payload["tools"] = [{"type": "function", "function": tool} for tool in tools]
+        payload["tool_choice"] = "auto"
+        response = self._send(payload, stream=False)
+        try:
+            data = response.json()
+            message = data["choices"][0]["message"]
+            calls = [(call["function"]["name"], call["function"].get("arguments") or "{}")
+                     for call in message.get("tool_calls") or []]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise LLMError(f"{self._url} answered 200 with an unexpected body: {exc!r}") from None
+        usage = data.get("usage") or {}
+        return ToolCallReply(text=message.get("content") or "", calls=calls, model=data.get("model") or self._model,
+                             prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                             completion_tokens=int(usage.get("completion_tokens") or 0))
 
     def stream(
         self,

@@ -206,6 +206,7 @@ PARAMETERS = {
     parameters=PARAMETERS,
     keywords=("whiteboard", "白板"),
     routable=False,  # written by a task's steps and the model, not asked for as a task of its own
+    agent_tool=True,  # the agent loop keeps its notes on the board
 )
 def update_whiteboard(context: ExecutionContext, facts: list | None = None, todo: list | None = None,
                       decisions: list | None = None, notes: list | None = None, done: list | None = None,
@@ -214,7 +215,7 @@ def update_whiteboard(context: ExecutionContext, facts: list | None = None, todo
         raise CapabilityError("The whiteboard needs Flora's task store, and this run has none.",
                               error_type="unavailable")
     board_id = task_board(context.store, context.tenant_id, context.task_id)
-    board = Whiteboard(context.store)
+    board = Whiteboard(context.store, context.events)
     try:
         change = board.write(context.tenant_id, board_id, facts=facts or (), todo=todo or (),
                              decisions=decisions or (), notes=notes or (), done=done or (), remove=remove or (),

@@ -69,9 +69,9 @@ def ask_experts(question: str, context: ExecutionContext, strategy: str | None =
     context.logger.info("experts answered task_id=%s strategy=%s opinions=%d", context.task_id,
                         answer.strategy, len(answer.opinions))
     if board_id:  # what the panel concluded is a decision the plan's later steps read
-        Whiteboard(context.store).write(context.tenant_id, board_id,
-                                        decisions=[f"Experts on \"{question}\": {answer.answer}"],
-                                        author=f"ask_experts:{context.task_id}", user_id=context.user_id)
+        Whiteboard(context.store, context.events).write(
+            context.tenant_id, board_id, decisions=[f"Experts on \"{question}\": {answer.answer}"],
+            author=f"ask_experts:{context.task_id}", user_id=context.user_id)
     return {"message": _message(answer), **answer.to_dict()}
 
 

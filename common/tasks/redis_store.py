@@ -25,6 +25,7 @@ keys share a slot)::
     <prefix>:{t}:chan:<c>:open           sorted set of its message keys not answered yet, by created_at
     <prefix>:{t}:chan:<c>:out            hash delivery_id -> a ChannelDelivery as JSON
     <prefix>:{t}:chan:<c>:outs           sorted set of the delivery ids, by created_at
+    <prefix>:{t}:allowed_tools:<user>    set of the tools the user always allows
     <prefix>:tenants                     set of the tenants that have tasks (count_by_state of all)
     <prefix>:event_seq                   counter: the newest event id, any tenant
 
@@ -531,6 +532,13 @@ class RedisTaskStore(TaskStore):
 
     def _channel_keys(self, tenant_id: str, channel: str) -> dict[str, str]:
         return {part: self._key(tenant_id, "chan", channel, part) for part in ("msg", "open", "out", "outs")}
+
+    # -- tools a person always allows ---------------------------------------------------
+    def allow_tool(self, tenant_id: str, user_id: str, tool: str) -> None:
+        self._redis.sadd(self._key(tenant_id, "allowed_tools", user_id), tool)
+
+    def allowed_tools(self, tenant_id: str, user_id: str) -> set[str]:
+        return set(self._redis.smembers(self._key(tenant_id, "allowed_tools", user_id)))
 
     def close(self) -> None:
         self._redis.close()

@@ -148,6 +148,13 @@ CREATE TABLE IF NOT EXISTS channel_deliveries (
     PRIMARY KEY (tenant_id, channel, delivery_id)
 );
 CREATE INDEX IF NOT EXISTS channel_deliveries_by_ref ON channel_deliveries (tenant_id, channel, ref, created_at);
+CREATE TABLE IF NOT EXISTS allowed_tools (
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, tool)
+);
 """
 # Columns added after a file was first created, applied to older files on open.
 MIGRATIONS = (("tasks", "meta", "TEXT NOT NULL DEFAULT '{}'"),)
@@ -499,6 +506,18 @@ class SQLiteTaskStore(TaskStore):
         with self._lock:
             rows = self._db.execute(query + " ORDER BY created_at, rowid LIMIT ?", (*args, limit)).fetchall()
         return [ChannelDelivery(**{k: r[k] for k in ChannelDelivery.__dataclass_fields__}) for r in rows]
+
+    # -- tools a person always allows ---------------------------------------------------
+    def allow_tool(self, tenant_id: str, user_id: str, tool: str) -> None:
+        with self._lock, immediate(self._db):
+            self._db.execute("INSERT OR IGNORE INTO allowed_tools (tenant_id, user_id, tool, created_at) "
+                             "VALUES (?, ?, ?, ?)", (tenant_id, user_id, tool, time.time()))
+
+    def allowed_tools(self, tenant_id: str, user_id: str) -> set[str]:
+        with self._lock:
+            rows = self._db.execute("SELECT tool FROM allowed_tools WHERE tenant_id=? AND user_id=?",
+                                    (tenant_id, user_id)).fetchall()
+        return {row["tool"] for row in rows}
 
     def close(self) -> None:
         with self._lock:

@@ -182,6 +182,15 @@ class TaskStore(ABC):
                            limit: int = 1000) -> list[ChannelDelivery]:
         """Outbound sends of the channel (those answering ``ref`` only, when given), oldest first."""
 
+    # -- tools a person always allows (no approval asked) ---------------------------
+    @abstractmethod
+    def allow_tool(self, tenant_id: str, user_id: str, tool: str) -> None:
+        """Remember that this person always allows ``tool`` (idempotent)."""
+
+    @abstractmethod
+    def allowed_tools(self, tenant_id: str, user_id: str) -> set[str]:
+        """The tools this person always allows."""
+
     def close(self) -> None:
         """Release connections."""
 

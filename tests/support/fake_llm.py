@@ -22,6 +22,7 @@ ROUTES = [
     (re.compile(r"add up|sum of|加起来", re.I), ("task", "add_numbers")),
     (re.compile(r"web ?page|website|网页", re.I), ("task", "http_request")),
     (re.compile(r"the thing|那个东西", re.I), ("task", "none")),  # a request it cannot place
+    (re.compile(r"use your tools|用工具", re.I), ("task", "agent")),
 ]
 
 
@@ -37,6 +38,8 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
         return _facts(request)
     if json_schema is not None and json_schema.get("title") == "Persona":
         return _persona(messages, json_schema)
+    if json_schema is not None and json_schema.get("title") == "Agent step":
+        return agent_step(messages)
     if json_schema is None:
         reply = f"(test model) you said: {request.removeprefix('Request: ').removesuffix(chr(10) + 'JSON:')}"
         remembered = [m["content"].split("\n", 1)[1] for m in messages[:-1] if m["role"] == "system"
@@ -118,3 +121,56 @@ def _facts(prompt: str) -> dict:
             facts.append({"fact": clause, "subject": " ".join(clause.split()[1:3]) or clause[:4], "kind": "other",
                           "confidence": 1.0})
     return {"facts": facts}
+
+
+# -- the agent's steps ---------------------------------------------------------------------
+# A request the agent knows (a phrase in it) -> its steps, in order. A step is a tool call,
+# the final answer, a question, or a raw reply (text the loop must refuse); a function of the
+# results so far computes a step from what the tools returned.
+AGENT_SCRIPTS: list[tuple[re.Pattern, list]] = [
+    (re.compile(r"total of (\d+) plus (\d+)", re.I), [
+        lambda said, results: {"tool": "add_numbers", "arguments": {"a": int(said.group(1)), "b": int(said.group(2))}},
+        lambda said, results: {"tool": "echo", "arguments": {"text": str(json.loads(results[0])["sum"])}},
+        lambda said, results: {"final": f"The sum is {json.loads(results[1])['text']}."}]),
+    (re.compile(r"write notes (\w+) and (\w+)", re.I), [
+        lambda said, results: {"tool": "write_note", "arguments": {"name": said.group(1), "text": "first"}},
+        lambda said, results: {"tool": "write_note", "arguments": {"name": said.group(2), "text": "second"}},
+        lambda said, results: {"final": "Both notes are written."}]),
+    (re.compile(r"mark then ask", re.I), [
+        lambda said, results: {"tool": "count_mark", "arguments": {"label": "one"}},
+        lambda said, results: {"ask": "Which label should the next mark have?"},
+        lambda said, results: {"tool": "count_mark", "arguments": {"label": results[-1]}},
+        lambda said, results: {"final": f"Marked one and {results[-2]}."}]),
+    (re.compile(r"wait until cancelled", re.I), [
+        lambda said, results: {"tool": "wait_for_cancel", "arguments": {"seconds": 60}},
+        lambda said, results: {"final": "waited"}]),
+    (re.compile(r"stumble then add", re.I), [
+        lambda said, results: "this is not json at all",
+        lambda said, results: {"tool": "rm_rf", "arguments": {"path": "/"}},
+        lambda said, results: {"tool": "add_numbers", "arguments": {"a": "two", "b": 3}},
+        lambda said, results: {"tool": "add_numbers", "arguments": {"a": 2, "b": 3}},
+        lambda said, results: {"final": "Recovered: the sum is 5."}]),
+]
+
+
+def agent_step(messages: list[dict]):
+    """The next step of a scripted agent run: which request (the first person's turn), and how
+    many steps were taken (the model's earlier turns) pick it; each tool's result (or the
+    person's answer) is handed to the step functions, newest last."""
+    request = messages[1]["content"]
+    taken = sum(1 for turn in messages[2:] if turn["role"] == "assistant")
+    results = [_told(turn["content"]) for turn in messages[2:] if turn["role"] == "user"]
+    for pattern, steps in AGENT_SCRIPTS:
+        said = pattern.search(request)
+        if said:
+            return steps[min(taken, len(steps) - 1)](said, results)
+    return {"final": f"(test model) no tools needed for: {request}"}
+
+
+def _told(content: str) -> str:
+    """What a tool returned or the person answered, from the turn that tells the model."""
+    if content.startswith("Result of "):
+        return content.split("\n", 1)[1]
+    if content.startswith("The person answered: "):
+        return content.removeprefix("The person answered: ")
+    return content

@@ -1,0 +1,393 @@
+"""AgentLoop: the model proposes a tool call, Flora checks it, runs it, shows the model the
+result, until the model answers or a budget runs out.
+
+The loop keeps nothing in memory between runs: each step is written to the task's
+transcript (:mod:`capabilities.agent.transcript`) before and after it happens, so the
+handler can be called again after any pause, restart or move to another node and go on
+from the last entry; a call already run is never run twice.
+
+It stops for the person by raising (:class:`~capabilities.base.TaskPause`):
+``ApprovalRequired`` before a call whose tool needs a yes (each such call asks again, unless
+the tool is auto-approved in config or the person always allows it), ``InputRequired`` when
+the model asks for a value only the person knows. Ends:
+
+- an answer from the model (``final``);
+- a budget spent: ``max_steps`` calls, ``max_seconds`` of running time, ``max_tokens`` of
+  model tokens, ``max_invalid`` unusable replies in a row; the reply then says so and what
+  was done so far;
+- the task cancelled: ``CapabilityError(error_type="cancelled")`` between calls.
+
+What a tool does wrong (a failure, a refused value, a crash) is data for the model, never
+an end of the loop; a model back end that is down is a retryable ``CapabilityError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from jsonschema import Draft202012Validator
+
+from capabilities.agent import prompt
+from capabilities.agent.native import step as native_step
+from capabilities.agent.transcript import (
+    APPROVED, AWAITING_APPROVAL, DONE, PROPOSED, STARTED, Transcript, TranscriptKeeper,
+)
+from capabilities.base import (
+    ApprovalRequired, CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext, InputRequired,
+)
+from capabilities.llm.base import LLMError, LLMOutputError, LLMUnavailable, complete_json_reply
+from common.i18n import language_of
+from events.event_types import EventType
+
+log = logging.getLogger("flora.agent")
+
+NAME = "agent"
+ANSWER = "answer"  # the agent's parameter that carries the person's answer to its question
+SOURCE = "agent"
+EVENT_PREVIEW_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Budgets:
+    max_steps: int = 8
+    max_seconds: float = 300.0
+    max_tokens: int = 20_000
+    max_invalid: int = 3
+    max_result_chars: int = 2000
+    reply_tokens: int = 512
+    native_tools: bool = False  # the back end's own function calling, where it has it
+
+    @classmethod
+    def from_config(cls, agent) -> "Budgets":
+        return cls(max_steps=agent.max_steps, max_seconds=agent.max_seconds, max_tokens=agent.max_tokens,
+                   max_invalid=agent.max_invalid, max_result_chars=agent.max_result_chars,
+                   reply_tokens=agent.reply_tokens, native_tools=agent.native_tools)
+
+
+class ToolBox:
+    """The capabilities the loop may call: the configured ones (``agent.tools``; empty: every
+    executable offered to agents — the routable ones, and those such as ``update_whiteboard``
+    that declare ``agent_tool``), never the agent itself, and only those a persona allows
+    (``allowed_capabilities``) when it says."""
+
+    def __init__(self, specs: list[CapabilitySpec]):
+        self._tools = {s.name: s for s in specs if s.name != NAME}
+
+    @classmethod
+    def from_registry(cls, registry, *, configured: list[str] | None = None,
+                      allowed: list[str] | None = None) -> "ToolBox":
+        specs = list(registry.executables())
+        specs = [s for s in specs if s.name in configured] if configured else [s for s in specs if s.offered_to_agent]
+        if allowed is not None:
+            specs = [s for s in specs if s.name in allowed]
+        return cls(specs)
+
+    @property
+    def tools(self) -> list[CapabilitySpec]:
+        return list(self._tools.values())
+
+    def get(self, name: str) -> CapabilitySpec | None:
+        return self._tools.get(name)
+
+
+class Approvals:
+    """Whether a call needs the person's yes: its tool says so for these arguments, and neither
+    the configuration (``capabilities.auto_approve``) nor the person ("always allow") waived it."""
+
+    def __init__(self, auto_approved: set[str] = frozenset(), always_allowed: Callable[[], set[str]] = set):
+        self._auto = set(auto_approved)
+        self._always = always_allowed
+
+    def needed(self, spec: CapabilitySpec, arguments: dict) -> bool:
+        if not spec.approval_needed(arguments) or spec.name in self._auto:
+            return False
+        return spec.name not in self._always()
+
+
+class AgentLoop:
+    def __init__(self, *, llm, tools: ToolBox, context: ExecutionContext, budgets: Budgets = Budgets(),
+                 approvals: Approvals | None = None, keeper: TranscriptKeeper | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self._llm = llm
+        self._tools = tools
+        self._context = context
+        self._budgets = budgets
+        self._approvals = approvals or Approvals()
+        self._keeper = keeper or TranscriptKeeper(context.store, context.tenant_id, context.task_id)
+        self._clock = clock
+        self._mark = clock()
+
+    # -- the loop ------------------------------------------------------------------------
+    def run(self, request: str, *, approved_call: str | None = None, answer: str | None = None) -> dict:
+        """Go on with the task from its transcript; returns the agent's result."""
+        self._mark = self._clock()
+        transcript = self._keeper.load(request)
+        if transcript.final is not None:  # finished before (a message delivered twice)
+            return self._result(transcript)
+        self._take_up(transcript, approved_call, answer)
+        while True:
+            self._check_cancelled()
+            stop = self._spent(transcript)
+            if stop is not None:
+                return self._stop(transcript, stop)
+            step = self._propose(transcript)
+            if step is None:
+                continue  # an unusable reply, written down; the model sees the error next time
+            if "final" in step:
+                transcript.final = step["final"].strip() or "-"
+                self._save(transcript)
+                return self._result(transcript)
+            if "ask" in step:
+                transcript.add_ask(step["ask"].strip())
+                self._save(transcript)
+                raise InputRequired(ANSWER, step["ask"].strip())
+            entry = transcript.add_call(step["tool"], step["arguments"])
+            self._perform(transcript, entry, approved_call)
+
+    def _take_up(self, transcript: Transcript, approved_call: str | None, answer: str | None) -> None:
+        """Finish what the last run left: an answer to record, a call to run or to report as
+        interrupted."""
+        last = transcript.last
+        if last is None:
+            return
+        if last["kind"] == "ask" and last.get("answer") is None:
+            if answer is None or not str(answer).strip():
+                raise InputRequired(ANSWER, last["question"])
+            last["answer"] = str(answer).strip()
+            self._save(transcript)
+        elif last["kind"] == "call" and last["status"] == STARTED:  # its process died while it ran
+            last.update(status=DONE, ok=None)
+            self._save(transcript)
+        elif last["kind"] == "call" and last["status"] in (PROPOSED, AWAITING_APPROVAL, APPROVED):
+            self._perform(transcript, last, approved_call)
+
+    def _spent(self, transcript: Transcript) -> str | None:
+        b = self._budgets
+        if transcript.invalid_in_a_row() >= b.max_invalid:
+            return "invalid"
+        if transcript.steps >= b.max_steps:
+            return "steps"
+        if transcript.seconds + self._clock() - self._mark >= b.max_seconds:
+            return "seconds"
+        if transcript.tokens >= b.max_tokens:
+            return "tokens"
+        return None
+
+    # -- the model -----------------------------------------------------------------------
+    def _propose(self, transcript: Transcript) -> dict | None:
+        """The model's next step, checked; None when it was unusable (written down as such)."""
+        try:
+            proposal = propose(self._llm, self._tools, transcript, self._budgets, native=self._budgets.native_tools)
+        except LLMUnavailable as exc:
+            raise CapabilityError(f"The model is not available: {exc}", retryable=True,
+                                  error_type="unavailable") from exc
+        except LLMError as exc:
+            raise CapabilityError(f"The model refused the request: {exc}") from exc
+        transcript.tokens += proposal.tokens
+        if proposal.error is not None:
+            transcript.add_invalid(proposal.text, proposal.error)
+            self._save(transcript)
+            return None
+        return proposal.step
+
+    # -- a call --------------------------------------------------------------------------
+    def _perform(self, transcript: Transcript, entry: dict, approved_call: str | None) -> None:
+        spec = self._tools.get(entry["tool"])
+        if spec is None:  # no longer allowed (config or persona changed while it waited)
+            entry.update(status=DONE, ok=False, error=f"{entry['tool']} may not be used here")
+            self._save(transcript)
+            return
+        if entry["status"] in (PROPOSED, AWAITING_APPROVAL):
+            if entry["call_id"] == approved_call or not self._approvals.needed(spec, entry["arguments"]):
+                entry["status"] = APPROVED
+            else:
+                entry["status"] = AWAITING_APPROVAL
+                self._save(transcript)
+                raise ApprovalRequired(spec.name, entry["arguments"], entry["call_id"],
+                                       spec.describe(language_of(transcript.request)))
+        entry["status"] = STARTED
+        self._save(transcript)  # before the tool runs: a crash from here on never runs it twice
+        step = transcript.steps
+        self._publish(EventType.TOOL_CALLED, {"call_id": entry["call_id"], "step": step, "tool": spec.name,
+                                              "arguments": entry["arguments"]})
+        started = time.perf_counter()
+        ok, value = self._invoke(spec, entry["arguments"])
+        elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
+        shown = prompt.preview(value, self._budgets.max_result_chars)
+        entry.update(status=DONE, ok=ok, elapsed_ms=elapsed_ms, **({"result": shown} if ok else {"error": shown}))
+        self._save(transcript)
+        data = {"call_id": entry["call_id"], "step": step, "tool": spec.name, "ok": ok, "elapsed_ms": elapsed_ms}
+        data["result" if ok else "error"] = shown[:EVENT_PREVIEW_CHARS]
+        self._publish(EventType.TOOL_RESULT, data)
+        log.info("tool done task_id=%s tool=%s ok=%s elapsed_ms=%.1f", self._context.task_id, spec.name, ok,
+                 elapsed_ms)
+
+    def _invoke(self, spec: CapabilitySpec, arguments: dict) -> tuple[bool, object]:
+        """Run one tool; its failure is data for the model. A cancel ends the loop."""
+        context = self._tool_context(spec)
+        try:
+            return True, spec.invoke(arguments, context)
+        except CapabilityInputError as exc:
+            return False, f"the value of {exc.parameter!r} was refused: {exc}"
+        except CapabilityError as exc:
+            if exc.error_type == "cancelled":
+                raise
+            return False, f"{exc.error_type}: {exc}"
+        except (ApprovalRequired, InputRequired) as exc:  # a tool that itself needs the person: not supported
+            return False, f"{spec.name} cannot be used by the agent ({type(exc).__name__})"
+        except Exception as exc:  # a tool's bug: reported to the model, the loop goes on
+            log.exception("tool raised task_id=%s tool=%s", self._context.task_id, spec.name)
+            return False, f"{spec.name} crashed: {exc!r}"
+
+    def _tool_context(self, spec: CapabilitySpec) -> ExecutionContext:
+        config = self._context.config
+        settings = dict(config.capabilities.settings.get(spec.name, {})) if config is not None else {}
+        return dataclasses.replace(self._context, settings=settings, instruction="",
+                                   logger=logging.getLogger(f"flora.capability.{spec.name}"))
+
+    # -- bookkeeping ---------------------------------------------------------------------
+    def _save(self, transcript: Transcript) -> None:
+        now = self._clock()
+        transcript.seconds += now - self._mark
+        self._mark = now
+        self._keeper.save(transcript)
+
+    def _check_cancelled(self) -> None:
+        if self._context.cancelled():
+            raise CapabilityError("The task was cancelled.", error_type="cancelled")
+
+    def _publish(self, event_type: EventType, data: dict) -> None:
+        events = self._context.events
+        if events is None:
+            return
+        data = {**data}
+        if "arguments" in data:
+            data["arguments"] = {k: prompt.preview(v, EVENT_PREVIEW_CHARS) if not isinstance(v, (int, float, bool))
+                                 else v for k, v in data["arguments"].items()}
+        events.publish_task_event(task_id=self._context.task_id, event_type=event_type, source=SOURCE,
+                                  tenant_id=self._context.tenant_id, user_id=self._context.user_id, data=data)
+
+    def _stop(self, transcript: Transcript, reason: str) -> dict:
+        transcript.stopped = reason
+        transcript.final = stopped_reply(transcript, reason, self._budgets)
+        self._save(transcript)
+        return self._result(transcript)
+
+    @staticmethod
+    def _result(transcript: Transcript) -> dict:
+        return {"message": transcript.final, "stopped": transcript.stopped,
+                "steps": [{k: e[k] for k in ("call_id", "tool", "arguments", "ok", "elapsed_ms")}
+                          for e in transcript.calls],
+                "tokens": transcript.tokens, "seconds": round(transcript.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One reply of the model: the ``step`` when usable, else the ``error`` to tell it."""
+
+    step: dict | None
+    error: str | None
+    text: str
+    tokens: int
+
+
+def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budgets(), *,
+            native: bool = False) -> Proposal:
+    """Ask the model for the next step of ``transcript`` with the agent's prompt and schema
+    (``native``: through the back end's own function calling, where it has it), and check it:
+    one of tool/final/ask, a known tool, arguments that fit its schema. Raises only what the
+    back end raises for being down or refusing (``LLMError`` but not ``LLMOutputError``)."""
+    specs = tools.tools
+    said = prompt.messages(specs, transcript, max_result_chars=budgets.max_result_chars)
+    if native and hasattr(llm, "complete_tools"):
+        step, error, text, tokens = native_step(llm, specs, said, budgets.reply_tokens)
+        tokens = tokens or _estimate_tokens(said, text)
+        if error is None:
+            error = step_problem(tools, step)
+        return Proposal(step if error is None else None, error, text, tokens)
+    try:
+        step, reply = complete_json_reply(llm, said, prompt.output_schema(specs), check=prompt.ENVELOPE,
+                                          max_tokens=budgets.reply_tokens)
+    except LLMOutputError as exc:
+        return Proposal(None, str(exc), exc.text, _estimate_tokens(said, exc.text))
+    tokens = (reply.prompt_tokens + reply.completion_tokens) or _estimate_tokens(said, reply.text)
+    error = step_problem(tools, step)
+    return Proposal(step if error is None else None, error, reply.text, tokens)
+
+
+def step_problem(tools: ToolBox, step: dict) -> str | None:
+    """What is wrong with a step, in words the model can act on; None when it is usable."""
+    kinds = [k for k in ("tool", "final", "ask") if k in step]
+    if len(kinds) != 1:
+        return 'give exactly one of "tool" (with "arguments"), "final" or "ask"'
+    if kinds[0] in ("final", "ask"):
+        return None if isinstance(step[kinds[0]], str) and step[kinds[0]].strip() else f'"{kinds[0]}" is empty'
+    spec = tools.get(step["tool"])
+    if spec is None:
+        names = ", ".join(s.name for s in tools.tools) or "none"
+        return f"there is no tool named {step['tool']!r}; the tools are: {names}"
+    arguments = step.get("arguments")
+    if not isinstance(arguments, dict):
+        return f'"arguments" for {spec.name} must be an object'
+    return arguments_problem(spec, arguments)
+
+
+def arguments_problem(spec: CapabilitySpec, arguments: dict) -> str | None:
+    """What is wrong with a call's arguments against its tool's schema, or None."""
+    properties = spec.properties
+    if spec.parameters.get("additionalProperties") is False:
+        extra = sorted(set(arguments) - set(properties))
+        if extra:
+            return f"{spec.name} has no parameter {', '.join(map(repr, extra))}; its parameters: " \
+                   f"{', '.join(properties) or 'none'}"
+    errors = sorted(Draft202012Validator(spec.parameters).iter_errors(arguments), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    said = []
+    for error in errors[:3]:
+        where = "/".join(str(p) for p in error.absolute_path)
+        said.append(f"{where}: {error.message}" if where else error.message)
+    return f"arguments for {spec.name} do not fit its schema: " + "; ".join(said)
+
+
+STOPPED = {
+    "en": {"steps": "I stopped after {n} tool calls, the most one task may make.",
+           "seconds": "I stopped: this task used its time ({limit:.0f} s).",
+           "tokens": "I stopped: this task used its model budget ({limit} tokens).",
+           "invalid": "I stopped: the model's replies could not be used ({n} in a row).",
+           "done": "What was done so far:", "nothing": "No tool was run.",
+           "ok": "ok", "failed": "failed", "unknown": "interrupted, outcome unknown"},
+    "zh": {"steps": "已达到单个任务的工具调用上限（{n} 次），我先停在这里。",
+           "seconds": "本任务的时间预算（{limit:.0f} 秒）已用完，我先停在这里。",
+           "tokens": "本任务的模型预算（{limit} 个 token）已用完，我先停在这里。",
+           "invalid": "模型的回复无法使用（连续 {n} 次），我先停在这里。",
+           "done": "目前已完成：", "nothing": "还没有运行任何工具。",
+           "ok": "成功", "failed": "失败", "unknown": "被中断，结果未知"},
+}
+
+
+def stopped_reply(transcript: Transcript, reason: str, budgets: Budgets) -> str:
+    """The reply when a budget ends the loop: why, and each call made with how it went."""
+    words = STOPPED["zh" if language_of(transcript.request) == "zh" else "en"]
+    limit = {"seconds": budgets.max_seconds, "tokens": budgets.max_tokens}.get(reason, 0)
+    n = transcript.invalid_in_a_row() if reason == "invalid" else transcript.steps
+    lines = [words[reason].format(n=n, limit=limit)]
+    calls = transcript.calls
+    if not calls:
+        lines.append(words["nothing"])
+    else:
+        lines.append(words["done"])
+        for entry in calls:
+            how = words["unknown"] if entry["ok"] is None else words["ok"] if entry["ok"] else words["failed"]
+            args = prompt.preview(entry["arguments"], 120)
+            lines.append(f"- {entry['tool']} {args}: {how}")
+    return "\n".join(lines)
+
+
+def _estimate_tokens(said: list[dict], text: str) -> int:
+    """About how many tokens a call took when the back end does not say (4 characters each)."""
+    return (sum(len(str(m.get("content", ""))) for m in said) + len(text or "")) // 4

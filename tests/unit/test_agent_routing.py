@@ -1,0 +1,66 @@
+"""Entering the agent loop: requests that need tools reach the ``agent`` capability, by its
+words or by the understanding model; conversation and one-capability requests route as
+before."""
+
+from __future__ import annotations
+
+import pytest
+
+from capabilities.cognition.intent_router import IntentRouter, prompt
+from capabilities.llm.fake import ScriptedLLM
+from capabilities.routing.task_router import TaskRouter
+from config import FloraConfig
+from init_plugins import build_registry
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return build_registry(FloraConfig(), llm=None)
+
+
+def router(registry, llm=None) -> IntentRouter:
+    return IntentRouter(TaskRouter(registry), llm)
+
+
+@pytest.mark.parametrize("text", ["how much disk space is left here?", "帮我看看这个目录里有哪些文件",
+                                  "write a script that renames these photos and run it", "what's the time in Tokyo?",
+                                  "写个脚本把这些照片改名然后运行"])
+def test_requests_that_name_what_only_tools_can_do_reach_the_agent_without_the_model(registry, text):
+    llm = ScriptedLLM([])
+    intent = router(registry, llm).classify(text)
+    assert intent.capability == "agent" and intent.kind in ("task", "query") and llm.calls == []
+
+
+@pytest.mark.parametrize("text", ["summarise https://example.org/page", "我的磁盘还有多少空间",
+                                  "find the biggest log file on this box and tell me its size"])
+def test_the_understanding_model_can_choose_the_agent(registry, text):
+    intent = router(registry, ScriptedLLM([{"route": "agent"}])).classify(text)
+    assert (intent.kind, intent.capability, intent.source) == ("task", "agent", "llm")
+    assert intent.parameters == {}  # the agent reads the whole request itself
+
+
+def test_the_agent_is_offered_to_the_model_with_examples_in_both_languages(registry):
+    said = prompt(TaskRouter(registry).routable(), "hello")
+    assert "- agent: " in said[0]["content"]
+    shots = [said[i]["content"] for i in range(1, len(said) - 1, 2) if said[i + 1]["content"] == '{"route": "agent"}']
+    assert "Message: how much disk space is left here?" in shots and "Message: 帮我看看这个目录里有哪些文件" in shots
+
+
+@pytest.mark.parametrize("text", ["thanks, that helped!", "谢谢你", "what's 17 times 23?", "今天心情不太好",
+                                  "summarise this for me: the cat sat on the mat", "tell me a joke about time"])
+def test_conversation_stays_chat(registry, text):
+    intent = router(registry, ScriptedLLM([{"route": "chat"}])).classify(text)
+    assert intent.kind == "chat"
+
+
+@pytest.mark.parametrize("text, capability", [("fetch https://example.com", "http_request"),
+                                              ("kick off the dify workflow, api_key=app-7Fk2", "dify_workflow")])
+def test_one_capability_requests_route_as_before(registry, text, capability):
+    assert router(registry, ScriptedLLM([])).classify(text).capability == capability
+
+
+def test_without_the_agent_the_model_cannot_choose_it(tmp_path):
+    registry = build_registry(FloraConfig(agent={"enabled": False}), llm=None)
+    assert "agent" not in [s.name for s in registry.executables()]
+    intent = router(registry, ScriptedLLM([{"route": "chat"}])).classify("how much disk space is left here?")
+    assert intent.capability is None
