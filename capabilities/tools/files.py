@@ -80,12 +80,14 @@ def _is_binary(sample: bytes) -> bool:
         "type": "object",
         "properties": {
             "path": {**_PATH, "description": "The file's path relative to the workspace, e.g. notes/todo.txt.",
-                     "x-flora-description": {"zh": "文件在工作区中的相对路径"}},
+                     "x-flora-description": {"zh": "文件在工作区中的相对路径"},
+                     "x-flora-request-text": True},  # "read the file notes.txt" gives it
         },
         "required": ["path"],
         "additionalProperties": False,
     },
-    keywords=("read file", "open file", "show file", "读取文件", "打开文件", "查看文件"),
+    keywords=("read file", "read the file", "open file", "open the file", "show file", "show the file",
+              "读取文件", "打开文件", "查看文件"),
     examples=("show me notes/todo.txt", "读取文件 report.md"),
 )
 def file_read(path: str, context: ExecutionContext) -> dict:
@@ -177,7 +179,8 @@ def file_write(path: str, content: str, context: ExecutionContext, overwrite: bo
         },
         "additionalProperties": False,
     },
-    keywords=("list files", "workspace files", "list folder", "列出文件", "文件列表", "工作区文件"),
+    keywords=("list files", "list the files", "workspace files", "files in my workspace", "list folder",
+              "列出文件", "文件列表", "工作区文件", "工作区里的文件"),
     examples=("what files are in my workspace?", "列出 reports 目录里的文件"),
 )
 def file_list(context: ExecutionContext, path: str = ".", recursive: bool = False) -> dict:

@@ -44,6 +44,7 @@ PARAMETERS = {
             "description": "The Python 3 source to run as a script; print() what should be seen. Files it uses are "
                            "read and written relative to the workspace.",
             "x-flora-description": {"zh": "要运行的 Python 3 代码；用 print() 输出结果"},
+            "x-flora-request-text": True,  # "run python code: print(6*7)" gives it
         },
         "timeout_s": {
             "type": "number",
@@ -64,7 +65,7 @@ PARAMETERS = {
     description="Run a Python script in a separate sandboxed process (workspace as working directory, no network "
                 "unless configured, CPU, memory and time limits) and return its stdout, stderr and exit code.",
     parameters=PARAMETERS,
-    keywords=("python", "run python", "python script", "execute code",
+    keywords=("python", "run python", "python script", "python code", "execute code",
               "运行代码", "执行代码", "Python 脚本", "Python 代码"),
     examples=("run this python: print(sum(range(100)))", "用 Python 算一下 2 的 100 次方"),
     needs_approval=True,

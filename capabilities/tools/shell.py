@@ -35,6 +35,7 @@ PARAMETERS = {
             "description": "The command line to run in the workspace, e.g. \"ls -la\" or \"grep -c error log.txt | "
                            "sort\". Programs joined by | form a pipeline; ; && > $VAR and $(...) are not supported.",
             "x-flora-description": {"zh": "要在工作区运行的命令，例如 \"ls -la\"；可以用 | 连接多个程序"},
+            "x-flora-request-text": True,  # "run the shell command df -h" gives it
         },
         "timeout_s": {
             "type": "number",

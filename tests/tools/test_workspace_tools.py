@@ -159,3 +159,20 @@ def test_the_tools_are_built_in():
 def test_bad_tools_config_names_the_key(tools, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         load_config({"tools": tools})
+
+
+@pytest.mark.parametrize("text, capability, expected", [
+    ("run the shell command df -h .", "shell", {"command": "df -h ."}),
+    ("执行命令 grep -c ERROR app.log", "shell", {"command": "grep -c ERROR app.log"}),
+    ("run python code print(6*7)", "python_exec", {"code": "print(6*7)"}),
+    ("read the file notes/todo.txt", "file_read", {"path": "notes/todo.txt"}),
+])
+def test_the_words_after_the_tools_name_are_its_command_code_or_path(text, capability, expected):
+    from capabilities.routing.task_router import TaskRouter
+    from config import FloraConfig
+    from init_plugins import build_registry
+
+    router = TaskRouter(build_registry(FloraConfig(), llm=None))
+    (best, *_) = router.rank(text)
+    assert best.spec.name == capability
+    assert router.extract_parameters(best.spec, text) == expected
