@@ -98,7 +98,7 @@ def _install(workspace, network, read_roots):
               _exact=exact_reads, _write_ok=write_ok, _we=write_events, _two=two_paths, _pe=process_events,
               _ie=introspection, _ne=net_events, _bi=banned_imports, _prot=protected, _wf=write_flags,
               _real=real, _inside=inside, _pid=os.getpid(), _isinstance=isinstance, _str=str, _bytes=bytes,
-              _Denied=PermissionError, _FunctionType=type(_install)):
+              _Denied=PermissionError, _FunctionType=type(_install), _fspath=os.fspath):
         if event == "open":
             path, mode, flags = args
             if not _isinstance(path, (_str, _bytes)):
@@ -118,6 +118,13 @@ def _install(workspace, network, read_roots):
             for path in paths:
                 if _isinstance(path, (_str, _bytes)) and not _inside(path, _ws):
                     raise _Denied(f"python_exec may only change files inside the workspace, not {path!r}")
+        elif event == "sqlite3.connect":  # a database file is opened by SQLite's C code, past the open hook
+            database = args[0]
+            if not _isinstance(database, (_str, _bytes)):
+                database = _fspath(database)
+            if database not in (":memory:", b":memory:", "", b""):
+                if database[:5] in ("file:", b"file:") or not _inside(database, _ws):
+                    raise _Denied(f"python_exec may only open databases inside the workspace, not {database!r}")
         elif event in _pe:
             raise _Denied("python_exec runs Python code only: starting programs or processes is not allowed "
                           "(use the shell tool)")

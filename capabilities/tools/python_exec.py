@@ -65,7 +65,7 @@ PARAMETERS = {
     description="Run a Python script in a separate sandboxed process (workspace as working directory, no network "
                 "unless configured, CPU, memory and time limits) and return its stdout, stderr and exit code.",
     parameters=PARAMETERS,
-    keywords=("python", "run python", "python script", "python code", "execute code",
+    keywords=("run python", "python script", "python code", "execute code",
               "运行代码", "执行代码", "Python 脚本", "Python 代码"),
     examples=("run this python: print(sum(range(100)))", "用 Python 算一下 2 的 100 次方"),
     needs_approval=True,

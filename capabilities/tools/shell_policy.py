@@ -243,6 +243,12 @@ class ShellPolicy:
         candidates = [arg]
         if "=" in arg:  # --output=/etc/x, of=/dev/sda
             candidates.append(arg.split("=", 1)[1])
+        attached = _ATTACHED_PATH.match(arg)
+        if attached:  # a value glued to a short option: sort -o/tmp/x, -o~/x, -o../x
+            candidates.append(attached.group(1))
+        for candidate in list(candidates):
+            if candidate.lower().startswith("file:"):  # file:///etc/passwd, file:/etc/passwd
+                candidates.append("/" + candidate[5:].lstrip("/"))
         for candidate in candidates:
             if candidate in HARMLESS_DEVICES:
                 continue
@@ -258,6 +264,9 @@ class ShellPolicy:
         real = os.path.realpath(self.workspace / path)  # an absolute path replaces the workspace part
         root = str(self.workspace)
         return real == root or real.startswith(root + os.sep)
+
+
+_ATTACHED_PATH = re.compile(r"^-[A-Za-z0-9]+?((?:/|~|\.\.).*)$")
 
 
 def _recursive(arg: str) -> bool:

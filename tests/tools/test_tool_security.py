@@ -372,3 +372,22 @@ def test_python_cannot_read_outside_files(tools, outside):
 def test_nothing_is_left_running_after_a_run(tools):
     tools("shell", command="sleep 0.1")
     assert processes_with(str(tools.workspace)) == []
+
+
+@pytest.mark.parametrize("target", ["{outside}/d.db", "file:{outside}/d.db?mode=rwc"])
+def test_python_cannot_open_a_database_outside(tools, outside, target):
+    path = target.format(outside=outside)
+    result = tools("python_exec", code=f"import sqlite3; sqlite3.connect({path!r}, uri=True).execute('create table t(x)')")
+    assert result["exit_code"] != 0 and "databases inside the workspace" in result["stderr"]
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    inside = tools("python_exec", code="import sqlite3; c = sqlite3.connect('ok.db'); c.execute('create table t(x)'); "
+                                       "print(sqlite3.connect(':memory:').execute('select 6*7').fetchone()[0])")
+    assert inside["exit_code"] == 0 and inside["stdout"].strip() == "42", inside
+
+
+@pytest.mark.parametrize("command", ["sort -o{outside}/x.txt notes.txt", "sort -o../outside/x.txt notes.txt",
+                                     "sort -o~/x.txt notes.txt", "cat file://{outside}/secret.txt"])
+def test_a_path_glued_to_an_option_or_in_a_file_url_is_still_checked(tools, outside, command):
+    tools("file_write", path="notes.txt", content="b\na\n")
+    refused(lambda: tools("shell", command=command.format(outside=outside)), "outside the workspace")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
