@@ -109,6 +109,8 @@ class IntentRouter:
             return self._mcp_fallback(text)  # nothing installed fits: an MCP tool that clearly does
         if cues.needs_the_world(text) and best.score < CLAIMED:
             return None  # "restart the web server": a keyword alone does not make it this capability's
+        if cues.is_question(text) and not self._router.has_evidence_beyond_name(best.spec, text):
+            return None  # "what does a shell do?": a question that names a tool is not a request to run it
         return Intent(_task_kind(text), best.spec.name, self._router.extract_parameters(best.spec, text))
 
     def _mcp_fallback(self, text: str, source: str = "rules") -> Intent | None:

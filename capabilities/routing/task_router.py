@@ -92,6 +92,12 @@ class TaskRouter:
         tools = self._registry.get_capability("mcp", None)
         return tools.names() if tools is not None else set()
 
+    @staticmethod
+    def has_evidence_beyond_name(spec: CapabilitySpec, content: str) -> bool:
+        """Whether ``content`` points at ``spec`` by more than its name: a keyword, or an
+        address for a capability that takes one."""
+        return any(mentions(content, kw) for kw in spec.keywords) or bool(urls(content) and _takes_url(spec))
+
     def rank(self, content: str) -> list[Candidate]:
         """Capabilities with any evidence in ``content``, best first."""
         ranked = []

@@ -61,7 +61,7 @@ PARAMETERS = {
     description="Run a command line (one program, or a pipeline joined by |) in the workspace, without a shell, "
                 "under the configured policy, a timeout and output limits; returns exit code, stdout and stderr.",
     parameters=PARAMETERS,
-    keywords=("shell", "shell command", "run command", "terminal", "命令", "终端", "执行命令", "运行命令"),
+    keywords=("shell command", "run command", "run the command", "in the terminal", "在终端", "执行命令", "运行命令"),
     examples=("run ls -la in my workspace", "执行命令 grep -c ERROR app.log"),
     needs_approval=True,
 )

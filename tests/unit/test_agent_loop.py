@@ -372,7 +372,7 @@ def test_service_pauses_for_the_models_question_and_the_answer_continues(world):
 
 
 def test_service_passes_a_personas_allowed_capabilities(world):
-    task = world.task("add", meta={"allowed_capabilities": ["echo"]})
+    task = world.task("add", meta={"allowed_capabilities": ["agent", "echo"]})
     llm = ScriptedLLM([final("ok")])
     execute(world.service(llm), task)
     assert "add_numbers" not in llm.calls[0][0][0]["content"] and "echo" in llm.calls[0][0][0]["content"]

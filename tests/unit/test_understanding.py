@@ -113,6 +113,12 @@ def test_conversation_is_decided_without_asking_the_model(registry):
     assert llm.calls == []
 
 
+@pytest.mark.parametrize("text", ["tell me a joke about python", "I love the files app", "what does a shell do?"])
+def test_a_tools_subject_named_in_conversation_does_not_claim_it(registry, text):
+    decided = router(registry).decide_by_rules(text, None)
+    assert decided is None or decided.capability not in ("python_exec", "shell", "file_list"), decided
+
+
 def test_commands_and_questions_about_own_tasks_are_decided_without_the_model(registry):
     llm = ScriptedLLM([])
     ir = router(registry, llm)
