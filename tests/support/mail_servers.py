@@ -1,0 +1,231 @@
+"""Real mail servers on loopback for the e-mail channel's tests.
+
+:class:`Dovecot` is a dovecot IMAP server of the test's own: its config, passwd-file user,
+Maildir, logs and sockets in a temporary directory, plaintext login on 127.0.0.1 at a free
+port, run as ``dovecot -c <conf> -F`` (a subprocess, no system service) and stopped at the
+end. Tests put mails in the mailbox with IMAP APPEND (``deliver``), read its flags (``seen``),
+and can ``restart`` it. :class:`SMTPSink` is an aiosmtpd server that receives Flora's mails
+(with AUTH LOGIN/PLAIN checked against the same user) and lets tests wait for them.
+
+``scripts/install_test_tools.sh`` installs dovecot (Debian's ``dovecot-imapd``).
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import email.utils
+import imaplib
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from email.message import EmailMessage
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
+
+USER, PASSWORD = "flora", "mail-secret"
+DOVECOT = shutil.which("dovecot") or "/usr/sbin/dovecot"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Dovecot:
+    def __init__(self, *, idle: bool = True):
+        if not os.path.exists(DOVECOT):
+            raise RuntimeError("dovecot is not installed: run scripts/install_test_tools.sh "
+                               "(Debian: apt-get install dovecot-imapd)")
+        self.dir = tempfile.mkdtemp(prefix="flora-dovecot-")
+        os.chmod(self.dir, 0o755)  # dovecot's own processes read the passwd-file
+        self.port = free_port()
+        self.conf = os.path.join(self.dir, "dovecot.conf")
+        self._process: subprocess.Popen | None = None
+        root = os.getuid() == 0
+        owner = pwd.getpwnam("dovecot") if root else pwd.getpwuid(os.getuid())
+        mail = os.path.join(self.dir, "mail")
+        os.makedirs(mail)
+        os.chown(mail, owner.pw_uid, owner.pw_gid)
+        with open(os.path.join(self.dir, "passwd"), "w") as f:
+            f.write(f"{USER}:{{PLAIN}}{PASSWORD}::::::\n")
+        # without IDLE in its capabilities, to test the polling the channel falls back to
+        capability = "" if idle else "imap_capability = IMAP4rev1 LITERAL+ SASL-IR ID ENABLE UIDPLUS\n"
+        with open(self.conf, "w") as f:
+            f.write(f"""base_dir = {self.dir}/run
+state_dir = {self.dir}/state
+log_path = {self.dir}/dovecot.log
+protocols = imap
+listen = 127.0.0.1
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+default_internal_user = {"dovecot" if root else owner.pw_name}
+default_login_user = {"dovenull" if root else owner.pw_name}
+first_valid_uid = 0
+mail_location = maildir:{mail}/%u
+mailbox_idle_check_interval = 1 secs
+mail_log_prefix = "%s(%u)<%{{pid}}>: "
+imap_id_log = *
+{capability}passdb {{
+  driver = passwd-file
+  args = scheme=PLAIN {self.dir}/passwd
+}}
+userdb {{
+  driver = static
+  args = uid={owner.pw_uid} gid={owner.pw_gid} home={mail}/%u
+}}
+service imap-login {{
+  inet_listener imap {{
+    address = 127.0.0.1
+    port = {self.port}
+  }}
+  inet_listener imaps {{
+    port = 0
+  }}
+}}
+""")
+
+    def start(self) -> "Dovecot":
+        self._process = subprocess.Popen([DOVECOT, "-c", self.conf, "-F"], stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.client().logout()
+                return self
+            except OSError:
+                if self._process.poll() is not None:
+                    raise RuntimeError(f"dovecot exited: {self._process.stderr.read().decode()} {self.log()}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"dovecot did not listen on {self.port}: {self.log()}")
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            self._process.wait(timeout=30)
+        self._process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> "Dovecot":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def log(self) -> str:
+        try:
+            with open(os.path.join(self.dir, "dovecot.log")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def client(self) -> imaplib.IMAP4:
+        client = imaplib.IMAP4("127.0.0.1", self.port, timeout=10)
+        client.login(USER, PASSWORD)
+        return client
+
+    def deliver(self, mail: EmailMessage | bytes) -> None:
+        """Put a mail, unseen, in the INBOX (IMAP APPEND)."""
+        raw = mail if isinstance(mail, bytes) else mail.as_bytes()
+        client = self.client()
+        try:
+            status, data = client.append("INBOX", None, None, raw)
+            assert status == "OK", data
+        finally:
+            client.logout()
+
+    def flags(self) -> dict[str, bool]:
+        """Message-ID -> whether the mail is seen, for every mail in the INBOX."""
+        client = self.client()
+        try:
+            client.select("INBOX", readonly=True)
+            _, data = client.fetch("1:*", "(FLAGS BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])")
+        finally:
+            client.logout()
+        seen = {}
+        for item in data:
+            if isinstance(item, tuple):
+                header = email.message_from_bytes(item[1])
+                seen[str(header.get("Message-ID", "")).strip()] = b"\\Seen" in item[0]
+        return seen
+
+
+class _Handler:
+    def __init__(self, sink: "SMTPSink"):
+        self._sink = sink
+
+    async def handle_DATA(self, server, session, envelope):
+        mail = email.message_from_bytes(envelope.original_content or envelope.content, policy=email.policy.default)
+        with self._sink._cond:
+            self._sink.received.append({"mail": mail, "rcpt": list(envelope.rcpt_tos), "login": session.authenticated,
+                                        "at": time.monotonic()})
+            self._sink._cond.notify_all()
+        return "250 OK"
+
+
+class SMTPSink:
+    def __init__(self):
+        self.received: list[dict] = []
+        self._cond = threading.Condition()
+        self.port = free_port()
+        self._controller = Controller(_Handler(self), hostname="127.0.0.1", port=self.port,
+                                      authenticator=self._authenticate, auth_require_tls=False)
+
+    @staticmethod
+    def _authenticate(server, session, envelope, mechanism, auth_data) -> AuthResult:
+        ok = auth_data.login == USER.encode() and auth_data.password == PASSWORD.encode()
+        return AuthResult(success=ok, handled=False)
+
+    def __enter__(self) -> "SMTPSink":
+        self._controller.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._controller.stop()
+
+    def mails_to(self, address: str) -> list[EmailMessage]:
+        with self._cond:
+            return [r["mail"] for r in self.received if address in r["rcpt"]]
+
+    def wait_for(self, address: str, count: int = 1, timeout: float = 30.0) -> list[EmailMessage]:
+        """The first ``count`` mails to ``address``, waiting up to ``timeout`` seconds for them."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                mails = [r["mail"] for r in self.received if address in r["rcpt"]]
+                if len(mails) >= count:
+                    return mails
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"{len(mails)} of {count} mail(s) to {address} arrived in {timeout} s: "
+                                         f"{[str(m['Subject']) for m in mails]}")
+                self._cond.wait(left)
+
+
+def mail(sender: str, text: str, *, subject: str = "Hello Flora", to: str = "flora@flora.test",
+         in_reply_to: str = "", message_id: str | None = None) -> EmailMessage:
+    """A person's mail to Flora."""
+    out = EmailMessage()
+    out["From"], out["To"], out["Subject"] = sender, to, subject
+    out["Message-ID"] = message_id or email.utils.make_msgid(domain="people.test")
+    if in_reply_to:
+        out["In-Reply-To"] = in_reply_to
+        out["References"] = in_reply_to
+    out.set_content(text)
+    return out
