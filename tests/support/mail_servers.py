@@ -19,6 +19,7 @@ import imaplib
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -94,8 +95,9 @@ service imap-login {{
 """)
 
     def start(self) -> "Dovecot":
+        # a process group of its own: stopping it stops the IMAP sessions too, as a real restart does
         self._process = subprocess.Popen([DOVECOT, "-c", self.conf, "-F"], stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.PIPE)
+                                         stderr=subprocess.PIPE, start_new_session=True)
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -109,9 +111,27 @@ service imap-login {{
                 time.sleep(0.05)
 
     def stop(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
-            self._process.wait(timeout=30)
+        """Stop dovecot and every process it started (they share its process group)."""
+        if self._process is None:
+            return
+        group = self._process.pid
+        for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+            try:
+                os.killpg(group, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline:
+                self._process.poll()
+                try:
+                    os.killpg(group, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.02)
+            else:
+                continue
+            break
+        self._process.wait(timeout=10)
         self._process = None
 
     def restart(self) -> None:
