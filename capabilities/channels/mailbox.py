@@ -123,6 +123,7 @@ class MailPoller:
 
     def fetch_new(self, client: IMAPClient, uidvalidity: int) -> int:
         """Record and mark seen every unseen mail; how many there were."""
+        client.noop()  # the server brings the selected mailbox up to date (dovecot does not for a SEARCH)
         uids = sorted(client.search(["UNSEEN"]))
         for start in range(0, len(uids), FETCH_BATCH):
             batch = uids[start:start + FETCH_BATCH]

@@ -16,6 +16,7 @@ import email
 import email.policy
 import email.utils
 import imaplib
+import logging
 import os
 import pwd
 import shutil
@@ -31,6 +32,8 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 USER, PASSWORD = "flora", "mail-secret"
+# aiosmtpd's own AUTH code reads the attribute it deprecates and logs so on every login
+logging.getLogger("mail.log").addFilter(lambda record: "login_data is deprecated" not in record.getMessage())
 DOVECOT = shutil.which("dovecot") or "/usr/sbin/dovecot"
 
 
@@ -222,6 +225,11 @@ class SMTPSink:
     def mails_to(self, address: str) -> list[EmailMessage]:
         with self._cond:
             return [r["mail"] for r in self.received if address in r["rcpt"]]
+
+    def received_at(self, address: str, index: int) -> float:
+        """When (``time.monotonic``) the ``index``-th mail to ``address`` arrived."""
+        with self._cond:
+            return [r["at"] for r in self.received if address in r["rcpt"]][index]
 
     def wait_for(self, address: str, count: int = 1, timeout: float = 30.0) -> list[EmailMessage]:
         """The first ``count`` mails to ``address``, waiting up to ``timeout`` seconds for them."""
