@@ -7,6 +7,7 @@ and a malformed mail is skipped while the channel keeps serving."""
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -147,3 +148,20 @@ def test_a_malformed_mail_is_skipped_and_the_channel_keeps_serving(flora, doveco
     assert "still there" in text_of(answer)
     wait_until(lambda: dovecot.flags().get("<nobody@people.test>"), what="the malformed mail stays unseen")
     assert store.get_channel_message("default", "mail", "nobody@people.test") is None
+
+
+def test_the_reply_to_a_question_resumes_that_task_though_another_one_waits_too(flora, dovecot, smtp, store):
+    before = len(smtp.mails_to("alice@people.test"))
+    dovecot.deliver(mail("alice@people.test", "please add up two numbers for me", subject="first sum"))
+    first = smtp.wait_for("alice@people.test", before + 1)[before]
+    dovecot.deliver(mail("alice@people.test", "add up two more numbers", subject="second sum"))
+    second = smtp.wait_for("alice@people.test", before + 2)[before + 1]
+    assert "Reply to this mail with your answer." in text_of(first)
+    first_task, second_task = (re.search(r"\[(task_\w+)\]", q["Subject"]).group(1) for q in (first, second))
+    assert first_task != second_task
+    dovecot.deliver(mail("alice@people.test", "a=2, b=40\n\n> " + text_of(first).splitlines()[0],
+                         subject=f"Re: {first['Subject']}", in_reply_to=first["Message-ID"]))
+    done = smtp.wait_for("alice@people.test", before + 3)[before + 2]
+    assert "42" in text_of(done) and done["In-Reply-To"] != first["Message-ID"]
+    assert store.get_task("default", first_task).state == "completed"
+    assert store.get_task("default", second_task).state == "waiting_parameters"
