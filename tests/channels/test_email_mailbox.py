@@ -113,7 +113,7 @@ def test_a_mail_is_marked_seen_only_after_it_is_recorded(dovecot):
         holder[0]._receive(raw)
 
     dovecot.deliver(mail("alice@people.test", "keep me", message_id="<keep@people.test>"))
-    watching = Watching(dovecot.port, receive=receive, poll_interval_idle=0.2)
+    watching = Watching(dovecot.port, receive=receive, poll_interval_idle=0.2, poll_interval_active=0.2)
     holder.append(watching)
     with watching:
         assert watching.wait(1)[0].key == "keep@people.test"

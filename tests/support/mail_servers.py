@@ -126,9 +126,7 @@ service imap-login {{
             deadline = time.monotonic() + grace
             while time.monotonic() < deadline:
                 self._process.poll()
-                try:
-                    os.killpg(group, 0)
-                except ProcessLookupError:
+                if not _alive_in_group(group):
                     break
                 time.sleep(0.02)
             else:
@@ -187,6 +185,22 @@ service imap-login {{
                 header = email.message_from_bytes(item[1])
                 seen[str(header.get("Message-ID", "")).strip()] = b"\\Seen" in item[0]
         return seen
+
+
+def _alive_in_group(group: int) -> bool:
+    """Whether a process of the group still runs (zombies left to an init that does not reap
+    them do not count)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            return True
+    return False
 
 
 class _Handler:
