@@ -208,6 +208,11 @@ class _Handler:
         self._sink = sink
 
     async def handle_DATA(self, server, session, envelope):
+        with self._sink._cond:
+            if self._sink.refuse_next:
+                self._sink.refuse_next -= 1
+                self._sink.refused += 1
+                return "451 4.3.0 try again later"
         mail = email.message_from_bytes(envelope.original_content or envelope.content, policy=email.policy.default)
         with self._sink._cond:
             self._sink.received.append({"mail": mail, "rcpt": list(envelope.rcpt_tos), "login": session.authenticated,
@@ -219,6 +224,8 @@ class _Handler:
 class SMTPSink:
     def __init__(self):
         self.received: list[dict] = []
+        self.refuse_next = 0  # answer the next N mails with a temporary failure (451)
+        self.refused = 0
         self._cond = threading.Condition()
         self.port = free_port()
         self._controller = Controller(_Handler(self), hostname="127.0.0.1", port=self.port,
