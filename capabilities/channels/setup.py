@@ -1,8 +1,8 @@
 """Building a channel's adapter from its configuration, and checking its credentials at start.
 
 Credentials live in environment variables only; the config names them (``token_env``,
-``username_env`` and friends). A missing one stops Flora at start with the key's name (:func:`check_credentials`),
-not at the first message.
+``username_env`` and friends). A missing one stops Flora at start with the key's name
+(:func:`check_credentials`), not at the first message.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import pytest
 from capabilities.channels.email import EmailAdapter, html_to_text, strip_quoted
 from capabilities.channels.mailbox import ACTIVE, IDLE, PollSchedule
 from capabilities.channels.model import Button, MalformedUpdate, Outbound
+from capabilities.channels.setup import ChannelSetupError, build_adapter, check_credentials
 from config import ConfigError, MailServer, load_config
 from tests.support.mail_servers import mail
 
@@ -170,3 +171,12 @@ def test_the_email_config_has_columba_s_defaults_and_usual_ports():
 def test_a_bad_email_config_fails_naming_the_key(change, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         load_config(email_config(**change), env={})
+
+
+def test_email_credentials_come_from_the_environment_variables_the_config_names():
+    config = load_config(email_config(), env={})
+    with pytest.raises(ChannelSetupError, match="channels.mail.password_env: environment variable P is not set"):
+        check_credentials(config, env={"U": "flora"})
+    check_credentials(config, env={"U": "flora", "P": "secret"})
+    built = build_adapter("mail", config.channels["mail"], env={"U": "flora", "P": "secret"})
+    assert isinstance(built, EmailAdapter) and built.address == "flora@flora.test"
