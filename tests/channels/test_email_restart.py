@@ -1,9 +1,19 @@
-"""E-mail across a crash: a mail fetched and recorded but neither marked seen nor answered
-(what a kill -9 between the fetch and the reply leaves) is answered once after the restart,
-though the mailbox hands it over again, and then marked seen. Each test starts its own Flora
+"""E-mail across a crash: a mail fetched and recorded but neither marked seen nor answered is
+answered once after the restart, though the mailbox hands it over again, and then marked seen;
+every Flora process killed with kill -9 while the answer cannot go out loses nothing and
+answers once; an answer kept but not sent is sent after a restart without running again. Each test starts its own Flora
 (one actor system per process at a time, so not beside test_email_flow's)."""
 
 from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import main
 from capabilities.channels.email import EmailAdapter
@@ -13,7 +23,10 @@ from config import load_config
 from tests.channels.test_email_flow import (  # noqa: F401  (fixtures)
     credentials, dovecot, mail_config, smtp, text_of, wait_until,
 )
+from tests.support.flora_process import marked_env, marked_pids
 from tests.support.mail_servers import mail
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_mail_recorded_before_a_crash_is_answered_once_after_the_restart(credentials, dovecot, smtp, tmp_path):
@@ -65,6 +78,49 @@ def test_an_answer_kept_but_not_sent_is_sent_once_after_the_restart_without_runn
                    what="the kept answer was never marked answered")
         assert len(store.list_tasks("default", user_id="bob")) == tasks_before  # not run again
         assert len(smtp.mails_to("bob@people.test")) == before + 1
+    finally:
+        flora.shutdown()
+        store.close()
+
+
+def test_kill_9_between_fetch_and_reply_loses_nothing_and_answers_once(credentials, dovecot, smtp, tmp_path):
+    config = mail_config(tmp_path, dovecot.port, smtp.port, retry={"max_attempts": 20, "backoff_s": 0.2,
+                                                                  "backoff_max_s": 0.2})
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    env, mark = marked_env()
+    smtp.refuse_next, refused_before = 10_000, smtp.refused  # the answer cannot go out yet
+    before = len(smtp.mails_to("alice@people.test"))
+    first = subprocess.Popen([sys.executable, "-m", "tests.support.flora_process", str(tmp_path / "config.json"),
+                              "nobody"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    store = SQLiteTaskStore(tmp_path / "flora.db")
+    try:
+        ready, _, _ = select.select([first.stdout], [], [], 60)
+        assert ready and first.stdout.readline().strip() == "READY", "Flora did not start"
+        dovecot.deliver(mail("alice@people.test", "tell me a joke before the kill", message_id="<kill-1@people.test>"))
+        wait_until(lambda: smtp.refused > refused_before, timeout=30, what="Flora never tried to answer")
+        assert dovecot.flags()["<kill-1@people.test>"] is True  # fetched, recorded, marked seen; not answered
+    finally:
+        for _ in range(50):  # the Flora process and every actor process it forked
+            pids = marked_pids(mark)
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        first.wait()
+        smtp.refuse_next = 0
+    assert marked_pids(mark) == [] and smtp.mails_to("alice@people.test")[before:] == []
+    flora = main.start_flora(config)
+    try:
+        smtp.wait_for("alice@people.test", before + 1)
+        dovecot.deliver(mail("alice@people.test", "and a joke after it"))
+        answers = smtp.wait_for("alice@people.test", before + 2)[before:]
+        assert ["before the kill" in text_of(a) for a in answers] == [True, False]
+        assert store.get_channel_message("default", "mail", "kill-1@people.test").state == "answered"
     finally:
         flora.shutdown()
         store.close()
