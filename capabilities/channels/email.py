@@ -38,7 +38,8 @@ _FLORA_ID = re.compile(r"<flora\.(?:q\.(?P<task>task_[0-9a-f]+)|m)\.[0-9a-f]+@[^
 _SUBJECT_TASK = re.compile(r"\[(task_[0-9a-f]{16})\]")
 _RE_PREFIX = re.compile(r"^\s*((re|aw|sv|回复|答复)\s*[:：]\s*)+", re.I)
 _QUOTE_HEADER = re.compile(r"^(on\b.*\bwrote:|.*\bwrote:$|-+\s*original message\s*-+|_{8,}|在.*写道[:：])\s*$", re.I)
-MAX_REFERENCES = 20  # a long thread's References keep its first and latest ids
+MAX_REFERENCES = 20  # a long thread's References keep its latest ids
+MAX_TEXT_CHARS = 90_000  # under a user_input's 100,000 characters, with room for the attachment list
 
 
 class EmailAdapter:
@@ -73,7 +74,10 @@ class EmailAdapter:
         if sender == self.address or str(mail.get("Auto-Submitted", "no")).lower() != "no":
             log.info("email: skipped %s from %s: sent by a program, not a person", key, sender)
             return []
-        text = "\n".join(filter(None, [strip_quoted(_text_of(mail)), _attachments(mail)]))
+        body = strip_quoted(_text_of(mail))
+        if len(body) > MAX_TEXT_CHARS:  # what a user_input may hold; the rest is said to be cut
+            body = body[:MAX_TEXT_CHARS] + f"\n[… {len(body) - MAX_TEXT_CHARS:,} more characters not read]"
+        text = "\n".join(filter(None, [body, _attachments(mail)]))
         thread = {"message_id": message_id, "references": references[-MAX_REFERENCES:], "subject": subject}
         return [Inbound(key=key, chat_id=sender, sender_id=sender, text=text,
                         task_id=self.task_answered(in_reply_to, subject), thread=thread)]

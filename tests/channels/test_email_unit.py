@@ -113,6 +113,14 @@ def test_attachments_are_listed_with_name_type_and_size_not_loaded():
     assert "- report.pdf (application/pdf, 2.0 KB)" in text and "xxxx" not in text
 
 
+def test_a_very_long_mail_is_cut_to_what_a_user_input_may_hold_and_says_so():
+    from common import messages as m
+
+    [inbound] = parsed(mail("alice@people.test", "word " * 40_000))
+    assert inbound.text.endswith("more characters not read]")
+    m.validate(m.user_input(user_id="alice", content=inbound.text))
+
+
 def test_a_reply_to_a_question_mail_answers_its_task_and_a_reply_to_an_answer_does_not():
     flora = adapter()
     question = flora.render(Outbound(chat_id="alice@people.test", text="Delete notes.txt?", kind="question",
