@@ -402,6 +402,12 @@ class MailServer(_Section):
     port: int = Field(0, ge=0, le=65535)
     security: Literal["ssl", "starttls", "plain"] = "ssl"
     timeout_s: float = Field(30.0, gt=0, le=300)
+    ca_file: str = ""  # a PEM file of CA certificates to trust instead of the system's (a private CA)
+
+    def tls_context(self):
+        import ssl
+
+        return ssl.create_default_context(cafile=self.ca_file or None)
 
 
 class ChannelConfig(_Section):

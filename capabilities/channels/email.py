@@ -23,7 +23,6 @@ import html
 import logging
 import re
 import smtplib
-import ssl
 import uuid
 from email.message import EmailMessage
 from html.parser import HTMLParser
@@ -109,14 +108,15 @@ class EmailAdapter:
         references = [r for r in thread.get("references", []) if r != parent] + ([parent] if parent else [])
         return [{"chat_id": out.chat_id, "from": self.address, "to": out.chat_id, "subject": subject,
                  "message_id": f"<flora.{kind}.{uuid.uuid4().hex}@{self.domain}>", "in_reply_to": parent,
-                 "references": references[-MAX_REFERENCES:], "text": plain, "html": rich}]
+                 "references": references[-MAX_REFERENCES:], "text": plain, "html": rich,
+                 "auto_submitted": "auto-generated" if out.kind == "notification" else "auto-replied"}]
 
     def message(self, body: dict) -> EmailMessage:
         mail = EmailMessage()
         mail["From"], mail["To"], mail["Subject"] = body["from"], body["to"], body["subject"]
         mail["Message-ID"] = body["message_id"]
         mail["Date"] = email.utils.formatdate(localtime=True)
-        mail["Auto-Submitted"] = "auto-replied"
+        mail["Auto-Submitted"] = body.get("auto_submitted", "auto-replied")
         if body.get("in_reply_to"):
             mail["In-Reply-To"] = body["in_reply_to"]
         if body.get("references"):
@@ -132,12 +132,12 @@ class EmailAdapter:
         try:
             if server.security == "ssl":
                 smtp = smtplib.SMTP_SSL(server.host, server.port, timeout=server.timeout_s,
-                                        context=ssl.create_default_context())
+                                        context=server.tls_context())
             else:
                 smtp = smtplib.SMTP(server.host, server.port, timeout=server.timeout_s)
             with smtp:
                 if server.security == "starttls":
-                    smtp.starttls(context=ssl.create_default_context())
+                    smtp.starttls(context=server.tls_context())
                 if self._auth:
                     smtp.login(self._username, self._password)
                 smtp.send_message(self.message(body))

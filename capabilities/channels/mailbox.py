@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import imaplib
 import logging
-import ssl
 import threading
 import time
 from typing import Any, Callable
@@ -96,11 +95,11 @@ class MailPoller:
     def _connect(self) -> IMAPClient:
         server = self._settings.imap
         client = IMAPClient(server.host, port=server.port, ssl=server.security == "ssl",
-                            ssl_context=ssl.create_default_context() if server.security == "ssl" else None,
+                            ssl_context=server.tls_context() if server.security == "ssl" else None,
                             timeout=server.timeout_s)
         try:
             if server.security == "starttls":
-                client.starttls(ssl.create_default_context())
+                client.starttls(server.tls_context())
             client.login(self._username, self._password)
             capabilities = client.capabilities()
             if self._settings.imap_id and b"ID" in capabilities:

@@ -43,8 +43,38 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def self_signed(directory: str) -> tuple[str, str]:
+    """A certificate for 127.0.0.1 and localhost, and its key: (cert.pem, key.pem) in ``directory``.
+    The certificate is its own CA: a client trusts it through ``ca_file``."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    with open(cert_path, "wb") as f:
+        f.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(key_path, "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()))
+    return cert_path, key_path
+
+
 class Dovecot:
-    def __init__(self, *, idle: bool = True):
+    def __init__(self, *, idle: bool = True, tls: bool = False):
         if not os.path.exists(DOVECOT):
             raise RuntimeError("dovecot is not installed: run scripts/install_test_tools.sh "
                                "(Debian: apt-get install dovecot-imapd)")
@@ -62,14 +92,17 @@ class Dovecot:
             f.write(f"{USER}:{{PLAIN}}{PASSWORD}::::::\n")
         # without IDLE in its capabilities, to test the polling the channel falls back to
         capability = "" if idle else "imap_capability = IMAP4rev1 LITERAL+ SASL-IR ID ENABLE UIDPLUS\n"
+        # tls: STARTTLS on ``port``, TLS from the first byte on ``tls_port``, with a certificate of its own
+        self.tls_port = free_port() if tls else 0
+        self.cert = self_signed(self.dir)[0] if tls else ""
+        ssl_conf = f"ssl = yes\nssl_cert = <{self.cert}\nssl_key = <{self.dir}/key.pem\n" if tls else "ssl = no\n"
         with open(self.conf, "w") as f:
             f.write(f"""base_dir = {self.dir}/run
 state_dir = {self.dir}/state
 log_path = {self.dir}/dovecot.log
 protocols = imap
 listen = 127.0.0.1
-ssl = no
-disable_plaintext_auth = no
+{ssl_conf}disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_internal_user = {"dovecot" if root else owner.pw_name}
 default_login_user = {"dovenull" if root else owner.pw_name}
@@ -92,7 +125,8 @@ service imap-login {{
     port = {self.port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {self.tls_port}
   }}
 }}
 """)
@@ -222,14 +256,25 @@ class _Handler:
 
 
 class SMTPSink:
-    def __init__(self):
+    """``tls``: ``"starttls"`` offers STARTTLS, ``"ssl"`` speaks TLS from the first byte; with
+    ``cert``/``key`` (see :func:`self_signed`)."""
+
+    def __init__(self, *, tls: str = "", cert: str = "", key: str = ""):
         self.received: list[dict] = []
         self.refuse_next = 0  # answer the next N mails with a temporary failure (451)
         self.refused = 0
         self._cond = threading.Condition()
         self.port = free_port()
+        context = None
+        if tls:
+            import ssl
+
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(cert, key)
         self._controller = Controller(_Handler(self), hostname="127.0.0.1", port=self.port,
-                                      authenticator=self._authenticate, auth_require_tls=False)
+                                      authenticator=self._authenticate, auth_require_tls=False,
+                                      tls_context=context if tls == "starttls" else None,
+                                      ssl_context=context if tls == "ssl" else None)
 
     @staticmethod
     def _authenticate(server, session, envelope, mechanism, auth_data) -> AuthResult:
