@@ -81,6 +81,10 @@ class EmailAdapter:
         return [Inbound(key=key, chat_id=sender, sender_id=sender, text=text,
                         task_id=self.task_answered(in_reply_to, subject), thread=thread)]
 
+    def webhook(self, body: str, headers: dict[str, str]) -> tuple[int, dict, list[Inbound]]:
+        """Mail comes from the mailbox, never through the webhook route: a call there is refused."""
+        raise MalformedUpdate("an email channel has no webhook: it reads its mailbox over IMAP")
+
     def task_answered(self, in_reply_to: str, subject: str) -> str:
         """The paused task a mail answers: the question it replies to names it; a mail that
         replies to none of Flora's may name it in its subject."""

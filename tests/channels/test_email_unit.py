@@ -188,3 +188,8 @@ def test_email_credentials_come_from_the_environment_variables_the_config_names(
     check_credentials(config, env={"U": "flora", "P": "secret"})
     built = build_adapter("mail", config.channels["mail"], env={"U": "flora", "P": "secret"})
     assert isinstance(built, EmailAdapter) and built.address == "flora@flora.test"
+
+
+def test_a_call_to_an_email_channel_s_webhook_is_refused_as_malformed():
+    with pytest.raises(MalformedUpdate, match="no webhook"):
+        adapter().webhook("{}", {})
