@@ -17,6 +17,7 @@ answers sent over SMTP (stdlib ``smtplib``). This module is the adapter: a fetch
 
 from __future__ import annotations
 
+import email.errors
 import email.policy
 import email.utils
 import html
@@ -65,7 +66,7 @@ class EmailAdapter:
             subject = str(mail.get("Subject", "")).strip()
             in_reply_to = str(mail.get("In-Reply-To", "")).strip()
             references = str(mail.get("References", "")).split()
-        except (ValueError, TypeError, IndexError) as exc:  # headers the parser cannot make sense of
+        except (ValueError, TypeError, IndexError, email.errors.MessageError) as exc:  # headers past reading
             raise MalformedUpdate(f"mail {fallback}: unreadable headers ({exc})") from None
         if "@" not in sender:
             raise MalformedUpdate(f"mail {fallback}: no sender address in From: {mail.get('From', '')!r}")
@@ -73,10 +74,13 @@ class EmailAdapter:
         if sender == self.address or str(mail.get("Auto-Submitted", "no")).lower() != "no":
             log.info("email: skipped %s from %s: sent by a program, not a person", key, sender)
             return []
-        body = strip_quoted(_text_of(mail))
+        try:
+            body, attachments = strip_quoted(_text_of(mail)), _attachments(mail)
+        except (ValueError, TypeError, LookupError, email.errors.MessageError) as exc:  # a broken MIME structure
+            raise MalformedUpdate(f"mail {key}: its text cannot be read ({exc})") from None
         if len(body) > MAX_TEXT_CHARS:  # what a user_input may hold; the rest is said to be cut
             body = body[:MAX_TEXT_CHARS] + f"\n[… {len(body) - MAX_TEXT_CHARS:,} more characters not read]"
-        text = "\n".join(filter(None, [body, _attachments(mail)]))
+        text = "\n".join(filter(None, [body, attachments]))
         thread = {"message_id": message_id, "references": references[-MAX_REFERENCES:], "subject": subject}
         return [Inbound(key=key, chat_id=sender, sender_id=sender, text=text,
                         task_id=self.task_answered(in_reply_to, subject), thread=thread)]
@@ -186,10 +190,7 @@ def _text_of(mail: EmailMessage) -> str:
     part = mail.get_body(preferencelist=("plain", "html"))
     if part is None:
         return ""
-    try:
-        content = part.get_content()
-    except (LookupError, ValueError) as exc:  # an unknown charset, a broken transfer encoding
-        raise MalformedUpdate(f"the mail's text cannot be decoded: {exc}") from None
+    content = part.get_content()  # LookupError for an unknown charset: the caller's MalformedUpdate
     if part.get_content_subtype() == "html":
         return html_to_text(content)
     return content

@@ -193,3 +193,10 @@ def test_email_credentials_come_from_the_environment_variables_the_config_names(
 def test_a_call_to_an_email_channel_s_webhook_is_refused_as_malformed():
     with pytest.raises(MalformedUpdate, match="no webhook"):
         adapter().webhook("{}", {})
+
+
+def test_a_mail_in_an_unknown_charset_is_malformed():
+    raw = (b"From: alice@people.test\r\nMessage-ID: <cs@people.test>\r\nMIME-Version: 1.0\r\n"
+           b"Content-Type: text/plain; charset=no-such-charset\r\n\r\nhello\r\n")
+    with pytest.raises(MalformedUpdate, match="cs@people.test"):
+        parsed(raw)
