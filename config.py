@@ -444,6 +444,7 @@ class ChannelConfig(_Section):
     poll_interval_idle: float = Field(60.0, gt=0, le=3600)  # email: seconds between polls while idle
     poll_interval_active: float = Field(5.0, gt=0, le=3600)  # email: ... after a mail, until active_timeout
     active_timeout: float = Field(300.0, ge=0, le=86400)  # email: seconds without mail before idle again
+    max_fetch_bytes: int = Field(1_000_000, ge=1024)  # email: a bigger mail is fetched as its text only
 
     @field_validator("api_base")
     @classmethod

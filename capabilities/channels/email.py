@@ -53,7 +53,8 @@ class EmailAdapter:
 
     # -- in ---------------------------------------------------------------------------
     def parse(self, raw: Any) -> list[Inbound]:
-        """A fetched mail (``{"uid": int, "uidvalidity": int, "body": bytes}``) as Flora's
+        """A fetched mail (``{"uid": int, "uidvalidity": int, "body": bytes}``, and for a big
+        mail fetched as its text only ``attachments``: name, type, size of the rest) as Flora's
         inbound message; [] for Flora's own mails and automatic ones (bounces, vacation
         notices); MalformedUpdate when it is no mail a person can be answered at."""
         if not isinstance(raw, dict) or not isinstance(raw.get("body"), (bytes, bytearray)):
@@ -75,7 +76,7 @@ class EmailAdapter:
             log.info("email: skipped %s from %s: sent by a program, not a person", key, sender)
             return []
         try:
-            body, attachments = strip_quoted(_text_of(mail)), _attachments(mail)
+            body, attachments = strip_quoted(_text_of(mail)), _attachments(mail, raw.get("attachments") or [])
         except (ValueError, TypeError, LookupError, email.errors.MessageError) as exc:  # a broken MIME structure
             raise MalformedUpdate(f"mail {key}: its text cannot be read ({exc})") from None
         if len(body) > MAX_TEXT_CHARS:  # what a user_input may hold; the rest is said to be cut
@@ -227,12 +228,17 @@ def html_to_text(markup: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-def _attachments(mail: EmailMessage) -> str:
+def _attachments(mail: EmailMessage, outlined: list[dict]) -> str:
+    """The attachments listed: those in the mail, and those only described (``outlined``: a
+    big mail fetched without them)."""
     listed = []
     for part in mail.iter_attachments():
         name = part.get_filename() or "(unnamed)"
         payload = part.get_payload(decode=True) or b""
         listed.append(f"- {name} ({part.get_content_type()}, {_size(len(payload))})")
+    for part in outlined:
+        size = _size(int(part.get("size", 0)))  # from the encoded size: near, not exact
+        listed.append(f"- {part.get('name') or '(unnamed)'} ({part.get('type', '')}, about {size})")
     return "Attachments (not opened):\n" + "\n".join(listed) if listed else ""
 
 

@@ -39,6 +39,77 @@ RECONNECT_BACKOFF_S = (0.5, 30.0)  # after a lost connection: first wait, longes
 FETCH_BATCH = 20  # mails fetched per round trip
 
 
+def fetch_outline(client: IMAPClient, uid: int, structure: Any) -> dict:
+    """A mail too big to fetch whole: its header and its text part only (as one small mail),
+    and what its other parts are (``attachments``: name, type, size) from its BODYSTRUCTURE."""
+    leaves = list(_leaves(structure, ""))
+    text = next((leaf for leaf in leaves if leaf["type"] == "text/plain" and not leaf["attachment"]), None)
+    text = text or next((leaf for leaf in leaves if leaf["type"] == "text/html" and not leaf["attachment"]), None)
+    attachments = [{"name": leaf["name"], "type": leaf["type"], "size": leaf["size"]} for leaf in leaves
+                   if leaf is not text]
+    if text is not None and not structure.is_multipart:  # one big text: nothing to leave out (it is cut later)
+        return {"body": client.fetch([uid], ["BODY.PEEK[]"]).get(uid, {}).get(b"BODY[]")}
+    items = ["BODY.PEEK[HEADER]"]
+    if text is not None:
+        items += [f"BODY.PEEK[{text['section']}.MIME]", f"BODY.PEEK[{text['section']}]"]
+    got = client.fetch([uid], items).get(uid, {})
+    header = got.get(b"BODY[HEADER]")
+    if header is None:
+        return {"body": None}  # expunged meanwhile
+    kept = b"".join(line for line in _header_fields(header) if not line.lower().startswith((b"content-", b"mime-")))
+    if text is None:  # attachments only
+        return {"body": kept + b"\r\n", "attachments": attachments}
+    mime, content = (got.get(f"BODY[{text['section']}{k}]".encode()) for k in (".MIME", ""))
+    if mime is None or content is None:
+        return {"body": None}
+    body = kept + b"MIME-Version: 1.0\r\n" + mime.rstrip(b"\r\n") + b"\r\n\r\n" + content
+    return {"body": body, "attachments": attachments}
+
+
+def _header_fields(header: bytes) -> list[bytes]:
+    """A header block as its fields, each with its folded continuation lines."""
+    fields: list[bytes] = []
+    for line in header.splitlines(keepends=True):
+        if line.strip() == b"":
+            continue
+        if line[:1] in (b" ", b"\t") and fields:
+            fields[-1] += line
+        else:
+            fields.append(line)
+    return fields
+
+
+def _leaves(structure: Any, prefix: str):
+    """Each single part of a BODYSTRUCTURE: section, type, name, size (decoded, about), attachment."""
+    if structure.is_multipart:
+        for i, part in enumerate(structure[0], start=1):
+            yield from _leaves(part, f"{prefix}.{i}" if prefix else str(i))
+        return
+    kind = f"{_s(structure[0])}/{_s(structure[1])}".lower()
+    params = _pairs(structure[2])
+    size = int(structure[6] or 0)
+    if _s(structure[5]).lower() == "base64":
+        size = size * 3 // 4
+    extension = {"text": 9, "message": 11}.get(_s(structure[0]).lower(), 8)
+    disposition = structure[extension] if len(structure) > extension else None
+    disposition_kind, disposition_params = "", {}
+    if isinstance(disposition, tuple) and disposition:
+        disposition_kind, disposition_params = _s(disposition[0]).lower(), _pairs(disposition[1])
+    name = disposition_params.get("filename") or params.get("name") or "(unnamed)"
+    yield {"section": prefix or "1", "type": kind, "name": name, "size": size,
+           "attachment": disposition_kind == "attachment" or not kind.startswith("text/")}
+
+
+def _pairs(values: Any) -> dict:
+    if not isinstance(values, (tuple, list)):
+        return {}
+    return {_s(values[i]).lower(): _s(values[i + 1]) for i in range(0, len(values) - 1, 2)}
+
+
+def _s(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
+
+
 class PollSchedule:
     def __init__(self, *, idle_s: float, active_s: float, active_timeout_s: float,
                  clock: Callable[[], float] = time.monotonic):
@@ -126,13 +197,20 @@ class MailPoller:
         uids = sorted(client.search(["UNSEEN"]))
         for start in range(0, len(uids), FETCH_BATCH):
             batch = uids[start:start + FETCH_BATCH]
-            fetched = client.fetch(batch, ["BODY.PEEK[]"])
+            sizes = client.fetch(batch, ["RFC822.SIZE", "BODYSTRUCTURE"])
+            whole = [uid for uid in batch if sizes.get(uid, {}).get(b"RFC822.SIZE", 0) <= self._settings.max_fetch_bytes]
+            fetched = client.fetch(whole, ["BODY.PEEK[]"]) if whole else {}
             for uid in batch:
-                body = fetched.get(uid, {}).get(b"BODY[]")
-                if body is None:
+                if uid in whole:
+                    raw = {"body": fetched.get(uid, {}).get(b"BODY[]")}
+                elif uid in sizes:
+                    raw = fetch_outline(client, uid, sizes[uid][b"BODYSTRUCTURE"])
+                else:
                     continue  # expunged meanwhile
+                if raw.get("body") is None:
+                    continue
                 try:
-                    self._receive({"uid": uid, "uidvalidity": uidvalidity, "body": body})
+                    self._receive({"uid": uid, "uidvalidity": uidvalidity, **raw})
                 except MalformedUpdate as exc:
                     log.warning("email: skipped mail uid %s: %s", uid, exc)
                 except (IMAPClientError, OSError):

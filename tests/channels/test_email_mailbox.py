@@ -6,6 +6,7 @@ restarted mid-poll survived."""
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 
@@ -143,3 +144,26 @@ def test_the_imap_server_restarted_mid_poll_is_survived(dovecot, caplog):
         dovecot.deliver(mail("alice@people.test", "after the restart"))
         assert [i.text for i in watching.wait(2, timeout=60)] == ["before", "after the restart"]
     assert any("connecting again" in r.getMessage() for r in caplog.records)
+
+
+def test_a_big_mail_is_fetched_as_its_text_with_its_attachments_listed_not_loaded(dovecot):
+    big = mail("alice@people.test", "the figures are attached", message_id="<big@people.test>")
+    big.add_attachment(b"\x00" * 300_000, maintype="application", subtype="pdf", filename="figures.pdf")
+    big.add_attachment(b"a,b\n" * 10_000, maintype="text", subtype="csv", filename="rows.csv")
+    only = mail("alice@people.test", "", message_id="<only@people.test>")
+    only.set_content(b"\x01" * 200_000, maintype="image", subtype="png", disposition="attachment",
+                     filename="photo.png")
+    dovecot.deliver(big)
+    dovecot.deliver(only)
+    with Watching(dovecot.port, max_fetch_bytes=50_000) as watching:
+        first, second = watching.wait(2)
+    assert max(len(raw["body"]) for raw in watching.received) < 10_000  # the attachments never came over
+    assert first.key == "big@people.test" and first.text.startswith("the figures are attached\n")
+    listed = {name: (kind, float(kb)) for name, kind, kb in re.findall(r"- (\S+) \((\S+), about ([\d.]+) KB\)",
+                                                                        first.text + second.text)}
+    assert {name: kind for name, (kind, _) in listed.items()} == {
+        "figures.pdf": "application/pdf", "rows.csv": "text/csv", "photo.png": "image/png"}
+    for name, size in (("figures.pdf", 300_000), ("rows.csv", 40_000), ("photo.png", 200_000)):
+        assert abs(listed[name][1] * 1024 - size) < size * 0.05, (name, listed[name])
+    assert second.text.startswith("Attachments (not opened):")
+    assert first.thread["subject"] == "Hello Flora"
