@@ -156,7 +156,8 @@ class EmailAdapter:
             raise DeliveryError(f"SMTP refused {body['to']}: {exc.recipients}",
                                 retryable=all(400 <= c < 500 for c in codes)) from None
         except smtplib.SMTPResponseException as exc:
-            raise DeliveryError(f"SMTP {exc.smtp_code}: {exc.smtp_error!r}", retryable=400 <= exc.smtp_code < 500) from None
+            raise DeliveryError(f"SMTP {exc.smtp_code}: {exc.smtp_error!r}",
+                                retryable=400 <= exc.smtp_code < 500) from None
         except smtplib.SMTPNotSupportedError as exc:  # STARTTLS or AUTH not offered: asking again will not help
             raise DeliveryError(f"SMTP: {exc}", retryable=False) from None
         except (smtplib.SMTPException, OSError) as exc:

@@ -14,7 +14,8 @@ mail unseen at the next start, fetches it again, finds it recorded and does not 
 Between looks it waits with IMAP IDLE where the server offers it (the server says when mail
 comes; the schedule's interval is then only how often to look anyway), else for the
 schedule's interval. A dropped connection (the server restarted) is logged and reconnected
-after a backoff.
+after a backoff. A mail over ``max_fetch_bytes`` is fetched as its header and text part only
+(:func:`fetch_outline`); its other parts are described from its BODYSTRUCTURE, not downloaded.
 """
 
 from __future__ import annotations
@@ -198,7 +199,8 @@ class MailPoller:
         for start in range(0, len(uids), FETCH_BATCH):
             batch = uids[start:start + FETCH_BATCH]
             sizes = client.fetch(batch, ["RFC822.SIZE", "BODYSTRUCTURE"])
-            whole = [uid for uid in batch if sizes.get(uid, {}).get(b"RFC822.SIZE", 0) <= self._settings.max_fetch_bytes]
+            limit = self._settings.max_fetch_bytes
+            whole = [uid for uid in batch if sizes.get(uid, {}).get(b"RFC822.SIZE", 0) <= limit]
             fetched = client.fetch(whole, ["BODY.PEEK[]"]) if whole else {}
             for uid in batch:
                 if uid in whole:
