@@ -587,12 +587,13 @@ class MCPConfig(_Section):
         return value
 
 
-CHANNEL_TYPES = ("telegram", "discord", "feishu")
+CHANNEL_TYPES = ("telegram", "discord", "feishu", "email")
 CHANNEL_API_BASES = {"telegram": "https://api.telegram.org", "discord": "https://discord.com/api/v10",
                      "feishu": "https://open.feishu.cn"}
 # which credentials each channel type needs: the config key naming the environment variable
 CHANNEL_CREDENTIALS = {"telegram": ("token_env",), "discord": ("token_env", "public_key_env"),
-                       "feishu": ("app_id_env", "app_secret_env")}
+                       "feishu": ("app_id_env", "app_secret_env"), "email": ("username_env", "password_env")}
+MAIL_PORTS = {"imap": {"ssl": 993, "starttls": 143, "plain": 143}, "smtp": {"ssl": 465, "starttls": 587, "plain": 25}}
 
 
 class ChannelRetry(_Section):
@@ -604,11 +605,28 @@ class ChannelRetry(_Section):
     backoff_max_s: float = Field(30.0, gt=0, le=3600)
 
 
+class MailServer(_Section):
+    """An IMAP or SMTP server of an e-mail channel. ``security``: ``ssl`` (TLS from the first
+    byte), ``starttls`` (upgraded after connecting; refused if the server cannot) or ``plain``
+    (loopback and tests only). ``port`` 0: the usual port for the protocol and security."""
+
+    host: str = ""
+    port: int = Field(0, ge=0, le=65535)
+    security: Literal["ssl", "starttls", "plain"] = "ssl"
+    timeout_s: float = Field(30.0, gt=0, le=300)
+    ca_file: str = ""  # a PEM file of CA certificates to trust instead of the system's (a private CA)
+
+    def tls_context(self):
+        import ssl
+
+        return ssl.create_default_context(cafile=self.ca_file or None)
+
+
 class ChannelConfig(_Section):
     """One chat channel (docs/channels.md). Credentials are never here: the ``*_env`` keys name
     the environment variables that hold them."""
 
-    type: Literal["telegram", "discord", "feishu"]
+    type: Literal["telegram", "discord", "feishu", "email"]
     enabled: bool = True
     mode: Literal["polling", "webhook"] = "webhook"  # telegram: polling or webhook; the others: webhook
     api_base: str = ""  # empty: the service's own; tests point it at a local server
@@ -625,6 +643,20 @@ class ChannelConfig(_Section):
     poll_timeout_s: int = Field(25, ge=0, le=50)  # telegram polling: getUpdates long-poll seconds
     http_timeout_s: float = Field(30.0, gt=0, le=300)
     retry: ChannelRetry = Field(default_factory=ChannelRetry)
+    # email (docs/channels.md#e-mail): Flora's address, its servers, how often it looks for mail
+    address: str = ""  # email: the From of Flora's mails
+    username_env: str = ""  # email: the mailbox login (IMAP and SMTP)
+    password_env: str = ""  # email: its password
+    imap: MailServer = Field(default_factory=MailServer)
+    smtp: MailServer = Field(default_factory=MailServer)  # security defaults to starttls here
+    smtp_auth: bool = True  # email: log in to the SMTP server with the same credentials
+    mailbox: str = "INBOX"
+    imap_idle: bool = True  # email: wait with IMAP IDLE where the server offers it
+    imap_id: dict[str, str] = Field(default_factory=lambda: {"name": "Flora", "version": "1"})  # RFC 2971; {}: none
+    poll_interval_idle: float = Field(60.0, gt=0, le=3600)  # email: seconds between polls while idle
+    poll_interval_active: float = Field(5.0, gt=0, le=3600)  # email: ... after a mail, until active_timeout
+    active_timeout: float = Field(300.0, ge=0, le=86400)  # email: seconds without mail before idle again
+    max_fetch_bytes: int = Field(1_000_000, ge=1024)  # email: a bigger mail is fetched as its text only
 
     @field_validator("api_base")
     @classmethod
@@ -637,7 +669,9 @@ class ChannelConfig(_Section):
 
     @model_validator(mode="after")
     def _fits_its_type(self) -> "ChannelConfig":
-        if self.mode == "polling" and self.type != "telegram":
+        if self.type == "email":
+            self._fits_email()
+        elif self.mode == "polling" and self.type != "telegram":
             raise ValueError(f"mode: {self.type} has no polling; use mode: webhook")
         for key in CHANNEL_CREDENTIALS[self.type]:
             if not getattr(self, key):
@@ -650,6 +684,24 @@ class ChannelConfig(_Section):
             raise ValueError("webhook_secret_env: a telegram webhook needs a secret token (its environment "
                              "variable's name), or Telegram's calls cannot be told from forged ones")
         return self
+
+    def _fits_email(self) -> None:
+        if "mode" in self.model_fields_set and self.mode != "polling":
+            raise ValueError("mode: an email channel polls its mailbox; use mode: polling (or leave it out)")
+        object.__setattr__(self, "mode", "polling")
+        if "@" not in self.address:
+            raise ValueError("address: an email channel needs the address its mails come from")
+        for key in ("imap", "smtp"):
+            server = getattr(self, key)
+            if not server.host:
+                raise ValueError(f"{key}.host: an email channel needs its {key.upper()} server")
+            if key == "smtp" and "security" not in server.model_fields_set:
+                object.__setattr__(server, "security", "starttls")  # submission's usual way
+            if not server.port:
+                object.__setattr__(server, "port", MAIL_PORTS[key][server.security])
+        # addresses are compared lower-cased: Alice@Example.com and alice@example.com are one sender
+        object.__setattr__(self, "allow", [a if a == "*" else a.lower() for a in self.allow])
+        object.__setattr__(self, "users", {a.lower(): u for a, u in self.users.items()})
 
     def base_url(self) -> str:
         return self.api_base or CHANNEL_API_BASES[self.type]

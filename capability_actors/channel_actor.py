@@ -1,4 +1,4 @@
-"""ChannelActor: one chat channel (Telegram, Discord, Feishu), one actor (docs/channels.md).
+"""ChannelActor: one chat channel (Telegram, Discord, Feishu, e-mail), one actor (docs/channels.md).
 
 Its ChannelService decides and its adapter speaks the service's HTTP API; this actor moves
 messages between them and the InteractionActor, like any other client of it:
@@ -9,6 +9,8 @@ messages between them and the InteractionActor, like any other client of it:
   only then moves the offset on (which acknowledges it); the actor picks the recorded
   messages up on its next wake-up (``INBOX_TICK_S``) — an actor is never sent to from
   another thread;
+- in, e-mail: the poller thread watches the mailbox over IMAP (``MailPoller``): each unseen
+  mail is recorded, then marked seen, and picked up the same way;
 - out: a reply (by ``msg_id``) or a notification for one of its chats is rendered and
   handed to a sender thread, which sends with retries (a 429's ``retry_after`` waited out)
   and records each send. Waiting there holds up nobody but this channel's queue of sends.
@@ -30,9 +32,9 @@ from agents.base import FloraActor
 from capabilities.channels.delivery import Deliverer
 from capabilities.channels.model import ChannelError, DeliveryError, Inbound, MalformedUpdate, Unauthorized
 from capabilities.channels.service import ChannelService
-from capabilities.channels.adapters import build_adapter
+from capabilities.channels.adapters import build_adapter, build_mail_poller
 from common import messages as m
-from common.tasks.models import CHANNEL_REFUSED, CHANNEL_REPLIED
+from common.tasks.models import CHANNEL_REPLIED
 
 INBOX_TICK_S = 0.02  # how often recorded messages from the poller are picked up while people talk
 INBOX_IDLE_TICK_S = 0.25  # ...and once nothing came for IDLE_AFTER_S (an idle actor barely wakes)
@@ -78,6 +80,10 @@ class ChannelActor(FloraActor):
                 self._dispatch(record)
         if settings.type == "telegram" and settings.mode == "polling":
             self._start(self._poll_forever, "poller")
+            self.wakeupAfter(INBOX_TICK_S)
+        if settings.type == "email":
+            poller = build_mail_poller(name, settings, self._receive, self._stop)
+            self._start(poller.run, "poller")
             self.wakeupAfter(INBOX_TICK_S)
         self.log.info("channel %s (%s, %s) started", name, settings.type, settings.mode)
 
@@ -175,6 +181,11 @@ class ChannelActor(FloraActor):
                     continue
                 wait = POLL_ERROR_BACKOFF_S[0]
                 offset = self._take(updates, offset)
+
+    def _receive(self, raw) -> None:
+        """One fetched mail recorded (on the poller thread); the actor picks it up."""
+        for record in self.service.receive(self.adapter, raw):
+            self.inbox.put(record)
 
     def _take(self, updates: list, offset: int | None) -> int | None:
         """Record each update, then move the offset past it (the next poll acknowledges it)."""

@@ -1,7 +1,8 @@
-"""Chat channels: Telegram, Discord and Feishu/Lark as ways to talk to Flora (docs/channels.md).
+"""Chat channels: Telegram, Discord, Feishu/Lark and e-mail as ways to talk to Flora (docs/channels.md).
 
-One model for all of them: an adapter per channel type speaks the service's HTTP API
-(parse what comes in, send what goes out); :class:`~capabilities.channels.service.ChannelService`
+One model for all of them: an adapter per channel type speaks the service's API (parse what
+comes in, send what goes out: HTTP, or for e-mail IMAP through
+:mod:`~capabilities.channels.mailbox` and SMTP); :class:`~capabilities.channels.service.ChannelService`
 decides (who may talk, which Flora user a sender is, what a reply looks like with its
 buttons); :class:`~capabilities.channels.delivery.Deliverer` sends with retries and records
 each send; ``capability_actors/channel_actor.py`` is the actor around them, one per

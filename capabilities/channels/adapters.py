@@ -1,8 +1,8 @@
 """Building a channel's adapter from its configuration, and checking its credentials at start.
 
-Credentials live in environment variables only; the config names them (``token_env`` and
-friends). A missing one stops Flora at start with the key's name (:func:`check_credentials`),
-not at the first message.
+Credentials live in environment variables only; the config names them (``token_env``,
+``username_env`` and friends). A missing one stops Flora at start with the key's name
+(:func:`check_credentials`), not at the first message.
 """
 
 from __future__ import annotations
@@ -47,6 +47,12 @@ def check_credentials(config: FloraConfig, env: Mapping[str, str] | None = None)
 def build_adapter(name: str, settings: Any, env: Mapping[str, str] | None = None) -> Any:
     """The adapter that speaks channel ``name``'s service."""
     env = os.environ if env is None else env
+    if settings.type == "email":
+        from capabilities.channels.email import EmailAdapter
+
+        return EmailAdapter(address=settings.address, smtp=settings.smtp, smtp_auth=settings.smtp_auth,
+                            username=credential(name, settings, "username_env", env),
+                            password=credential(name, settings, "password_env", env))
     base, timeout = settings.base_url(), settings.http_timeout_s
     if settings.type == "telegram":
         from capabilities.channels.telegram import TelegramAdapter
@@ -79,3 +85,12 @@ def _discord_key(name: str, hex_key: str) -> bytes:
         raise ChannelSetupError(f"channels.{name}.public_key_env: the application's public key must be 64 hex "
                                 f"characters (Ed25519)")
     return key
+
+
+def build_mail_poller(name: str, settings: Any, receive, stop, env: Mapping[str, str] | None = None) -> Any:
+    """The IMAP watcher of e-mail channel ``name``; ``receive`` records each fetched mail."""
+    from capabilities.channels.mailbox import MailPoller
+
+    env = os.environ if env is None else env
+    return MailPoller(settings, username=credential(name, settings, "username_env", env),
+                      password=credential(name, settings, "password_env", env), receive=receive, stop=stop)

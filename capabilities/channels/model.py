@@ -35,7 +35,10 @@ class Inbound:
     """A message from a person on a channel. ``key`` is the channel's own id for it (what a
     redelivery repeats); ``chat_id`` where to answer; ``sender_id`` who wrote. A button press
     has ``action`` (``{"approve": bool, "task_id": ...}`` or ``{"option": id}``) instead of
-    text; ``ack`` is what the channel wants acknowledged (Telegram's callback query id)."""
+    text; ``ack`` is what the channel wants acknowledged (Telegram's callback query id).
+    ``task_id``: the paused task the message answers, where the channel can tell (an e-mail
+    replying to a question mail); ``thread``: what a reply needs to join the conversation
+    (an e-mail's Message-ID, References and Subject)."""
 
     key: str
     chat_id: str
@@ -43,6 +46,8 @@ class Inbound:
     text: str = ""
     action: dict | None = None
     ack: str = ""
+    task_id: str = ""
+    thread: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -64,13 +69,17 @@ class Button:
 @dataclass
 class Outbound:
     """A message to send: Markdown ``text``, rows of ``buttons`` under it, where (``chat_id``),
-    and what it is (``kind``: reply, question, notification) answering ``ref``."""
+    and what it is (``kind``: reply, question, notification) answering ``ref``. ``task_id``:
+    the paused task a question (or a paused run's notification) asks about; ``thread``: the
+    inbound message's, to answer within its conversation."""
 
     chat_id: str
     text: str
     kind: str = "reply"
     ref: str = ""
     buttons: list[list[Button]] = field(default_factory=list)
+    task_id: str = ""
+    thread: dict = field(default_factory=dict)
 
 
 def approve_data(task_id: str, yes: bool) -> str:

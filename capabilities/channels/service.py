@@ -19,7 +19,8 @@ from typing import Any
 
 from common import messages as m
 from common.tasks.models import (
-    CHANNEL_ANSWERED, CHANNEL_DISPATCHED, CHANNEL_REFUSED, CHANNEL_REPLIED, ChannelMessage, WAITING_APPROVAL,
+    CHANNEL_ANSWERED, CHANNEL_DISPATCHED, CHANNEL_REFUSED, CHANNEL_REPLIED, PAUSED_STATES, ChannelMessage,
+    WAITING_APPROVAL,
 )
 from common.tasks.store import TaskStore
 from capabilities.channels.model import (
@@ -82,6 +83,8 @@ class ChannelService:
         if user is None:  # the allow-list changed since it was recorded
             raise MalformedUpdate(f"sender {inbound.sender_id} may no longer talk to Flora")
         fields: dict[str, Any] = {"content": inbound.text}
+        if inbound.task_id:  # an answer to a question about that task (a reply to its question mail)
+            fields["task_id"] = inbound.task_id
         action = inbound.action or {}
         if "approve" in action:
             fields = {"content": "", "task_id": action["task_id"], "approve": bool(action["approve"])}
@@ -110,6 +113,11 @@ class ChannelService:
     # -- out ------------------------------------------------------------------------
     def outbound(self, record: ChannelMessage, reply: dict) -> Outbound:
         """A reply (the reply contract) to the message ``record`` as what to send to its chat."""
+        out = self._outbound(record, reply)
+        out.thread = dict(record.payload.get("thread") or {})
+        return out
+
+    def _outbound(self, record: ChannelMessage, reply: dict) -> Outbound:
         chat = record.payload["chat_id"]
         kind = reply.get("message_type")
         text = reply.get("message", "")
@@ -128,9 +136,10 @@ class ChannelService:
     def _question(self, chat: str, paused: dict, ref: str) -> Outbound:
         if paused.get("pause_kind") == WAITING_APPROVAL:
             return Outbound(chat_id=chat, text=paused.get("message", ""), kind="question", ref=ref,
-                            buttons=self._approval_buttons(paused["task_id"]))
+                            buttons=self._approval_buttons(paused["task_id"]), task_id=paused["task_id"])
         # the question names each missing parameter already
-        return Outbound(chat_id=chat, text=paused.get("message", ""), kind="question", ref=ref)
+        return Outbound(chat_id=chat, text=paused.get("message", ""), kind="question", ref=ref,
+                        task_id=paused.get("task_id", ""))
 
     def _approval_buttons(self, task_id: str) -> list[list[Button]]:
         if len(approve_data(task_id, False).encode()) > MAX_BUTTON_DATA:
@@ -145,12 +154,15 @@ class ChannelService:
             return None
         buttons: list[list[Button]] = []
         task_id = note.get("task_id")
+        asks = ""
         if task_id and note.get("kind") in ("loop_run_paused", "task_paused"):
             task = self._store.get_task(note["tenant_id"], task_id)
             if task is not None and task.state == WAITING_APPROVAL:
                 buttons = self._approval_buttons(task_id)
+            if task is not None and task.state in PAUSED_STATES:
+                asks = task_id
         return Outbound(chat_id=chat, text=note.get("message", ""), kind="notification",
-                        ref=note.get("notification_id", ""), buttons=buttons)
+                        ref=note.get("notification_id", ""), buttons=buttons, task_id=asks)
 
 
 def _short(label: str) -> str:

@@ -23,7 +23,7 @@ def channel_blocks() -> list[tuple[str, str]]:
 
 def test_the_docs_show_a_configuration_for_every_channel_type():
     types = {c["type"] for _, block in channel_blocks() for c in yaml.safe_load(block)["channels"].values()}
-    assert types == {"telegram", "discord", "feishu"}
+    assert types == {"telegram", "discord", "feishu", "email"}
 
 
 @pytest.mark.parametrize("where, block", channel_blocks())
