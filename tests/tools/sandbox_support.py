@@ -29,7 +29,8 @@ class Tools:
     """Calls the workspace tools the way ExecutionActor does: schema first, then invoke."""
 
     def __init__(self, base: Path, **tools: Any) -> None:
-        self.config = load_config({"tools": {"workspace": str(base), **tools}})
+        self.config = load_config({"data_dir": str(base.parent / "flora-data"),
+                                   "tools": {"workspace": str(base), **tools}})
         self.registry = tools_registry()
         self.cancelled = False
 

@@ -176,3 +176,14 @@ def test_the_words_after_the_tools_name_are_its_command_code_or_path(text, capab
     (best, *_) = router.rank(text)
     assert best.spec.name == capability
     assert router.extract_parameters(best.spec, text) == expected
+
+
+def test_the_bootstrap_runs_compiled_once_from_the_data_directory_or_from_source(tmp_path):
+    from capabilities.tools.python_exec import BOOTSTRAP, bootstrap_file
+
+    cache = tmp_path / "cache"
+    compiled = bootstrap_file(cache)
+    assert compiled.parent == cache and compiled.suffix == ".pyc" and bootstrap_file(cache) == compiled
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the cache would go")
+    assert bootstrap_file(blocked / "cache") == BOOTSTRAP and bootstrap_file(None) == BOOTSTRAP
