@@ -65,6 +65,22 @@ DEFAULT_AGENT_MAX_RESULT_CHARS = 2000  # of a tool's result, what the model is s
 DEFAULT_AGENT_MAX_INVALID = 3  # unusable model replies in a row before the loop gives up
 
 
+def http_url(value: str, expected: str) -> str:
+    """``value`` when it is empty or an http(s) URL with a host and a valid port; else a
+    ValueError saying what was ``expected``."""
+    from urllib.parse import urlparse
+
+    if value:
+        parts = urlparse(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected {expected}, got {value!r}")
+        try:
+            parts.port
+        except ValueError:
+            raise ValueError(f"bad port in {value!r}") from None
+    return value
+
+
 class ConfigError(ValueError):
     """The configuration is invalid; the message names the key."""
 
@@ -477,17 +493,7 @@ class MemoryConfig(_Section):
     @field_validator("chroma_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        from urllib.parse import urlparse
-
-        if value:
-            parts = urlparse(value)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError(f"expected http://host:port of a Chroma server, got {value!r}")
-            try:
-                parts.port
-            except ValueError:
-                raise ValueError(f"bad port in {value!r}") from None
-        return value
+        return http_url(value, "http://host:port of a Chroma server")
 
     @model_validator(mode="after")
     def _server_named(self) -> "MemoryConfig":
@@ -544,13 +550,7 @@ class MCPServerConfig(_Section):
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        from urllib.parse import urlparse
-
-        if value:
-            parts = urlparse(value)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError(f"expected the server's http(s):// endpoint, got {value!r}")
-        return value
+        return http_url(value, "the server's http(s):// endpoint")
 
     @model_validator(mode="after")
     def _one_way_in(self) -> "MCPServerConfig":
@@ -661,11 +661,7 @@ class ChannelConfig(_Section):
     @field_validator("api_base")
     @classmethod
     def _http_base(cls, value: str) -> str:
-        from urllib.parse import urlparse
-
-        if value and (urlparse(value).scheme not in ("http", "https") or not urlparse(value).hostname):
-            raise ValueError(f"expected an http(s) URL, got {value!r}")
-        return value.rstrip("/")
+        return http_url(value, "an http(s) URL").rstrip("/")
 
     @model_validator(mode="after")
     def _fits_its_type(self) -> "ChannelConfig":

@@ -5,8 +5,8 @@ messages between them and the InteractionActor, like any other client of it:
 
 - in, webhook mode: the HTTP API hands a call over as ``channel_update``; what came in is
   recorded in the store, then the call is answered (``channel_ack``), then it goes to Flora;
-- in, Telegram polling: a poller thread long-polls ``getUpdates``, records each update and
-  only then moves the offset on (which acknowledges it); the actor picks the recorded
+- in, Telegram polling: a poller thread (``UpdatePoller``) long-polls ``getUpdates``, records
+  each update and only then moves the offset on (which acknowledges it); the actor picks the recorded
   messages up on its next wake-up (``INBOX_TICK_S``) — an actor is never sent to from
   another thread;
 - in, e-mail: the poller thread watches the mailbox over IMAP (``MailPoller``): each unseen
@@ -30,16 +30,16 @@ from thespian.actors import ActorExitRequest, WakeupMessage
 
 from agents.base import FloraActor
 from capabilities.channels.delivery import Deliverer
-from capabilities.channels.model import ChannelError, DeliveryError, Inbound, MalformedUpdate, Unauthorized
-from capabilities.channels.service import ChannelService
+from capabilities.channels.model import DeliveryError, Inbound, MalformedUpdate, Unauthorized
 from capabilities.channels.adapters import build_adapter, build_mail_poller
+from capabilities.channels.service import ChannelService
+from capabilities.channels.telegram import UpdatePoller
 from common import messages as m
 from common.tasks.models import CHANNEL_REPLIED
 
 INBOX_TICK_S = 0.02  # how often recorded messages from the poller are picked up while people talk
 INBOX_IDLE_TICK_S = 0.25  # ...and once nothing came for IDLE_AFTER_S (an idle actor barely wakes)
 IDLE_AFTER_S = 10.0
-POLL_ERROR_BACKOFF_S = (1.0, 30.0)  # after a failed getUpdates: first wait, longest wait
 
 
 class ChannelActor(FloraActor):
@@ -79,7 +79,9 @@ class ChannelActor(FloraActor):
             else:
                 self._dispatch(record)
         if settings.type == "telegram" and settings.mode == "polling":
-            self._start(self._poll_forever, "poller")
+            poller = UpdatePoller(self.adapter, timeout_s=settings.poll_timeout_s, receive=self._receive,
+                                  stop=self._stop, name=name)
+            self._start(poller.run, "poller")
             self.wakeupAfter(INBOX_TICK_S)
         if settings.type == "email":
             poller = build_mail_poller(name, settings, self._receive, self._stop)
@@ -164,44 +166,10 @@ class ChannelActor(FloraActor):
             except Exception:  # the store unreachable, say: the message stays open for the next start
                 self.log.exception("channel %s: %s failed", self.service.name, job[0])
 
-    def _poll_forever(self) -> None:
-        import httpx
-
-        settings = self.service.settings
-        offset, wait = None, POLL_ERROR_BACKOFF_S[0]
-        with httpx.Client() as client:
-            while not self._stop.is_set():
-                try:
-                    updates = self.adapter.get_updates(offset, settings.poll_timeout_s, client=client)
-                except (ChannelError, httpx.HTTPError) as exc:
-                    self.log.warning("channel %s: getUpdates failed (%s); polling again in %.0f s",
-                                     self.service.name, exc, wait)
-                    self._stop.wait(wait)
-                    wait = min(wait * 2, POLL_ERROR_BACKOFF_S[1])
-                    continue
-                wait = POLL_ERROR_BACKOFF_S[0]
-                offset = self._take(updates, offset)
-
     def _receive(self, raw) -> None:
-        """One fetched mail recorded (on the poller thread); the actor picks it up."""
+        """One update or mail recorded (on a poller thread); the actor picks it up."""
         for record in self.service.receive(self.adapter, raw):
             self.inbox.put(record)
-
-    def _take(self, updates: list, offset: int | None) -> int | None:
-        """Record each update, then move the offset past it (the next poll acknowledges it)."""
-        for update in updates:
-            update_id = update.get("update_id") if isinstance(update, dict) else None
-            try:
-                for record in self.service.receive(self.adapter, update):
-                    self.inbox.put(record)
-            except MalformedUpdate as exc:
-                self.log.warning("channel %s: skipped a malformed update: %s", self.service.name, exc)
-            except Exception:  # not recorded (the store is down): not acknowledged either, it comes again
-                self.log.exception("channel %s: could not record update %s", self.service.name, update_id)
-                return offset
-            if isinstance(update_id, int) and not isinstance(update_id, bool):
-                offset = max(offset or 0, update_id + 1)
-        return offset
 
     def on_system_message(self, message, sender):
         if isinstance(message, WakeupMessage) and self.service is not None and not self._stop.is_set():

@@ -18,9 +18,13 @@ from typing import Any
 import httpx
 
 from capabilities.channels import render
-from capabilities.channels.model import DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button
+from capabilities.channels.model import (
+    ChannelError, DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button,
+)
 
 log = logging.getLogger("flora.channels.telegram")
+
+POLL_ERROR_BACKOFF_S = (1.0, 30.0)  # after a failed getUpdates: first wait, longest wait
 
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
 
@@ -139,3 +143,42 @@ def _result(response: httpx.Response, method: str) -> Any:
         raise DeliveryError(f"{method}: rate limited ({described})", retry_after=float(retry_after or 1))
     raise DeliveryError(f"{method}: HTTP {response.status_code} {described}",
                         retryable=response.status_code >= 500)
+
+
+class UpdatePoller:
+    """Telegram long polling, on a thread of the ChannelActor. ``receive(update)`` records one
+    update: MalformedUpdate skips it; anything else means it was not recorded, so the offset
+    stays and Telegram sends it again. The offset moves past an update only once it is
+    recorded — the next getUpdates acknowledges it."""
+
+    def __init__(self, adapter: "TelegramAdapter", *, timeout_s: int, receive, stop, name: str = "telegram"):
+        self._adapter, self._timeout_s, self._receive, self._stop, self._name = adapter, timeout_s, receive, stop, name
+
+    def run(self) -> None:
+        offset, wait = None, POLL_ERROR_BACKOFF_S[0]
+        with httpx.Client() as client:
+            while not self._stop.is_set():
+                try:
+                    updates = self._adapter.get_updates(offset, self._timeout_s, client=client)
+                except (ChannelError, httpx.HTTPError) as exc:
+                    log.warning("channel %s: getUpdates failed (%s); polling again in %.0f s", self._name, exc, wait)
+                    self._stop.wait(wait)
+                    wait = min(wait * 2, POLL_ERROR_BACKOFF_S[1])
+                    continue
+                wait = POLL_ERROR_BACKOFF_S[0]
+                offset = self.take(updates, offset)
+
+    def take(self, updates: list, offset: int | None) -> int | None:
+        """Record each update, then move the offset past it; the offset to poll from next."""
+        for update in updates:
+            update_id = update.get("update_id") if isinstance(update, dict) else None
+            try:
+                self._receive(update)
+            except MalformedUpdate as exc:
+                log.warning("channel %s: skipped a malformed update: %s", self._name, exc)
+            except Exception:  # not recorded (the store is down): not acknowledged either, it comes again
+                log.exception("channel %s: could not record update %s", self._name, update_id)
+                return offset
+            if isinstance(update_id, int) and not isinstance(update_id, bool):
+                offset = max(offset or 0, update_id + 1)
+        return offset

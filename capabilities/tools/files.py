@@ -27,7 +27,7 @@ import stat
 from pathlib import Path
 
 from capabilities.base import CapabilityError, CapabilityInputError, ExecutionContext, capability
-from capabilities.tools.workspace import Workspace, forbidden
+from capabilities.tools.workspace import Workspace, forbidden, tools_settings
 
 MAX_LIST_ENTRIES = 1000
 MAX_SEARCH_RESULTS = 200
@@ -35,11 +35,6 @@ MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024
 MAX_FILES_VISITED = 20000
 _PATH = {"type": "string", "minLength": 1, "maxLength": 4096}
 
-
-def _tools(context: ExecutionContext):
-    from config import ToolsConfig
-
-    return getattr(context.config, "tools", None) or ToolsConfig()
 
 
 def _open_checked(workspace: Workspace, path: Path, flags: int, mode: int = 0o644) -> int:
@@ -92,7 +87,7 @@ def _is_binary(sample: bytes) -> bool:
 )
 def file_read(path: str, context: ExecutionContext) -> dict:
     workspace = Workspace.for_context(context)
-    cap = _tools(context).max_read_bytes
+    cap = tools_settings(context).max_read_bytes
     target = workspace.resolve(path)
     fd = _open_checked(workspace, target, os.O_RDONLY)
     with os.fdopen(fd, "rb") as handle:
@@ -137,7 +132,7 @@ def file_read(path: str, context: ExecutionContext) -> dict:
 def file_write(path: str, content: str, context: ExecutionContext, overwrite: bool = False,
                append: bool = False) -> dict:
     workspace = Workspace.for_context(context)
-    cap = _tools(context).max_write_bytes
+    cap = tools_settings(context).max_write_bytes
     data = content.encode("utf-8")
     if len(data) > cap:
         raise CapabilityError(f"The content is {len(data)} bytes; the most file_write writes is {cap} bytes "

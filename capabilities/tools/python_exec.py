@@ -29,7 +29,7 @@ from pathlib import Path
 
 from capabilities.base import ExecutionContext, capability
 from capabilities.tools.sandbox import Jail, Limits
-from capabilities.tools.workspace import Workspace
+from capabilities.tools.workspace import Workspace, tools_settings
 
 BOOTSTRAP = Path(__file__).with_name("python_bootstrap.py")
 _compiled: dict[Path, Path] = {}
@@ -74,9 +74,7 @@ PARAMETERS = {
     needs_approval=True,
 )
 def python_exec(code: str, context: ExecutionContext, timeout_s: float | None = None) -> dict:
-    from config import ToolsConfig
-
-    tools = getattr(context.config, "tools", None) or ToolsConfig()
+    tools = tools_settings(context)
     settings = tools.python
     workspace = Workspace.for_context(context)
     limits = Limits(cpu_s=settings.cpu_s, memory_bytes=settings.memory_mb * 1024 * 1024,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from capabilities.base import ExecutionContext, capability
 from capabilities.tools.sandbox import Jail, Limits
 from capabilities.tools.shell_policy import MAX_COMMAND_CHARS, ShellPolicy
-from capabilities.tools.workspace import Workspace
+from capabilities.tools.workspace import Workspace, tools_settings
 
 MAX_TIMEOUT_S = 3600
 
@@ -66,7 +66,7 @@ PARAMETERS = {
     needs_approval=True,
 )
 def shell(command: str, context: ExecutionContext, timeout_s: float | None = None, stdin: str = "") -> dict:
-    tools = _tools(context)
+    tools = tools_settings(context)
     workspace = Workspace.for_context(context)
     policy = ShellPolicy(workspace.root, allow=tools.shell.allow, deny=tools.shell.deny)
     pipeline = policy.check(command)
@@ -77,8 +77,3 @@ def shell(command: str, context: ExecutionContext, timeout_s: float | None = Non
     result = jail.run(pipeline, timeout_s=limit, stdin=stdin.encode(), cancelled=context.cancelled)
     return {"command": command, "argv": pipeline, **result.to_dict()}
 
-
-def _tools(context: ExecutionContext):
-    from config import ToolsConfig
-
-    return getattr(context.config, "tools", None) or ToolsConfig()

@@ -40,6 +40,13 @@ def _dir_name(value: str) -> str:
     return cleaned[:128]
 
 
+def tools_settings(context: Any):
+    """The ``tools:`` section a running tool obeys (its defaults outside a configured Flora)."""
+    from config import ToolsConfig
+
+    return getattr(getattr(context, "config", None), "tools", None) or ToolsConfig()
+
+
 @dataclass(frozen=True)
 class Workspace:
     """One user's workspace directory (``root``), created on first use."""
@@ -53,7 +60,7 @@ class Workspace:
 
         config = getattr(context, "config", None) or FloraConfig()
         base = config.workspace_path
-        if config.tools.per_user:
+        if tools_settings(context).per_user:
             base = base / _dir_name(context.tenant_id or "default") / _dir_name(context.user_id or "anonymous")
         return cls.at(base)
 

@@ -282,3 +282,26 @@ def test_a_polling_telegram_channel_refuses_webhook_calls_even_without_a_secret_
             adapter.webhook('{"update_id": 1, "message": {}}', {})
     finally:
         adapter.close()
+
+
+def test_the_telegram_poller_moves_its_offset_only_past_updates_it_recorded():
+    import threading
+
+    from capabilities.channels.model import MalformedUpdate
+    from capabilities.channels.telegram import UpdatePoller
+
+    recorded, store_up = [], [True]
+
+    def receive(update):
+        if update.get("bad"):
+            raise MalformedUpdate("not a message")
+        if not store_up[0]:
+            raise OSError("the store is down")
+        recorded.append(update["update_id"])
+
+    poller = UpdatePoller(None, timeout_s=1, receive=receive, stop=threading.Event())
+    assert poller.take([{"update_id": 5}, {"update_id": 6, "bad": True}, "junk"], None) == 7  # skipped, not stuck
+    store_up[0] = False
+    assert poller.take([{"update_id": 7}, {"update_id": 8}], 7) == 7  # not recorded: asked for again
+    store_up[0] = True
+    assert poller.take([{"update_id": 7}, {"update_id": 8}], 7) == 9 and recorded == [5, 7, 8]
