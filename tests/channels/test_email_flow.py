@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-import time
 
 import pytest
 
 import main
 from common.tasks.sqlite_store import SQLiteTaskStore
 from tests.support.mail_servers import PASSWORD, USER, Dovecot, SMTPSink, mail
+from tests.support.waiting import wait_until
 
 FLORA = "flora@flora.test"
 USER_ENV, PASSWORD_ENV = "FLORA_TEST_MAIL_USER", "FLORA_TEST_MAIL_PASSWORD"
@@ -69,13 +69,6 @@ def store(flora):
     opened = SQLiteTaskStore(flora.config.sqlite_path)
     yield opened
     opened.close()
-
-
-def wait_until(condition, timeout: float = 20.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 def text_of(message) -> str:

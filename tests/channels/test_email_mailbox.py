@@ -16,6 +16,7 @@ from capabilities.channels.email import EmailAdapter
 from capabilities.channels.mailbox import MailPoller
 from config import load_config
 from tests.support.mail_servers import PASSWORD, USER, Dovecot, mail
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture
@@ -69,13 +70,6 @@ class Watching:
         self.stop.set()
         self.thread.join(timeout=10)
         assert not self.thread.is_alive()
-
-
-def wait_until(condition, timeout: float = 20.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 def test_idle_is_used_when_offered_so_a_mail_comes_long_before_the_idle_interval(dovecot):

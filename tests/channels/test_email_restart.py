@@ -21,10 +21,11 @@ from capabilities.channels.service import ChannelService
 from common.tasks.sqlite_store import SQLiteTaskStore
 from config import load_config
 from tests.channels.test_email_flow import (  # noqa: F401  (fixtures)
-    credentials, dovecot, mail_config, smtp, text_of, wait_until,
+    credentials, dovecot, mail_config, smtp, text_of,
 )
 from tests.support.flora_process import marked_env, marked_pids
 from tests.support.mail_servers import mail
+from tests.support.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 

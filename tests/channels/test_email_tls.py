@@ -12,7 +12,8 @@ import pytest
 from capabilities.channels.email import EmailAdapter
 from capabilities.channels.model import DeliveryError, Outbound
 from config import MailServer
-from tests.channels.test_email_mailbox import Watching, wait_until
+from tests.channels.test_email_mailbox import Watching
+from tests.support.waiting import wait_until
 from tests.support.mail_servers import PASSWORD, USER, Dovecot, SMTPSink, mail
 
 

@@ -103,15 +103,6 @@ def server_pids(mark: str, module: str) -> list[int]:
     return found
 
 
-def wait_for(predicate, within_s: float, what: str):
-    deadline = time.monotonic() + within_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {within_s} s: {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,8 @@ import pytest
 
 import main
 from common import messages as m
-from tests.mcp.conftest import server_pids, servers, wait_for
+from tests.mcp.conftest import server_pids, servers
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -42,16 +43,16 @@ def test_stdio_servers_end_with_their_actor_process_and_with_flora(tmp_path, mar
     try:
         assert server_pids(mark, "mcp_server_time") == []  # listed at start, then ended
         ask_time(flora, "UTC")
-        [first] = wait_for(lambda: server_pids(mark, "mcp_server_time"), 10, "the time server runs")
+        [first] = wait_until(lambda: server_pids(mark, "mcp_server_time"), 10, "the time server runs")
         worker = parent_of(first)
         assert worker != os.getpid()  # started by the ExecutionActor's process, not here
         os.kill(worker, signal.SIGKILL)
-        wait_for(lambda: first not in server_pids(mark, "mcp_server_time"), 10,
+        wait_until(lambda: first not in server_pids(mark, "mcp_server_time"), 10,
                  "the server of a killed ExecutionActor ends")
         # a new ExecutionActor starts its own server (a request that reached the dead one before the
         # AgentActor learnt of its death fails, as any task in flight on a lost worker does)
-        wait_for(lambda: _completed(flora, "Asia/Tokyo"), 30, "a request runs on the new ExecutionActor")
-        wait_for(lambda: server_pids(mark, "mcp_server_time"), 10, "a new time server runs")
+        wait_until(lambda: _completed(flora, "Asia/Tokyo"), 30, "a request runs on the new ExecutionActor")
+        wait_until(lambda: server_pids(mark, "mcp_server_time"), 10, "a new time server runs")
     finally:
         flora.shutdown()
-    wait_for(lambda: server_pids(mark, "mcp_server_time") == [], 10, "no time server after Flora's stop")
+    wait_until(lambda: server_pids(mark, "mcp_server_time") == [], 10, "no time server after Flora's stop")

@@ -16,7 +16,8 @@ from capabilities.mcp import catalogue
 from capabilities.mcp.tools import MCPTools
 from config import load_config
 from init_plugins import build_registry
-from tests.mcp.conftest import config, server_pids, servers, start_http_server, stop_http_server, wait_for
+from tests.mcp.conftest import config, server_pids, servers, start_http_server, stop_http_server
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -104,9 +105,9 @@ def test_a_cancelled_task_stops_waiting_for_its_tool(tmp_path, http_server):
 def test_a_server_killed_between_calls_is_started_again_on_the_next_call(registry, mark):
     now = registry.get_executable("time.get_current_time")
     now.invoke({"timezone": "UTC"}, context())
-    [first] = wait_for(lambda: server_pids(mark, "mcp_server_time"), 10, "the time server runs")
+    [first] = wait_until(lambda: server_pids(mark, "mcp_server_time"), 10, "the time server runs")
     os.kill(first, signal.SIGKILL)
-    wait_for(lambda: first not in server_pids(mark, "mcp_server_time"), 10, "the killed server is gone")
+    wait_until(lambda: first not in server_pids(mark, "mcp_server_time"), 10, "the killed server is gone")
     result = now.invoke({"timezone": "Asia/Tokyo"}, context())
     assert result["structured"]["timezone"] == "Asia/Tokyo"
     assert [pid for pid in server_pids(mark, "mcp_server_time") if pid != first]
@@ -189,5 +190,5 @@ def test_a_server_that_never_answers_is_given_up_at_the_list_timeout_and_ended(t
     assert not [s for s in registry.executables() if s.name.startswith("silent.")]
     entry = json.loads(catalogue.catalogue_path(flora_config).read_text())["servers"]["silent"]
     assert "within 2 s" in entry["error"]
-    wait_for(lambda: server_pids(mark, "import time; time.sleep(120)  # mcp_silent_server") == [], 10,
+    wait_until(lambda: server_pids(mark, "import time; time.sleep(120)  # mcp_silent_server") == [], 10,
              "the silent server is ended")

@@ -4,7 +4,6 @@ host, a short ``idle_unload_s``, a real request before and after. Never asserts 
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import main
 from capabilities.llm import ModelHost, OpenAICompatibleLLM, host_state_dir
 from capabilities.llm.models import model_path
 from config import load_config
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
 
@@ -22,14 +22,6 @@ IDLE_S = 2.0
 WAIT_S = 120.0  # a busy 2-core machine: the unload check and a reload may both be slow
 
 
-def wait_for(condition, what: str, timeout_s: float = WAIT_S):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"not within {timeout_s:.0f} s: {what}")
 
 
 def test_the_model_unloads_when_idle_and_the_next_request_still_answers(tmp_path):
@@ -44,8 +36,9 @@ def test_the_model_unloads_when_idle_and_the_next_request_still_answers(tmp_path
                                   max_retries=0)
         ask = [{"role": "user", "content": "Say hello."}]
         assert llm.complete(ask, max_tokens=8).text.strip()
-        loaded = wait_for(lambda: host.state() if host.state().get("rss_mb") else None, "a first state")
-        asleep = wait_for(lambda: (s := host.state())["state"] == "unloaded_idle" and s, "unloaded while idle")
+        loaded = wait_until(lambda: host.state() if host.state().get("rss_mb") else None, WAIT_S, "a first state")
+        asleep = wait_until(lambda: (s := host.state())["state"] == "unloaded_idle" and s, WAIT_S,
+                            "unloaded while idle")
         assert asleep["unloads"] == 1 and asleep["since"] >= loaded["since"]
         assert asleep["rss_mb"] < loaded["rss_mb"], (loaded, asleep)  # the weights' memory was given back
         printed = io.StringIO()
@@ -53,7 +46,7 @@ def test_the_model_unloads_when_idle_and_the_next_request_still_answers(tmp_path
         assert f"{SMALL}  unloaded_idle since" in printed.getvalue(), printed.getvalue()
         assert llm.complete(ask, max_tokens=8).text.strip()  # waits for the load, does not fail
         # the state is written once the reply's last byte is out, a moment after the client has it
-        awake = wait_for(lambda: (s := host.state())["state"] == "loaded" and s, "loaded again")
+        awake = wait_until(lambda: (s := host.state())["state"] == "loaded" and s, WAIT_S, "loaded again")
         assert (awake["loads"], awake["unloads"]) == (1, 1)
         print(f"\nrss_mb loaded {loaded['rss_mb']} -> unloaded {asleep['rss_mb']} -> reloaded {awake['rss_mb']}")
     assert not state_file.exists()
