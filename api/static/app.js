@@ -806,6 +806,7 @@
       if (ev.event_type === "WHITEBOARD_UPDATED") showWhiteboard(state.timelineTaskId);
     }
     if (/LOOP|TRIGGERED/.test(ev.event_type || "") && state.tab === "loops") scheduleLoopsRefresh();
+    if (/^MEMORY_(WRITTEN|FORGOTTEN)$/.test(ev.event_type || "") && state.tab === "memory") scheduleMemoryRefresh();
   }
 
   // ---------------------------------------------------------------- tasks
@@ -958,6 +959,70 @@
     scheduleLoopsRefresh(0);
   }
 
+  // ---------------------------------------------------------------- memory
+  // what Flora remembers about the signed-in person: listed (or searched), forgotten one by one or all
+  function scheduleMemoryRefresh(ms = 300) {
+    clearTimeout(state.memoryRefreshTimer);
+    state.memoryRefreshTimer = setTimeout(refreshMemories, ms);
+  }
+
+  function memoryStatus(text, isError = false) {
+    const el = $("#memory-status");
+    el.textContent = text || "";
+    el.classList.toggle("error-text", !!isError);
+  }
+
+  async function refreshMemories() {
+    const query = $("#memory-query").value.trim();
+    let memories;
+    try {
+      memories = listOf(await api("GET", "/v1/memories" + (query ? "?q=" + encodeURIComponent(query) : "")), "memories");
+    } catch (e) {
+      if (e.status !== 401) memoryStatus("Could not load memories: " + e.message, true);
+      return;
+    }
+    const list = $("#memory-list");
+    clear(list);
+    for (const r of memories) {
+      if (!r || typeof r !== "object" || !r.memory_id) continue;
+      const sub = [r.kind, r.subject, fmtTime(r.updated_at || r.created_at, true),
+        r.score != null ? "match " + Number(r.score).toFixed(2) : null].filter(Boolean).join(" · ");
+      list.append(h("li", { class: "memory item", dataset: { memoryId: r.memory_id } },
+        h("div", { class: "item-main static" },
+          h("span", { class: "item-title memory-fact" }, r.fact || ""),
+          h("span", { class: "item-sub" }, sub)),
+        h("button", {
+          class: "small-button danger memory-forget", type: "button", "aria-label": "Forget: " + (r.fact || r.memory_id),
+          onclick: () => forgetMemory(r.memory_id),
+        }, "Forget")));
+    }
+    $("#memory-empty").textContent = query ? "Nothing remembered bears on that." : "Flora remembers nothing about you yet.";
+    $("#memory-empty").hidden = list.children.length > 0;
+    $("#memory-clear").disabled = !query && list.children.length === 0;
+  }
+
+  async function forgetMemory(id) {
+    try {
+      await api("DELETE", "/v1/memories/" + encodeURIComponent(id));
+      memoryStatus("Forgotten.");
+    } catch (e) {
+      memoryStatus(e.status === 404 ? "Already forgotten." : "Could not forget it: " + e.message, e.status !== 404);
+    }
+    scheduleMemoryRefresh(0);
+  }
+
+  async function forgetEverything() {
+    if (!window.confirm("Forget everything Flora remembers about you?")) return;
+    try {
+      const res = await api("DELETE", "/v1/memories");
+      const n = (res && res.removed) || 0;
+      memoryStatus(n === 1 ? "Forgot 1 memory." : `Forgot ${n} memories.`);
+    } catch (e) {
+      memoryStatus("Could not forget: " + e.message, true);
+    }
+    scheduleMemoryRefresh(0);
+  }
+
   // ---------------------------------------------------------------- timeline
   function eventItem(ev) {
     const data = ev.data && typeof ev.data === "object" && Object.keys(ev.data).length ? ev.data : null;
@@ -1039,6 +1104,7 @@
       $("#" + tab.getAttribute("aria-controls")).hidden = !on;
     }
     if (name === "loops") refreshLoops();
+    if (name === "memory") refreshMemories();
     if (name === "tasks") scheduleTaskRefresh(0);
   }
 
@@ -1073,6 +1139,8 @@
     });
     $("#tasks-refresh").addEventListener("click", () => scheduleTaskRefresh(0));
     $("#loop-form").addEventListener("submit", createLoop);
+    $("#memory-search").addEventListener("submit", (event) => { event.preventDefault(); refreshMemories(); });
+    $("#memory-clear").addEventListener("click", forgetEverything);
     for (const tab of $$(".tab")) tab.addEventListener("click", () => selectTab(tab.dataset.tab));
     $(".tabs").addEventListener("keydown", onTabKey);
     setInterval(() => { if (state.tab === "loops" && document.body.dataset.auth === "ok") refreshLoops(); }, 30000);

@@ -226,3 +226,35 @@ def test_sessions_survive_a_reload(page, api_server):
         wait(driver, assistant_reply(driver, "task_completed", "5"), "the earlier conversation lost its answer")
         inputs = css(driver, "form.param-form input[name='b']")
         assert inputs and not inputs[0].is_enabled(), "a form answered before the reload is enabled again"
+
+
+def test_the_memory_tab_shows_what_flora_remembers_live_and_forgets_it(page, api_server):
+    driver = page
+    click(driver, "#tab-memory")
+    wait(driver, lambda d: visible(d, "#memory-empty"), "an empty memory should say so")
+    click(driver, "#new-chat-button")
+    send(driver, "I keep bees on my balcony, I grow tomatoes too")
+
+    def facts(d):
+        return [e.text for e in css(d, "#memory-list .memory .memory-fact")]
+
+    # distilled off the reply path; the open tab follows MEMORY_WRITTEN on the live event stream
+    wait(driver, lambda d: {"I keep bees on my balcony", "I grow tomatoes too"} <= set(facts(d)),
+         "the memory tab did not show the two facts once they were remembered", timeout=60)
+    bees = [e for e in css(driver, "#memory-list .memory") if "bees" in e.text][0].get_attribute("data-memory-id")
+    click(driver, f"#memory-list .memory[data-memory-id='{bees}'] .memory-forget")
+    wait(driver, lambda d: facts(d) == ["I grow tomatoes too"], "the forgotten fact is still listed")
+    assert "Forgotten" in css(driver, "#memory-status")[0].text
+
+    query = css(driver, "#memory-query")[0]
+    query.send_keys("vegetables in my garden")
+    click(driver, "#memory-search-button")
+    wait(driver, lambda d: "match" in " ".join(e.text for e in css(d, "#memory-list .memory .item-sub")),
+         "a search does not show how well each memory matches")
+    query.clear()
+
+    click(driver, "#memory-clear")
+    wait(driver, lambda d: d.switch_to.alert, "forgetting everything did not ask first").accept()
+    wait(driver, lambda d: visible(d, "#memory-empty") and facts(d) == [], "everything was not forgotten")
+    assert "Forgot 1 memory" in css(driver, "#memory-status")[0].text
+    driver.save_screenshot(str(artifacts_dir() / "browser_memory.png"))
