@@ -61,12 +61,21 @@ def bound(**fields: str | None) -> Iterator[None]:
             var.reset(token)
 
 
+MAX_FIELD_CHARS = 80  # a malformed message's 1 MB "task_id" must not become a 1 MB log line
+
+
 def message_fields(message: Any) -> dict[str, str]:
-    """The ``tenant_id``, ``task_id`` and ``msg_id`` a protocol message carries (strings only)."""
+    """The ``tenant_id``, ``task_id`` and ``msg_id`` a protocol message carries (strings only,
+    cut at ``MAX_FIELD_CHARS`` with "…")."""
     if not isinstance(message, Mapping):
         return {}
-    return {name: message[name] for name in ("tenant_id", "task_id", "msg_id")
+    return {name: cut(message[name]) for name in ("tenant_id", "task_id", "msg_id")
             if isinstance(message.get(name), str) and message[name]}
+
+
+def cut(value: str) -> str:
+    """``value`` cut at ``MAX_FIELD_CHARS`` with "…" (for a log line or an error that names it)."""
+    return value if len(value) <= MAX_FIELD_CHARS else value[:MAX_FIELD_CHARS - 1] + "…"
 
 
 def current() -> dict[str, str]:

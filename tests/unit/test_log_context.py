@@ -97,6 +97,12 @@ def test_message_fields_takes_only_non_empty_strings():
     assert log_context.message_fields(["not", "a", "message"]) == {}
 
 
+def test_a_huge_field_of_a_malformed_message_is_cut_for_the_log():
+    fields = log_context.message_fields({"task_id": "x" * 1_000_000, "msg_id": "msg_1"})
+    assert len(fields["task_id"]) == log_context.MAX_FIELD_CHARS and fields["task_id"].endswith("…")
+    assert fields["msg_id"] == "msg_1"
+
+
 def test_unknown_fields_are_refused():
     with pytest.raises(ValueError, match="tenant"):
         with log_context.bound(tenant="acme"):
