@@ -56,7 +56,10 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
 )
 
 _ABOUT_FLORA = re.compile(
-    r"\b(?:my|our)\s+(?:\w+\s+)?(?:tasks?|jobs?|loop\s+tasks?|loops?|reminders?|schedules?|scheduled\s+tasks?)\b"
+    r"\b(?:my|our)\s+(?:\w+\s+)?(?:tasks?|jobs|loop\s+tasks?|loops?|reminders?|schedules?|scheduled\s+tasks?)\b"
+    # one job: "my backup job", "is my job done?" — "what's my job?" asks about the person's work
+    r"|\b(?:my|our)\s+(?:(?!day\b|new\b|old\b|first\b|dream\b)\w+\s+job\b"
+    r"|job\s+(?:done|finished|running|still|status|failed|stuck|queued|is\s+(?:done|finished|running)))"
     r"|\bwhat\s+(?:are|were)\s+you\s+(?:doing|working\s+on)\b|\bhow\s+many\s+tasks\b|\btasks?\s+(?:have\s+)?i\s+"
     r"|\bwhat(?:'s|\s+is)\s+(?:still\s+)?(?:running|pending|waiting)\b|\bany(?:thing)?\s+(?:running|pending)\b"
     r"|我的(?:\w{0,4})?(?:任务|定时任务|提醒|计划任务|循环任务)|你(?:在|正在)(?:帮我)?(?:做|干)什么|(?:多少|几)个任务"

@@ -105,7 +105,9 @@ def only_a_time(text: str) -> bool:
 
 def reminder_text(text: str) -> str:
     """"提醒我复习GRPO" → "复习GRPO"; "remind me to call Li" → "call Li"."""
-    stripped = _REMIND_LEAD.sub("", text.strip(_TRIM), count=1)
+    stripped = text.strip(_TRIM)
+    for _ in range(2):  # "记得提醒我喝水": both leads
+        stripped = _REMIND_LEAD.sub("", stripped, count=1).strip(_TRIM)
     stripped = _AUTO_CONTINUE.sub("", stripped)
     return re.sub(r"\s{2,}", " ", stripped).strip(_TRIM)
 

@@ -41,7 +41,14 @@ _CN_PERIOD = "|".join(k for k in _PERIOD if not k.isascii())
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december"
            "|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec")
 
-_REMIND = re.compile(r"提醒|叫我|叫醒|通知我|告诉我|记得|\b(?:remind|alert me|notify me|ping me|wake me)", _F)
+# Words that ask for a reminder. "叫我" (call me) and "记得" (remember) only where they are the
+# request: "叫我起床", "8点叫我", "记得交报告", "明天记得带伞" — not "叫我小明吧" (a name), "你还记得我
+#叫什么吗" or "我记得他姓王" (memory). "告诉我" (tell me) is never one: "告诉我一个笑话" asks for
+# something now; with a time ("每天8点告诉我天气") it is a loop task that runs the request.
+_REMIND = re.compile(
+    r"提醒|叫醒|通知我|叫我(?=起床|起来|醒|\s*$|[，,。.!！])"
+    r"|(?<![你我他她它还都也不得的])记得(?!\s*(?:吗|么|嘛|不))"
+    r"|\b(?:remind|alert me|notify me|ping me|wake me)", _F)
 _QUESTION = re.compile(r"[?？]|吗|呢\s*$|多少|什么|怎么|怎样|几点|为什么|哪|^\s*(?:what|how|why|when|which"
                        r"|who|whose|is|are|was|were|do|does|did|can|could|should|would|will)\b", _F)
 _WEEKDAY_NAMES = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"

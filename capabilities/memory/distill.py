@@ -14,10 +14,12 @@ A fact citing a message id it was not given is pinned to the person's message in
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 from capabilities.llm.base import LLM, LLMError, complete_json
 from capabilities.memory.store import KINDS
+from common.i18n import EN, ZH, language_of
 
 log = logging.getLogger("flora.memory.distill")
 
@@ -57,7 +59,8 @@ facts about the person worth remembering: their name, job, team, projects, city,
 dislikes, allergies, schedules and recurring needs. Rules:
 - Only what the person says about themselves. Never take facts from the assistant's reply.
 - Questions, requests, greetings and small talk give no facts: answer {{"facts": []}}.
-- Write each fact as a short sentence about the person, in the language the person used.
+- Write each fact as a short sentence about the person in the third person ("The person…", "用户…", never \
+"I" or "我"), in the language the person used.
 - subject: two or three words naming what the fact is about, the same words each time for the same thing \
 ("home city", "employer", "dog's name", "coffee").
 - kind: one of {kinds}.
@@ -66,8 +69,8 @@ Examples:
 "I'm Li Wei, I work on the billing team" -> {{"facts": [{{"fact": "The person's name is Li Wei", "subject": "name", \
 "kind": "name", "confidence": 1.0}}, {{"fact": "Works on the billing team", "subject": "team", "kind": "work", \
 "confidence": 1.0}}]}}
-"我对花生过敏，每周五要交周报" -> {{"facts": [{{"fact": "对花生过敏", "subject": "过敏", "kind": "personal", \
-"confidence": 1.0}}, {{"fact": "每周五要交周报", "subject": "周报", "kind": "recurring_need", "confidence": 1.0}}]}}
+"我对花生过敏，每周五要交周报" -> {{"facts": [{{"fact": "用户对花生过敏", "subject": "过敏", "kind": "personal", \
+"confidence": 1.0}}, {{"fact": "用户每周五要交周报", "subject": "周报", "kind": "recurring_need", "confidence": 1.0}}]}}
 "what's the weather tomorrow?" -> {{"facts": []}}
 
 The person's message (id {message_id}):
@@ -78,6 +81,7 @@ The assistant's reply (context only, not a source of facts):
 <<<
 {reply}
 >>>
+The person wrote in {language}: write the facts in {language}.
 JSON:"""
 
 
@@ -106,7 +110,7 @@ class FactDistiller:
         if not message.strip():
             return Distilled()
         prompt = PROMPT.format(kinds=", ".join(KINDS), message_id=message_id, message=message[:MAX_INPUT_CHARS],
-                               reply=reply[:REPLY_CONTEXT_CHARS])
+                               reply=reply[:REPLY_CONTEXT_CHARS], language=LANGUAGES[language_of(message)])
         try:
             answer = complete_json(self._llm, [{"role": "user", "content": prompt}], FACTS_SCHEMA,
                                    max_tokens=self._max_tokens, temperature=0.0)
@@ -118,10 +122,32 @@ class FactDistiller:
             text = " ".join(item["fact"].split())
             if not text or _echoes_reply(text, reply, message):
                 continue
+            if item["kind"] == "name" and not _NAMES.search(message):
+                log.info("message %s: dropped the name %r it never gives", message_id, text)
+                continue
             cited = tuple(s for s in item.get("source_message_ids", ()) if s == message_id)
-            facts.append(Fact(fact=text, subject=item["subject"].strip(), kind=item["kind"],
+            facts.append(Fact(fact=third_person(text), subject=item["subject"].strip(), kind=item["kind"],
                               confidence=float(item["confidence"]), source_message_ids=cited or (message_id,)))
         return Distilled(facts)
+
+
+LANGUAGES = {EN: "English", ZH: "Chinese (简体中文)"}
+# a message that gives the person's name says so; without these words a "name" fact is the
+# model's guess ("I work as a nurse" -> "The person's name is Nurse")
+_NAMES = re.compile(r"\bname\b|\bcall(?:s|ed)?\s+me\b|\bI(?:'m|\s+am)\s+[A-Z][a-z]+|\bthis\s+is\s+[A-Z]|\bgo\s+by\b"
+                    r"|叫|名字|姓|称呼|我是[^\s，,。]{1,4}$", re.I)
+_FIRST_PERSON_LEAD = ((re.compile(r"^我(?!们)"), "用户"), (re.compile(r"^(?:I'm|I am)\s+", re.I), "The person is "),
+                      (re.compile(r"^My\s+", re.I), "The person's "))
+
+
+def third_person(fact: str) -> str:
+    """A fact the model wrote in the person's own first person ("我是老师", "My dog is Biscuit"),
+    as one about them ("用户是老师", "The person's dog is Biscuit"): a model reading "我是老师"
+    among its notes answers as if it were the person."""
+    for pattern, replacement in _FIRST_PERSON_LEAD:
+        if pattern.search(fact):
+            return pattern.sub(replacement, fact, count=1)
+    return fact
 
 
 def _echoes_reply(fact: str, reply: str, message: str) -> bool:

@@ -42,6 +42,9 @@ def test_modify_keeps_the_new_schedule_text_and_parameters():
     ("remind me at 15:30 to call Li", "call Li", True, "once"),
     ("in 20 minutes check the build", "check the build", False, "once"),
     ("remind me to cancel the subscription tomorrow", "cancel the subscription", True, "once"),
+    ("明天早上8点叫我起床", "起床", True, "once"), ("明天记得带伞", "带伞", True, "once"),
+    ("明天9点记得提醒我交报告", "交报告", True, "once"),
+    ("每天8点告诉我天气", "告诉我天气", False, "cron"),  # a loop running the request, not a reminder
 ])
 def test_new_loop_tasks(text, task, reminder, kind):
     found = read(text)
@@ -62,3 +65,12 @@ def test_a_reminder_without_a_time_is_still_a_loop_request_and_auto_continue_is_
 def test_ordinary_requests_and_bare_times_are_not_loop_requests(text):
     assert read(text) is None
     assert not looks_like_loop_request(text)
+
+
+@pytest.mark.parametrize("text", [
+    "告诉我一个笑话", "告诉我今天星期几", "告诉我怎么煮饭",  # "tell me": something now
+    "你还记得我叫什么吗？", "你记得我住在哪吗", "我记得他叫小王", "记得吗", "你记得明天几点开会吗",  # memory
+    "叫我小明就行",  # a name
+])
+def test_tell_me_call_me_and_remember_are_not_reminders_unless_they_ask_for_one(text):
+    assert read(text) is None

@@ -75,3 +75,30 @@ def test_a_model_that_is_down_gives_an_error_not_an_exception():
 
     out = FactDistiller(ScriptedLLM([LLMUnavailable("host down")])).distill("I like jazz", message_id="m10")
     assert out.facts == [] and "LLMUnavailable: host down" in out.error
+
+
+def test_a_fact_written_in_the_persons_first_person_is_kept_about_them():
+    said = [fact("我是一名小学数学老师"), fact("我们团队在杭州"), fact("My dog is called Biscuit"),
+            fact("I'm learning the cello"), fact("I keep bees")]
+    out = FactDistiller(ScriptedLLM([{"facts": said}])).distill("我是一名小学数学老师 …", message_id="m9")
+    assert [f.fact for f in out.facts] == ["用户是一名小学数学老师", "我们团队在杭州", "The person's dog is called Biscuit",
+                                          "The person is learning the cello", "I keep bees"]
+
+
+def test_a_name_the_message_never_gives_is_not_kept():
+    guessed = {"facts": [fact("The person's name is Nurse", "name", "name"), fact("Works as a nurse", "job", "work")]}
+    out = FactDistiller(ScriptedLLM([guessed])).distill("I work as a nurse in the night shift", message_id="m10")
+    assert [f.fact for f in out.facts] == ["Works as a nurse"]
+    for said, name in (("my name is Li Wei", "Li Wei"), ("I'm Daniel, hi", "Daniel"), ("我叫王晓明", "王晓明"),
+                       ("everyone calls me Sam", "Sam"), ("I go by Sam", "Sam")):
+        out = FactDistiller(ScriptedLLM([{"facts": [fact(f"The person's name is {name}", "name", "name")]}])) \
+            .distill(said, message_id="m11")
+        assert [f.fact for f in out.facts] == [f"The person's name is {name}"], said
+
+
+def test_the_model_is_told_which_language_to_write_the_facts_in():
+    llm = ScriptedLLM([{"facts": []}, {"facts": []}])
+    FactDistiller(llm).distill("我平时在家跟父母说粤语", message_id="m12")
+    FactDistiller(llm).distill("I speak Portuguese at home", message_id="m13")
+    assert "write the facts in Chinese" in llm.calls[0][0][-1]["content"]
+    assert "write the facts in English" in llm.calls[1][0][-1]["content"]
