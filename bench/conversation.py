@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -223,13 +222,21 @@ def argument_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _stop(signum, frame):
-    raise KeyboardInterrupt  # a run killed by `timeout` or kill still stops Flora and reports
+def interrupt_on_stop() -> None:
+    """SIGTERM (or SIGINT) raises KeyboardInterrupt in this process, so a run killed by
+    `timeout` or kill still stops Flora and reports; Thespian's processes forked from it
+    get the signal's default action (``StopSignals``)."""
+    from common.processes import StopSignals
+
+    def interrupt(_signum: int) -> None:
+        raise KeyboardInterrupt
+
+    StopSignals(interrupt, interrupt).install()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _stop)
+    interrupt_on_stop()
     import main as flora_main
 
     chosen = select(args.only, args.category, args.limit)

@@ -92,9 +92,15 @@ class BM25:
 
 # --------------------------------------------------------------------------- recall@k
 def ranks_of_answers(score_rows: np.ndarray) -> np.ndarray:
-    """Row i scores every fact for question i; the rank (0 = first) of fact i."""
+    """Row i scores every fact for question i; the rank (0 = first) of fact i. Facts that
+    score the same as the answer share their places: the answer gets the middle of them. (A
+    keyword method scores 0 for every fact without a word of the question; counting only the
+    facts ranked strictly above would call such an answer found whenever few facts share a
+    word with the question.)"""
     own = score_rows[np.arange(len(score_rows)), np.arange(len(score_rows))]
-    return (score_rows > own[:, None]).sum(1)
+    above = (score_rows > own[:, None]).sum(1)
+    tied = (score_rows == own[:, None]).sum(1) - 1
+    return above + tied / 2
 
 
 def recall_figures(ranks: np.ndarray, facts: list[dict]) -> dict:

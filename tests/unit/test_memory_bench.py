@@ -37,3 +37,32 @@ def test_quick_run_reports_recall_latency_size_and_throughput(tmp_path, capsys):
     assert result["throughput"]["multilingual-e5-small"]["batch32_per_s"] > 0
     printed = capsys.readouterr().out
     assert "recall@5" in printed and "bytes/mem" in printed and "targets" in printed
+
+
+def test_an_answer_tied_with_other_facts_is_ranked_in_the_middle_of_them():
+    import numpy as np
+
+    from bench.memory import ranks_of_answers
+
+    no_shared_word = np.zeros((1, 11))  # a keyword method that finds nothing: every fact scores 0
+    assert ranks_of_answers(no_shared_word)[0] == 5  # not "found first"
+    assert list(ranks_of_answers(np.array([[0.9, 0.5, 0.1], [0.9, 0.5, 0.1], [0.2, 0.2, 0.2]]))) == [0, 1, 1]
+
+
+def test_the_memory_dialogs_are_thirty_or_more_in_both_languages_each_with_what_counts_as_right():
+    from bench.memory_dialogs import load_dialogs
+
+    dialogs = load_dialogs()
+    assert len(dialogs) >= 30 and len({d["id"] for d in dialogs}) == len(dialogs)
+    assert 0.4 <= sum(d["lang"] == "zh" for d in dialogs) / len(dialogs) <= 0.6
+    for d in dialogs:
+        assert d["tell"] and d["ask"] and d["chat"] and d["expect"], d["id"]
+
+
+def test_a_dialog_is_answered_when_one_alternative_is_in_the_reply_whole():
+    from bench.memory_dialogs import answered
+
+    assert answered("Your birthday is on March 3rd.", ["march&3"])
+    assert not answered("Your birthday is in March.", ["march&3"])
+    assert answered("你住在成都。", ["成都"]) and answered("You live in HANGZHOU", ["hangzhou"])
+    assert not answered("I don't know where you live yet.", ["hangzhou"])
