@@ -128,7 +128,7 @@ class FloraActor(Actor):
         if kind in m.REPLY_TYPES or kind == "configured":
             self.log.debug("ignoring %s with no one waiting", kind)
             return
-        text = (f"{self.role} does not handle message_type {kind!r}" if kind
+        text = (f"{self.role} does not handle message_type {log_context.cut(kind)!r}" if kind
                 else f"{self.role} expects a dict with 'message_type', got {type(message).__name__}")
         self.reply_error(sender, message, "unknown_message_type" if kind else "malformed_message", text)
 

@@ -108,7 +108,7 @@ class TaskExecutionService:
         language = reply_language(content, history)
         told = f"{content}\n{msg['instruction']}" if msg.get("instruction") else content
         if msg.get("instruction"):  # a revision of a plan the model wrote: planned again with it
-            plan = self._planner.plan(told)
+            plan = self._planner.plan(told, msg.get("memories"))
             if plan is not None:
                 return m.analysis_result(task_id=task_id, intent="task", capability="plan", plan=plan.to_dict())
         hint = msg.get("intent")
@@ -122,13 +122,14 @@ class TaskExecutionService:
         elif hint == "system":
             intent = Intent("status", command="help")
         else:
-            intent = intents.classify(content, history=history, pending=self._pending(msg))
+            intent = intents.classify(content, history=history, pending=self._pending(msg),
+                                      memories=msg.get("memories"))
         timing = {"understand_ms": round(intent.elapsed_ms, 1), "source": intent.source}
         log.info("analyzed task_id=%s intent=%s capability=%s source=%s elapsed_ms=%.0f", task_id, intent.kind,
                  intent.capability, intent.source, intent.elapsed_ms)
         kind = intent.kind
         if kind == "plan":
-            plan = self._planner.plan(told)
+            plan = self._planner.plan(told, msg.get("memories"))
             if plan is not None:
                 log.info("analyzed task_id=%s as a plan of %d steps", task_id, len(plan.steps))
                 return m.analysis_result(task_id=task_id, intent="task", capability="plan", plan=plan.to_dict(),

@@ -35,6 +35,7 @@ from capabilities.cognition import cues
 from capabilities.cognition.personas import PersonaBook
 from capabilities.context.conversation_log import ConversationLog
 from capabilities.context.conversation_manager import ConversationManager, Decision
+from capabilities.memory import recalled
 from common import messages as m
 from common.i18n import language_of, say
 from common.tasks.store import TaskStore
@@ -187,8 +188,7 @@ class InteractionCoordinator:
         if recalling is None:
             return []  # it went on without them already
         if recalling.task is not None:
-            memories = [{"memory_id": r.get("memory_id"), "fact": r.get("fact")}
-                        for r in msg.get("memories") or [] if r.get("fact")]
+            memories = recalled.facts(msg.get("memories"))
             return [("agent", {**recalling.task, "memories": memories} if memories else recalling.task)]
         waiting = self.waiting.pop(msg["request_id"], None)
         if waiting is None:

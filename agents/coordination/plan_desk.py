@@ -31,7 +31,7 @@ import logging
 import time
 from typing import Callable
 
-from capabilities.memory.results import memories_used
+from capabilities.memory.results import memory_meta
 from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
@@ -69,7 +69,7 @@ class PlanDesk:
         operation = self._planner.operation(msg["content"])
         if operation is not None:
             return self._operate(msg, operation)
-        plan = self._planner.plan(msg["content"])
+        plan = self._planner.plan(msg["content"], msg.get("memories"))
         return self.start(msg, plan) if plan is not None else None
 
     def start(self, request: m.AgentTask, plan: Plan | dict, meta: dict | None = None) -> list[Out]:
@@ -94,8 +94,7 @@ class PlanDesk:
         task = TaskRecord(task_id=request["task_id"], tenant_id=request["tenant_id"], user_id=request["user_id"],
                           content=request["content"], msg_id=request["msg_id"], intent="task",
                           capability=PLAN_CAPABILITY, meta={**meta, "plan": plan.to_dict(), "children": {},
-                                                            **({"memories_used": used}
-                                                               if (used := memories_used(request)) else {})})
+                                                            **memory_meta(request)})
         self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
                                  data={"capability": PLAN_CAPABILITY, "content": task.content,
                                        "steps": len(plan.steps)})

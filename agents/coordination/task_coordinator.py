@@ -32,7 +32,7 @@ from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request
 from capabilities.loop.schedule import ScheduleError
-from capabilities.memory.results import memories_used, with_memory
+from capabilities.memory.results import memory_meta, with_memory
 from common import messages as m
 from common.cluster import current_node
 from common.i18n import language_of, say
@@ -181,9 +181,8 @@ class TaskCoordinator:
         task = TaskRecord(task_id=request["task_id"], tenant_id=request["tenant_id"], user_id=request["user_id"],
                           content=request["content"], msg_id=request["msg_id"], intent=intent,
                           capability=capability, parameters={**parameters, **request.get("parameters", {})},
-                          # whose restart answers for it until it runs; what its persona may use; memories it got
-                          meta={**(meta or {}), **task_meta(persona), "node": self._node,
-                                **({"memories_used": used} if (used := memories_used(request)) else {})})
+                          # whose restart answers for it until it runs; what its persona may use; memories it got (ids, facts)
+                          meta={**(meta or {}), **task_meta(persona), "node": self._node, **memory_meta(request)})
         task = self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
                                         data={"capability": task.capability, "intent": intent, "content": task.content})
         return _stamped(self.queue.admit(task), task)

@@ -181,7 +181,8 @@ class AgentLoop:
     def _propose(self, transcript: Transcript) -> dict | None:
         """The model's next step, checked; None when it was unusable (written down as such)."""
         try:
-            proposal = propose(self._llm, self._tools, transcript, self._budgets, native=self._budgets.native_tools)
+            proposal = propose(self._llm, self._tools, transcript, self._budgets, native=self._budgets.native_tools,
+                               memories=self._context.meta.get("memories"))
         except LLMUnavailable as exc:
             raise CapabilityError(f"The model is not available: {exc}", retryable=True,
                                   error_type="unavailable") from exc
@@ -296,13 +297,14 @@ class Proposal:
 
 
 def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budgets(), *,
-            native: bool = False) -> Proposal:
+            native: bool = False, memories: list[dict] | None = None) -> Proposal:
     """Ask the model for the next step of ``transcript`` with the agent's prompt and schema
     (``native``: through the back end's own function calling, where it has it), and check it:
     one of tool/final/ask, a known tool, arguments that fit its schema. Raises only what the
-    back end raises for being down or refusing (``LLMError`` but not ``LLMOutputError``)."""
+    back end raises for being down or refusing (``LLMError`` but not ``LLMOutputError``).
+    ``memories``: what is remembered of the person (the task's ``meta["memories"]``)."""
     specs = tools.tools
-    said = prompt.messages(specs, transcript, max_result_chars=budgets.max_result_chars)
+    said = prompt.messages(specs, transcript, max_result_chars=budgets.max_result_chars, memories=memories)
     if native and hasattr(llm, "complete_tools"):
         step, error, text, tokens = native_step(llm, specs, said, budgets.reply_tokens)
         tokens = tokens or _estimate_tokens(said, text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from capabilities.base import CapabilitySpec
+from capabilities.memory import recalled
 from common.i18n import language_of
 
 ENVELOPE = {
@@ -73,12 +74,17 @@ def _plain(schema: dict) -> dict:
     return schema
 
 
-def messages(tools: list[CapabilitySpec], transcript, *, max_result_chars: int) -> list[dict]:
-    """The conversation so far: the request, then each step as the model's call and what came
-    of it (a result, an error, the person's answer)."""
+def messages(tools: list[CapabilitySpec], transcript, *, max_result_chars: int,
+             memories: list[dict] | None = None) -> list[dict]:
+    """The conversation so far: what is remembered of the person (after the fixed system
+    prompt, which the model host keeps evaluated), the request, then each step as the model's
+    call and what came of it (a result, an error, the person's answer)."""
     language = LANGUAGES.get(language_of(transcript.request), "English")
-    said = [{"role": "system", "content": SYSTEM.replace("{tools}", catalogue(tools)).replace("{language}", language)},
-            {"role": "user", "content": transcript.request}]
+    said = [{"role": "system", "content": SYSTEM.replace("{tools}", catalogue(tools)).replace("{language}", language)}]
+    known = recalled.block(memories)
+    if known:
+        said.append({"role": "system", "content": known})
+    said.append({"role": "user", "content": transcript.request})
     for entry in transcript.entries:
         if entry["kind"] == "call":
             said.append({"role": "assistant", "content": json.dumps(

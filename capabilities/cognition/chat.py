@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
+from capabilities.memory import recalled
 from capabilities.registry import CapabilityRegistry
 from common.i18n import EN, answer_in, say
 
@@ -32,9 +33,6 @@ LIMITS = (
 )
 SYSTEM_PROMPT = FLORA_PROMPT + " " + LIMITS
 MAX_CHAT_TOKENS = 200
-MAX_MEMORIES = 8
-MEMORY_INTRO = ("What you remember about this person from earlier conversations (use it when it bears on the "
-                "message; it is all you know of them):")
 HISTORY_TURNS = 6
 HISTORY_CHARS = 1500  # the budget for earlier turns in a chat prompt
 
@@ -87,14 +85,11 @@ class ChatResponder:
 def chat_prompt(content: str, language: str, history: list[dict], memories: list[dict] | None = None, *,
                 persona_prompt: str | None = None) -> list[dict]:
     """The system prompt (the persona's, else Flora's own, with the limits every persona keeps;
-    identical across calls and people, so the model host reuses its evaluated state), what
-    Flora remembers of the person that bears on the message, the recent turns within a
-    character budget, the language to answer in, and the message."""
+    identical across calls and people, so the model host reuses its evaluated state), the
+    recent turns within a character budget, the language to answer in, what Flora remembers
+    of the person that bears on the message, and the message."""
     system = SYSTEM_PROMPT if not persona_prompt or persona_prompt == FLORA_PROMPT else persona_prompt + " " + LIMITS
     messages = [{"role": "system", "content": system}]
-    facts = [str(r["fact"]) for r in memories or [] if r.get("fact")][:MAX_MEMORIES]
-    if facts:
-        messages.append({"role": "system", "content": MEMORY_INTRO + "\n" + "\n".join(f"- {f}" for f in facts)})
     kept: list[dict] = []
     budget = HISTORY_CHARS
     for turn in reversed([t for t in history if t.get("role") in ("user", "assistant") and t.get("content")]
@@ -106,5 +101,8 @@ def chat_prompt(content: str, language: str, history: list[dict], memories: list
         kept.append({"role": turn["role"], "content": text})
     messages += reversed(kept)
     messages.append({"role": "system", "content": answer_in(language)})
+    known = recalled.block(memories)
+    if known:  # next to the message: a small model heeds what it read last
+        messages.append({"role": "system", "content": known})
     messages.append({"role": "user", "content": content})
     return messages

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from capabilities.cognition import cues
 from capabilities.context.answers import is_help, sounds_like_request
+from capabilities.memory import recalled
 from capabilities.routing.task_router import TaskRouter
 from common.i18n import language_of
 from common.messages import Option
@@ -149,13 +150,15 @@ class IntentRouter:
         return None
 
     def classify(self, content: str, *, history: list[dict] | None = None,
-                 pending: Pending | None = None) -> Intent:
+                 pending: Pending | None = None, memories: list[dict] | None = None) -> Intent:
+        """``memories``: what is remembered of the person that bears on the message (it can
+        turn "what's the weather at home?" into a request the person's city completes)."""
         started = time.perf_counter()
-        intent = self._classify(content.strip(), history or [], pending)
+        intent = self._classify(content.strip(), history or [], pending, memories or [])
         intent.elapsed_ms = (time.perf_counter() - started) * 1000
         return intent
 
-    def _classify(self, text: str, history: list[dict], pending: Pending | None) -> Intent:
+    def _classify(self, text: str, history: list[dict], pending: Pending | None, memories: list[dict]) -> Intent:
         sure = self.certain(text)
         if sure is not None:
             return sure
@@ -163,13 +166,14 @@ class IntentRouter:
         if ruled is not None and (pending is None or ruled.capability != pending.capability):
             return ruled  # a capability the words name (not the one a question waits for)
         if self._llm is not None:
-            intent = self._ask_model(text, history, pending)
+            intent = self._ask_model(text, history, pending, memories)
             if intent is not None:
                 return intent
         return ruled or self._fallback(text, pending)
 
     # -- model -----------------------------------------------------------------------
-    def _ask_model(self, text: str, history: list[dict], pending: Pending | None) -> Intent | None:
+    def _ask_model(self, text: str, history: list[dict], pending: Pending | None,
+                   memories: list[dict]) -> Intent | None:
         from capabilities.llm.base import LLMError, complete_json
 
         specs = self._router.routable()
@@ -177,7 +181,7 @@ class IntentRouter:
         schema = {"type": "object", "properties": {"route": {"type": "string", "enum": [*ROUTES, *names]}},
                   "required": ["route"]}
         try:
-            answer = complete_json(self._llm, prompt(specs, text, history, pending), schema,
+            answer = complete_json(self._llm, prompt(specs, text, history, pending, memories), schema,
                                    max_tokens=UNDERSTANDING_MAX_TOKENS)
         except LLMError as exc:
             log.warning("understanding model call failed, using rules: %s", exc)
@@ -265,10 +269,11 @@ _PENDING_EXAMPLES: list[tuple[str, str]] = [
 ]
 
 
-def prompt(specs, text: str, history: list[dict] | None = None, pending: Pending | None = None) -> list[dict]:
+def prompt(specs, text: str, history: list[dict] | None = None, pending: Pending | None = None,
+           memories: list[dict] | None = None) -> list[dict]:
     """A stable prefix (capabilities, intents, worked examples as earlier turns), then the
-    recent turns, the paused question and the message, so the model host reuses the
-    prefix's cached state from one call to the next."""
+    recent turns, what is known about the person, the paused question and the message, so
+    the model host reuses the prefix's cached state from one call to the next."""
     lines = [f"- {s.name}: {s.description}" for s in specs] or ["(none installed)"]
     system = (
         "You read the messages people send to Flora, an assistant that chats and can run these capabilities:\n"
@@ -298,7 +303,9 @@ def prompt(specs, text: str, history: list[dict] | None = None, pending: Pending
             messages.append({"role": "user", "content": _pending_line(asked) + f"Message: {example}"})
             messages.append({"role": "assistant", "content": _reading(route)})
     said = _history_lines(history or [])
-    messages.append({"role": "user", "content": said + (_pending_line(pending) if pending else "") + f"Message: {text}"})
+    known = recalled.block(memories, recalled.SHORT_INTRO)
+    messages.append({"role": "user", "content": said + (known + "\n" if known else "")
+                     + (_pending_line(pending) if pending else "") + f"Message: {text}"})
     return messages
 
 

@@ -2,8 +2,8 @@
 
 A task's dict result carries ``whiteboard`` (its board, when something was written on it:
 :mod:`capabilities.memory.whiteboard`) and ``memories_used`` (the ids of the long-term
-memories that came with the request that started it, recorded on the task as
-``meta.memories_used``). A result that is not a dict is left as it is, and so is a key the
+memories that came with the request that started it, which the task keeps with their facts
+in ``meta.memories``). A result that is not a dict is left as it is, and so is a key the
 capability set itself.
 """
 
@@ -11,14 +11,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from capabilities.memory import recalled
 from capabilities.memory.whiteboard import view
 from common.tasks.models import TaskRecord
 from common.tasks.store import TaskStore
 
 
-def memories_used(request: dict) -> list[str]:
-    """The ids of the memories that came with a request (``agent_task``'s ``memories``)."""
-    return [r["memory_id"] for r in request.get("memories") or [] if isinstance(r, dict) and r.get("memory_id")]
+def memory_meta(request: dict) -> dict:
+    """What a task started from ``request`` keeps of its memories: the facts as its prompts
+    show them, with their ids (``meta.memories``: the agent loop reads them after a pause or a
+    restart too; the ids are named in the task's result)."""
+    kept = recalled.facts(request.get("memories"))
+    return {"memories": kept} if kept else {}
+
+
+def memories_used(task: TaskRecord) -> list[str]:
+    """The ids of the memories ``task`` was started with (``meta.memories_used`` on a task
+    stored before the facts were kept)."""
+    return [r["memory_id"] for r in task.meta.get("memories") or [] if r.get("memory_id")] \
+        or list(task.meta.get("memories_used") or [])
 
 
 def with_memory(result: Any, store: TaskStore, task: TaskRecord) -> Any:
@@ -30,7 +41,7 @@ def with_memory(result: Any, store: TaskStore, task: TaskRecord) -> Any:
         entries = store.whiteboard(task.tenant_id, task.task_id)
         if entries:
             extra["whiteboard"] = view(entries)
-    used = task.meta.get("memories_used")
+    used = memories_used(task)
     if used and "memories_used" not in result:
-        extra["memories_used"] = list(used)
+        extra["memories_used"] = used
     return {**result, **extra} if extra else result

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from capabilities.base import CapabilitySpec
+from capabilities.memory import recalled
 from capabilities.routing.context_resolver import REFERENCE, ContextResolver
 from capabilities.routing.plan import PLAN_SCHEMA, Plan, PlanError, PlanStep
 from capabilities.routing.task_operations import TaskOperation, read_operation
@@ -93,7 +94,9 @@ class TaskPlanner:
         return read_operation(content)
 
     # -- plans ---------------------------------------------------------------------------
-    def plan(self, content: str) -> Plan | None:
+    def plan(self, content: str, memories: list[dict] | None = None) -> Plan | None:
+        """``memories``: what is remembered of the person; a step of a model-written plan may
+        take a value from it ("my city" when Flora knows where the person lives)."""
         text = content.strip()
         if not text:
             return None
@@ -107,7 +110,7 @@ class TaskPlanner:
                 return plan
         if self._llm is None or not self._looks_multi_step(text, parts):
             return None
-        return self._plan_by_model(text)
+        return self._plan_by_model(text, memories or [])
 
     def _plan_by_rules(self, parts: list[_Part]) -> Plan | None:
         aggregation = None
@@ -175,10 +178,10 @@ class TaskPlanner:
         return len(strong) > 1
 
     # -- model ---------------------------------------------------------------------------
-    def _plan_by_model(self, text: str) -> Plan | None:
+    def _plan_by_model(self, text: str, memories: list[dict]) -> Plan | None:
         from capabilities.llm.base import LLMError, LLMOutputError, complete_json
 
-        messages = _prompt(self._router.routable(), text)
+        messages = _prompt(self._router.routable(), text, memories)
         for attempt in (1, 2):
             try:
                 answer = complete_json(self._llm, messages, PLAN_SCHEMA, max_tokens=PLAN_MAX_TOKENS)
@@ -259,8 +262,9 @@ def _cjk_number(text: str) -> int:
     return _CJK_NUMBERS.get(text, 0)
 
 
-def _prompt(specs: list[CapabilitySpec], text: str) -> list[dict]:
-    """Capabilities and rules first (a stable prefix the model host can cache), the request last."""
+def _prompt(specs: list[CapabilitySpec], text: str, memories: list[dict] | None = None) -> list[dict]:
+    """Capabilities and rules first (a stable prefix the model host can cache), then what is
+    known about the person, the request last."""
     lines = []
     for spec in specs:
         params = ", ".join(f"{n}{' (required)' if n in spec.required else ''}" for n in spec.properties)
@@ -270,8 +274,11 @@ def _prompt(specs: list[CapabilitySpec], text: str) -> list[dict]:
         "Answer with a JSON plan: steps is a list; each step has id (s1, s2, ...), capability (one of the names "
         "above), parameters (only values written in the request, or a reference to an earlier step's result: "
         "\"${s1.result}\", \"${s1.result.rows[0].name}\"), depends_on (ids of the steps it needs first), "
-        "description (the part of the request it does). Steps that do not need each other have no dependency "
+        "description (the part of the request it does). A value the request leaves implicit (\"my city\") may "
+        "come from what is known about the person, never from a guess. Steps that do not need each other have no dependency "
         "between them. aggregation.strategy says how the results combine: concat (list them), map_reduce "
         "(with reduce: summary for a written summary), voting, weighted."
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": f"Request: {text}"}]
+    known = recalled.block(memories, recalled.SHORT_INTRO)
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": (known + "\n" if known else "") + f"Request: {text}"}]

@@ -14,6 +14,7 @@ import pytest
 import main
 from common import messages as m
 from tests.actors.conftest import flora_config
+from tests.support.asking import ask_flora
 
 WITHIN_S = 15.0  # far below the reply timeout: the point is not to wait it out
 
@@ -85,9 +86,7 @@ def flora_mp(tmp_path, dify, sales_db):
 
 
 def ask(flora, user: str, content: str, timeout: float = WITHIN_S) -> dict:
-    reply = flora.system.ask(flora.interaction, m.user_input(user_id=user, content=content), timeout)
-    assert reply is not None, f"no reply to {content!r} within {timeout} s"
-    return m.validate(reply)
+    return ask_flora(flora, user, content, timeout=timeout)
 
 
 def test_a_killed_agent_is_replaced_the_next_request_answered_and_its_workers_ended(flora_mp, tmp_path):

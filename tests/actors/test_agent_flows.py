@@ -15,6 +15,7 @@ import pytest
 import main
 from common import messages as m
 from tests.actors.conftest import BASES, flora_config
+from tests.support.asking import ask_flora
 
 TIMEOUT = 30
 
@@ -38,10 +39,7 @@ def flora(request, tmp_path_factory, dify, sales_db):
 
 
 def ask(flora, user: str, content: str, **fields) -> dict:
-    reply = flora.system.ask(flora.interaction, m.user_input(user_id=user, content=content, **fields), TIMEOUT)
-    assert reply is not None, f"no reply to {content!r}"
-    m.validate(reply)
-    return reply
+    return ask_flora(flora, user, content, timeout=TIMEOUT, **fields)
 
 
 def marks(flora, task_id: str) -> list[str]:

@@ -3,16 +3,13 @@ answered by the panel on the configured (deterministic) model."""
 
 from __future__ import annotations
 
-from common import messages as m
+from tests.support.asking import ask_flora
 
 TIMEOUT = 30
 
 
-def ask(flora, user: str, content: str) -> dict:
-    reply = flora.system.ask(flora.interaction, m.user_input(user_id=user, content=content), TIMEOUT)
-    assert reply is not None, f"no reply to {content!r}"
-    m.validate(reply)
-    return reply
+def ask(flora, user: str, content: str, **fields) -> dict:
+    return ask_flora(flora, user, content, timeout=TIMEOUT, **fields)
 
 
 def test_ask_the_experts_asks_for_the_question_then_answers_with_the_panel(flora, user):

@@ -4,14 +4,13 @@ clarification, and the reply contract."""
 from __future__ import annotations
 
 from common import messages as m
+from tests.support.asking import ask_flora
 
 TIMEOUT = 30
 
 
 def ask(flora, user: str, content: str, **fields) -> dict:
-    reply = flora.system.ask(flora.interaction, m.user_input(user_id=user, content=content, **fields), TIMEOUT)
-    assert reply is not None, f"no reply to {content!r}"
-    m.validate(reply)
+    reply = ask_flora(flora, user, content, timeout=TIMEOUT, **fields)
     assert reply["message_type"] in m.REPLY_TYPES
     return reply
 

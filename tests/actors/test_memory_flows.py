@@ -54,7 +54,8 @@ def test_a_task_run_with_memories_names_them_in_its_result(flora, store):
     done = flora.ask("add numbers a=2 b=3 for my bicycle savings", user_id="mem_dora")
     assert done["message_type"] == "task_completed" and done["result"].get("sum") == 5, done
     assert done["result"]["memories_used"] == ids
-    assert store.get_task("default", done["task_id"]).meta["memories_used"] == ids
+    meta = store.get_task("default", done["task_id"]).meta
+    assert [r["memory_id"] for r in meta["memories"]] == ids and "bicycle" in meta["memories"][0]["fact"]
 
 
 def test_memories_are_one_persons_own(flora):

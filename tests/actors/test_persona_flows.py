@@ -8,7 +8,6 @@ import pytest
 
 import main
 from common.tasks.models import TaskRecord
-from common.tasks.sqlite_store import SQLiteTaskStore
 from tests.actors.conftest import BASES, flora_config
 
 PERSONAS = {
@@ -30,13 +29,6 @@ def flora(request, tmp_path_factory, dify, sales_db):
     running = main.start_flora({**config, "personas": PERSONAS})
     yield running
     running.shutdown()
-
-
-@pytest.fixture
-def store(flora):
-    opened = SQLiteTaskStore(flora.config.sqlite_path)
-    yield opened
-    opened.close()
 
 
 def selected(store, user: str) -> list[dict]:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import main
-from common import messages as m
 from tests.actors.conftest import BASES
+from tests.support.asking import ask_flora
 
 TIMEOUT = 30
 
@@ -44,10 +44,8 @@ def flora_with_skills(request, tmp_path_factory):
     running.shutdown()
 
 
-def ask(flora, user: str, content: str) -> dict:
-    reply = flora.system.ask(flora.interaction, m.user_input(user_id=user, content=content), TIMEOUT)
-    assert reply is not None, f"no reply to {content!r}"
-    return m.validate(reply)
+def ask(flora, user: str, content: str, **fields) -> dict:
+    return ask_flora(flora, user, content, timeout=TIMEOUT, **fields)
 
 
 def test_a_skill_added_after_start_is_used_then_its_edit_then_its_removal(flora_with_skills):

@@ -6,16 +6,13 @@ remembered from one message to the next."""
 from __future__ import annotations
 
 from capabilities.context.conversation_log import ConversationLog
-from common import messages as m
+from tests.support.asking import ask_flora
 
 TIMEOUT = 30
 
 
 def ask(flora, user: str, content: str, **fields) -> dict:
-    reply = flora.system.ask(flora.interaction, m.user_input(user_id=user, content=content, **fields), TIMEOUT)
-    assert reply is not None, f"no reply to {content!r}"
-    m.validate(reply)
-    return reply
+    return ask_flora(flora, user, content, timeout=TIMEOUT, **fields)
 
 
 def test_thanks_is_a_chat_reply_and_creates_no_task(flora, user, store):

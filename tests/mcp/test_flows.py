@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 import main
-from common import messages as m
 from tests.mcp.conftest import servers
+from tests.support.asking import ask_flora
 
 pytestmark = pytest.mark.timeout(180)
 TIMEOUT = 60
@@ -35,11 +35,8 @@ def user(request) -> str:
     return "u_" + request.node.name.replace("[", "_").replace("]", "")[-40:]
 
 
-def ask(flora, user: str, content: str) -> dict:
-    reply = flora.system.ask(flora.interaction, m.user_input(user_id=user, content=content), TIMEOUT)
-    assert reply is not None, f"no reply to {content!r}"
-    m.validate(reply)
-    return reply
+def ask(flora, user: str, content: str, **fields) -> dict:
+    return ask_flora(flora, user, content, timeout=TIMEOUT, **fields)
 
 
 def test_a_request_for_the_time_runs_the_mcp_tool(flora, user):

@@ -12,6 +12,7 @@ import json
 import re
 
 from capabilities.cognition.chat import SYSTEM_PROMPT
+from capabilities.memory import recalled
 
 CRASH = "crash the model"  # a request the model raises on (poison-message tests)
 
@@ -43,7 +44,7 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
     if json_schema is None:
         reply = f"(test model) you said: {request.removeprefix('Request: ').removesuffix(chr(10) + 'JSON:')}"
         remembered = [m["content"].split("\n", 1)[1] for m in messages[:-1] if m["role"] == "system"
-                      and m["content"].startswith("What you remember about this person")]
+                      and m["content"].startswith(recalled.INTRO)]
         system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
         if system and system != SYSTEM_PROMPT and not system.startswith("You read the messages"):
             reply += f" (as: {system.split('.', 1)[0]})"  # a persona's prompt, echoed so tests can see it

@@ -15,14 +15,14 @@ from capabilities.base import ApprovalRequired, CapabilityError, ExecutionContex
 from capabilities.context.conversation_manager import ConversationManager
 from capabilities.llm.base import LLMReply
 from capabilities.llm.fake import ScriptedLLM
+from capabilities.memory import recalled
 from capabilities.registry import CapabilityRegistry
 from capability_actors.task_execution_service import TaskExecutionService
 from common import messages as m
-from common.tasks.models import CANCELLED, COMPLETED, WAITING_APPROVAL, WAITING_PARAMETERS, TaskRecord
+from common.tasks.models import CANCELLED, WAITING_APPROVAL, WAITING_PARAMETERS, TaskRecord
 from common.tasks.sqlite_store import SQLiteTaskStore
 from config import load_config
 from events.event_bus import EventBus
-from events.event_types import EventType
 from init_plugins import AGENT_MODULE
 
 
@@ -62,7 +62,7 @@ class World:
              auto=(), approved_call=None):
         context = ExecutionContext(task_id=task.task_id, user_id=task.user_id, config=self.config,
                                    registry=self.registry, llm=llm, store=self.store, events=self.events,
-                                   request=task.content)
+                                   request=task.content, meta=task.meta)
         approvals = Approvals(set(auto), lambda: self.store.allowed_tools("default", task.user_id))
         return AgentLoop(llm=llm, tools=ToolBox.from_registry(self.registry, allowed=allowed), context=context,
                          budgets=budgets,
@@ -113,6 +113,20 @@ def test_the_model_is_constrained_to_the_tools_schemas(world):
     tools = [c["properties"]["tool"]["const"] for c in schema["anyOf"] if "tool" in c["properties"]]
     assert tools == ["echo"]
     assert schema["anyOf"][0]["properties"]["arguments"]["required"] == ["text"]
+
+
+def test_the_persons_memories_follow_the_fixed_prompt_on_every_step(world):
+    known = [{"memory_id": "mem_1", "fact": "The person keeps their notes in notes.txt"}]
+    task = world.task("read my notes", meta={"memories": known})
+    llm = ScriptedLLM([call("echo", text="notes"), final("done")])
+    world.loop(task, llm).run(task.content)
+    plain = ScriptedLLM([final("done")])
+    world.loop(world.task("read my notes"), plain).run("read my notes")
+    for messages, _ in llm.calls:
+        assert messages[0] == plain.calls[0][0][0]  # the fixed system prompt, the same for everyone
+        assert messages[1] == {"role": "system", "content": recalled.block(known)}
+        assert messages[2] == {"role": "user", "content": "read my notes"}
+    assert all(m["role"] != "system" or "remember" not in m["content"] for m in plain.calls[0][0])
 
 
 def test_a_wrong_typed_call_goes_back_to_the_model_with_the_error(world):

@@ -215,3 +215,13 @@ def test_a_request_for_another_capability_while_a_task_waits_is_a_new_request(st
     read = IntentRouter(TaskRouter(registry)).classify("convert the temperature 21.5",
                                                        pending=Pending("task_dify", "dify_workflow", ("api_key",)))
     assert (read.kind, read.capability) == ("task", "convert_temperature")
+
+
+def test_what_is_remembered_comes_right_before_the_message_after_the_turns():
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello!"}]
+    known = [{"memory_id": "mem_1", "fact": "The person lives in Hangzhou"}]
+    messages = chat_prompt("which city is my home?", "en", history, known)
+    assert messages[0] == chat_prompt("hello", "en", [])[0]
+    assert messages[-2]["role"] == "system" and messages[-2]["content"].endswith("\n- The person lives in Hangzhou")
+    assert messages[-1] == {"role": "user", "content": "which city is my home?"}
+    assert messages[1:3] == history

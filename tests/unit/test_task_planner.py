@@ -370,3 +370,25 @@ def test_two_addresses_joined_by_he_run_side_by_side_and_a_short_summary_line_co
 def test_he_inside_a_noun_phrase_and_thanks_after_a_comma_make_no_plan(planner):
     assert planner.plan("销售和退货数据") is None
     assert planner.plan("Thanks a lot, that was helpful") is None
+
+
+def test_the_model_planner_reads_what_is_known_about_the_person_before_the_request(registry):
+    llm = ScriptedLLM([MODEL_PLAN])
+    known = [{"memory_id": "mem_1", "fact": "The person works in the finance team"}]
+    assert TaskPlanner(registry, llm).plan(MULTI_STEP_UNROUTABLE, known) is not None
+    without = TaskPlanner(registry, ScriptedLLM([MODEL_PLAN]))
+    without.plan(MULTI_STEP_UNROUTABLE)
+    messages = llm.calls[0][0]
+    assert messages[0] == without._llm.calls[0][0][0]  # the fixed prefix does not change with the person
+    last = messages[-1]["content"]
+    assert last.index("Known about the person:\n- The person works in the finance team") \
+        < last.index(f"Request: {MULTI_STEP_UNROUTABLE}")
+
+
+def test_a_secret_is_never_taken_from_memory_into_a_plan(registry):
+    invented = {"steps": [{"id": "s1", "capability": "sql_query", "parameters": {"sql": "select 1"}},
+                          {"id": "s2", "capability": "send_mail",
+                           "parameters": {"to": "finance", "api_key": "sk-remembered", "body": "${s1.result}"}}]}
+    known = [{"memory_id": "mem_1", "fact": "My mail key is sk-remembered"}]
+    plan = TaskPlanner(registry, ScriptedLLM([invented])).plan(MULTI_STEP_UNROUTABLE, known)
+    assert "api_key" not in plan.step("s2").parameters  # a secret must be written in the request itself

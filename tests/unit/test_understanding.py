@@ -243,3 +243,54 @@ def test_whatever_the_model_reads_an_act_in_the_world_no_capability_claims_is_un
     assert router(registry, ScriptedLLM([reading(route)])).classify("帮我重启一下生产环境的nginx").kind == "unsupported"
     assert router(registry, ScriptedLLM([reading(route)])).classify("open a ticket for the login bug").kind == \
         "unsupported"
+
+
+def test_what_is_known_about_the_person_comes_after_the_stable_prefix(registry):
+    specs = TaskRouter(registry).routable()
+    known = [{"memory_id": "mem_1", "fact": "The person lives in Hangzhou"}, {"memory_id": "mem_2", "fact": " "},
+             "not a record"]
+    plain, remembered = prompt(specs, "hello", [], None), prompt(specs, "what's it like at home?", [], None, known)
+    assert plain[:-1] == remembered[:-1]
+    last = remembered[-1]["content"]
+    assert last.index("Known about the person:\n- The person lives in Hangzhou\n") < last.index("Message:")
+    assert last.count("\n- ") == 1  # an empty fact or a malformed record is left out
+    assert "Known about" not in plain[-1]["content"]
+
+
+def test_the_model_call_of_the_understanding_step_is_given_the_persons_memories(registry):
+    llm = ScriptedLLM([reading("chat")])
+    known = [{"memory_id": "mem_1", "fact": "The person's name is Li Wei"}]
+    router(registry, llm).classify("could you help me with something about my team", memories=known)
+    assert "- The person's name is Li Wei" in llm.calls[0][0][-1]["content"]
+
+
+def test_the_memories_with_new_work_reach_both_the_understanding_step_and_the_chat_reply(tmp_path):
+    from capability_actors.task_execution_service import TaskExecutionService
+    from common import messages as m
+    from common.tasks.sqlite_store import SQLiteTaskStore
+    from events.event_bus import EventBus
+
+    store = SQLiteTaskStore(tmp_path / "tasks.db")
+    try:
+        config = FloraConfig()
+        llm = ScriptedLLM([reading("chat"), "You are on the billing team."])
+        service = TaskExecutionService(store=store, events=EventBus(store), registry=build_registry(config),
+                                       config=config, llm=llm)
+        known = [{"memory_id": "mem_1", "fact": "The person works on the billing team"}]
+        result = service.analyze(m.analyze(task_id="t1", tenant_id="default", user_id="u",
+                                           content="could you help me with something about my team", memories=known))
+        assert result["intent"] == "chat" and result["message"] == "You are on the billing team."
+        (understood, _), (chatted, _) = llm.calls
+        assert "- The person works on the billing team" in understood[-1]["content"]
+        assert any(t["role"] == "system" and "- The person works on the billing team" in t["content"] for t in chatted)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("text, about_self, about_flora", [
+    ("what's my job?", True, False), ("is my job done?", False, True), ("is my backup job still running?", False, True),
+    ("how are my jobs doing", False, True), ("what are my tasks", False, True),
+])
+def test_a_question_about_the_persons_job_is_about_them_and_one_about_a_job_that_runs_is_about_flora(
+        text, about_self, about_flora):
+    assert cues.asks_about_self(text) is about_self and cues.asks_about_flora(text) is about_flora

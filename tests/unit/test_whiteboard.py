@@ -14,7 +14,7 @@ from capabilities.llm.fake import FunctionLLM
 from capabilities.memory.whiteboard import (
     Whiteboard, WhiteboardError, entry_id, render, update_whiteboard, view,
 )
-from capabilities.memory.results import memories_used, with_memory
+from capabilities.memory.results import memories_used, memory_meta, with_memory
 from capabilities.registry import CapabilityRegistry
 from common.tasks.models import TaskRecord
 from config import ExpertsConfig
@@ -105,13 +105,16 @@ def test_the_board_as_a_prompt_section_and_in_a_finished_tasks_result(store):
                                  "- Revenue rose 4%", "To do:", "- [x] Check returns", "Decisions:", "- Use Q3 data"]
     assert render(board.read("acme", "t1"), "zh").startswith("本任务的共享笔记（白板）：\n已知事实：")
     assert render([]) == ""
-    task = add_task(store, "t1", memories_used=["mem_1"])
+    task = add_task(store, "t1", memories=[{"memory_id": "mem_1", "fact": "x"}])
     assert with_memory({"value": 1}, store, task) == {"value": 1, "whiteboard": view(board.read("acme", "t1")),
                                                        "memories_used": ["mem_1"]}
     assert with_memory({"value": 1}, store, add_task(store, "empty")) == {"value": 1}  # nothing to add
     assert with_memory("text", store, task) == "text"  # only a dict result can carry it
     assert with_memory({"whiteboard": "mine"}, store, task)["whiteboard"] == "mine"  # the capability's own key
-    assert memories_used({"memories": [{"memory_id": "mem_1", "fact": "x"}, {"fact": "no id"}, "junk"]}) == ["mem_1"]
+    kept = memory_meta({"memories": [{"memory_id": "mem_1", "fact": "x"}, {"fact": "no id"}, "junk", {"memory_id": "e"}]})
+    assert kept == {"memories": [{"memory_id": "mem_1", "fact": "x"}, {"memory_id": "", "fact": "no id"}]}
+    assert memories_used(add_task(store, "t2", **kept)) == ["mem_1"] and memory_meta({"memories": []}) == {}
+    assert memories_used(add_task(store, "stored_before", memories_used=["mem_0"])) == ["mem_0"]
 
 
 def test_update_whiteboard_writes_on_the_plans_board_for_a_step_and_says_what_changed(store):
