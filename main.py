@@ -75,8 +75,19 @@ def check_api_exposure(config: FloraConfig, env=None) -> None:
                            f"${config.http.api_keys_env} (see docs/http_api.md), or listen on 127.0.0.1")
 
 
-def serve_api(flora: Flora) -> None:
-    """Serve the HTTP API until SIGINT or SIGTERM; then return, so the caller shuts Flora down."""
+def serve_api(flora: Flora, signals) -> None:
+    """Serve the HTTP API until SIGINT or SIGTERM; then return, so the caller shuts Flora down.
+    ``signals`` (common.processes.StopSignals) are deferred throughout: building the app runs
+    pydantic, which would swallow a StopRequested, and while uvicorn serves its own handler
+    takes them; a signal that came before it was installed ends the server at once."""
+    with signals.deferred():
+        server = _api_server(flora, signals)
+        http = flora.config.http
+        print(f"Flora API on http://{http.host}:{http.port}/ (OpenAPI: /docs)", flush=True)
+        server.run()
+
+
+def _api_server(flora: Flora, signals):
     import signal
     from contextlib import contextmanager
 
@@ -90,6 +101,8 @@ def serve_api(flora: Flora) -> None:
             # uvicorn's own re-raises the signal after its graceful stop, which would kill this
             # process before the actors are shut down
             previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            if signals.stopping:  # it came while the app was built
+                self.should_exit = True
             try:
                 yield
             finally:
@@ -97,11 +110,8 @@ def serve_api(flora: Flora) -> None:
                     signal.signal(sig, handler)
 
     http = flora.config.http
-    server = Server(uvicorn.Config(create_app(flora), host=http.host, port=http.port, log_level="warning",
-                                   timeout_graceful_shutdown=UVICORN_GRACE_S,
-                                   access_log=False))
-    print(f"Flora API on http://{http.host}:{http.port}/ (OpenAPI: /docs)", flush=True)
-    server.run()
+    return Server(uvicorn.Config(create_app(flora), host=http.host, port=http.port, log_level="warning",
+                                 timeout_graceful_shutdown=UVICORN_GRACE_S, access_log=False))
 
 
 def print_status(config: FloraConfig, *, as_json: bool = False, out=sys.stdout) -> int:
@@ -204,14 +214,17 @@ def _run(args: argparse.Namespace, signals, running: list) -> int:
             return 0
         if args.api:
             check_api_exposure(config)
-        flora = start_flora(config)
+        with signals.deferred():  # the start runs pydantic, which would swallow a StopRequested
+            flora = start_flora(config)
         running.append(flora)
     except (ConfigError, StartupError) as exc:
         print(f"flora: {exc}", file=sys.stderr)
         return 2
     try:
+        if signals.stopping:  # it came during the start
+            return 0
         if args.api:
-            serve_api(flora)
+            serve_api(flora, signals)
             return 0
         if args.test:
             reply = flora.ask(TEST_MESSAGE, user_id=args.user)

@@ -22,6 +22,7 @@ import os
 import signal
 import socket
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -165,7 +166,12 @@ class StopSignals:
     instructions: it may raise to unwind a blocking call), any later one calls ``on_force``.
 
     A process forked while the handlers are installed (Thespian's admin) must not inherit this
-    meaning: there, the signal gets its default action."""
+    meaning: there, the signal gets its default action.
+
+    An exception raised from a signal handler surfaces in whatever code runs at that moment,
+    and code inside a C extension may swallow it or turn it into an error of its own (pydantic
+    building a schema does both). Around such code, :meth:`deferred` only records the first
+    signal; the caller looks at :attr:`stopping` afterwards."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
@@ -175,6 +181,7 @@ class StopSignals:
         self._owner = os.getpid()
         self.received: list[int] = []
         self._previous: dict[int, object] = {}
+        self._deferring = 0
 
     def install(self) -> "StopSignals":
         for sig in self.SIGNALS:
@@ -190,6 +197,15 @@ class StopSignals:
     def stopping(self) -> bool:
         return bool(self.received)
 
+    @contextmanager
+    def deferred(self):
+        """Inside: a first signal is recorded in :attr:`received`, ``on_stop`` is not called."""
+        self._deferring += 1
+        try:
+            yield self
+        finally:
+            self._deferring -= 1
+
     def escalate(self) -> None:
         """The stop has begun without a signal (the user left): any signal now forces it."""
         if not self.received:
@@ -204,7 +220,8 @@ class StopSignals:
         self.received.append(signum)
         if first:
             log.warning("%s received: stopping (send it again to force)", signal.Signals(signum).name)
-            self._on_stop(signum)
+            if not self._deferring:
+                self._on_stop(signum)
         else:
             log.warning("%s received again: forcing the stop", signal.Signals(signum).name)
             self._on_force(signum)

@@ -202,3 +202,24 @@ def test_sigterm_stops_the_http_api_node_with_an_event_stream_open(tmp_path):
         print(f"--api with an open event stream: every process gone after {took:.2f} s")
     finally:
         stop_server(server)
+
+
+@pytest.mark.parametrize("moment", ["admin forked", "actors up", "API listening"])
+def test_sigterm_at_any_moment_of_the_http_nodes_start_stops_it(tmp_path, moment):
+    """The start builds pydantic models, and pydantic turns an exception raised from a signal
+    handler into one of its own or swallows it: the signal must still stop the node."""
+    (tmp_path / "config.json").write_text(json.dumps(fake_config(tmp_path)))
+    port = _free_port()
+    process, mark = start(["main.py", "--api", "--config", str(tmp_path / "config.json"), "--port", str(port)])
+    try:
+        if moment == "admin forked":
+            wait_for(lambda: len(marked_pids(mark)) >= 2, 90, "the actor system starts")
+        elif moment == "actors up":
+            wait_for(lambda: len(marked_pids(mark)) >= 5, 90, "main, admin, logger and actors run")
+        elif moment == "API listening":
+            read_line_until(process, "Flora API on")
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0, process.stdout.read()
+        wait_gone(mark, STOP_WITHIN_S)
+    finally:
+        end_marked(mark)

@@ -80,3 +80,17 @@ def test_a_second_stop_signal_forces_and_a_forked_child_gets_the_default_action(
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
     finally:
         signals.uninstall()
+
+
+def test_a_deferred_stop_signal_is_only_recorded_and_a_later_one_forces():
+    calls = []
+    signals = StopSignals(lambda sig: calls.append(("stop", sig)), lambda sig: calls.append(("force", sig)))
+    signals.install()
+    try:
+        with signals.deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert signals.stopping and calls == []
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert calls == [("force", signal.SIGTERM)]
+    finally:
+        signals.uninstall()
