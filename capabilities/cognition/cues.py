@@ -40,12 +40,19 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         r"^\s*/(?:clear|reset)\b|\b(?:clear|delete|erase|wipe|reset|forget)\s+(?:all\s+)?(?:of\s+)?"
         r"(?:my|our|the|this)\s+(?:chat\s+|conversation\s+|message\s+)?(?:history|conversation|chat|messages)\b"
         r"|(?:清空|清除|删除|删掉|清掉)(?:一下)?(?:我的|我们的)?(?:全部|所有)?(?:对话|聊天|会话)(?:历史|记录)?"
-        r"|(?:对话|聊天|会话)(?:历史|记录)[^，,。]{0,4}(?:删|清)", _F)),
+        r"|(?:对话|聊天|会话)(?:历史|记录)[^，,。]{0,4}(?:删|清)"
+        r"|\b(?:clear|delete|erase|wipe|reset)\s+(?:chat\s+|conversation\s+)?history\s*[.!]*\s*$"
+        # the history alone, nothing of whose: "清除历史", "把历史记录都删了"
+        r"|^\s*(?:请|帮我|麻烦)?(?:清空|清除|删除|删掉|清掉)(?:一下)?(?:全部|所有)?(?:的)?历史(?:记录)?\s*(?:吧)?\s*[。!！]*\s*$"
+        r"|^\s*(?:请|帮我|麻烦)?(?:把|将)(?:我的|我们的)?(?:全部|所有)?(?:的)?历史(?:记录)?(?:都|全)?(?:给)?"
+        r"(?:清空|清除|删除|删掉|删了|清掉|清了)", _F)),
     ("shutdown", re.compile(
         r"^\s*/(?:shutdown|stop|quit-server)\b|\b(?:shut\s*down|power\s+off|turn\s+off|kill|stop|terminate|exit|quit)"
         r"\s+(?:flora|yourself|the\s+(?:server|system|assistant|service)|everything|all\s+services)\b"
         r"|^\s*shut\s*down\s*[.!]*\s*$"
-        r"|(?:关机|关闭|停止|退出|关掉)(?:一下)?\s*(?:flora|系统|服务|服务器|你自己|整个系统)|^\s*关机\s*[。！!]*\s*$", _F)),
+        r"|(?:关机|关闭|停止|退出|关掉)(?:一下)?\s*(?:flora|系统|服务|服务器|你自己|整个系统)|^\s*关机\s*[。！!]*\s*$"
+        # the object first: "把系统关掉", "将服务停了"
+        r"|(?:把|将)\s*(?:flora|系统|服务|服务器|你自己|整个系统|整个服务)\s*(?:给)?(?:关掉|关了|关闭|停掉|停了|停止|关机)", _F)),
     ("switch_model", re.compile(
         r"^\s*/model\b|\b(?:switch|change|swap|use)\s+(?:to\s+)?(?:the\s+|a\s+|another\s+|your\s+)?"
         r"(?:(?:larger|bigger|smaller|faster|better|other|different|\w+)\s+)?(?:language\s+)?(?:model|llm)\b"
@@ -140,12 +147,17 @@ _LIVE_DATA = re.compile(
     r"|\b(?:stock\s+price|share\s+price|exchange\s+rate)\b[^.?!]{0,20}\b(?:today|now|currently)\b"
     r"|\bflight\s+[A-Z]{2}\s?\d{2,4}\b|\b[A-Z]{2}\d{3,4}\b[^.?!]{0,20}\b(?:delayed|on\s+time|landed|status)\b", _F)
 _WORLD_ACT = re.compile(
-    r"^\s*(?:请|帮我|给我|麻烦|替我|帮忙)?(?:在日历上)?(?:订|预订|预约|买|购买|支付|付款|转账|汇款|打款|发(?:一)?(?:封|条)?(?:邮件|短信|微信)"
-    r"|打电话|重启|部署|回滚|下单|点(?:个|份)?外卖|约(?:个|一下)?)"
-    r"|给[^，,。]{1,8}(?:转账|打钱|汇款|发邮件|发短信|打电话)"
+    r"^\s*(?:请|帮我|给我|麻烦|替我|帮忙)?(?:在日历上)?(?:订|预订|预约|买|购买|支付|付款|转账|汇款|打款"
+    r"|发(?:一|个)?(?:封|条|份)?(?:邮件|短信|微信|消息)|打电话|重启|部署|回滚|下单|点(?:个|份)?外卖|约(?:个|一下)?|退(?:货|款|订|票|掉))"
+    r"|给[^，,。]{1,8}(?:转账|打钱|汇款|发(?:一|个)?(?:封|条|份)?(?:邮件|短信|微信|消息)|打(?:个|一)?(?:个)?电话)"
+    # the object first: "把上周买的鞋退掉", "把这个月的电费交了"
+    r"|(?:把|将)[^，,。]{1,16}(?:退掉|退了|退货|退款|寄出去|寄回去|寄给|付了|交了|缴了|转给|发给)"
+    r"|申请退款|(?:我要|我想)(?:退货|退款)"
     r"|^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:book|reserve|buy|purchase|pay|transfer|wire|order\s+(?:me\s+)?(?:a|an|some)"
     r"|send\s+(?:an?\s+)?(?:e-?mail|text|sms|message)|e-?mail\s+\w+|text\s+\w+|call\s+(?:my|\w+\s+at)|restart|reboot|"
-    r"deploy|roll\s*back|schedule\s+a\s+meeting|set\s+up\s+a\s+meeting|cancel\s+my\s+(?:order|booking|subscription|flight))\b"
+    r"deploy|roll\s*back|schedule\s+a\s+meeting|set\s+up\s+a\s+meeting|cancel\s+my\s+(?:order|booking|subscription|flight)"
+    r"|return\s+(?:the|my|these|those|this|that)\s+\w+|refund\s+(?:me|my))\b"
+    r"|\b(?:want|need|like)\s+to\s+return\s+(?:the|my|these|those|this|that)\b|\b(?:want|need|get)\s+(?:me\s+)?a\s+refund\b"
     # records in the person's own systems: tickets, issues, bug reports
     r"|\b(?:open|create|file|raise|submit|close|assign)\s+(?:a\s+|an\s+|the\s+|my\s+|our\s+)?(?:new\s+)?"
     r"(?:ticket|issue|bug(?:\s+report)?|case|pull\s+request|jira)\b"

@@ -49,6 +49,13 @@ _CANCEL = (
     re.compile(rf"{_POLITE_EN}(?:cancel|abort|stop|kill|terminate|halt)\s+(?P<ref>{_EN_REF}){_END}", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})\s*(?:给)?(?:取消|终止|停止|中止|停掉|撤销){_END_ZH}", _F),
     re.compile(rf"{_POLITE_ZH}(?:取消|终止|停止|中止|停掉|撤销)(?:掉)?\s*(?P<ref>{_ZH_REF}){_END_ZH}", _F),
+    # the verb alone ("cancel", "never mind, stop", "算了，不用跑了，取消吧"): the latest unfinished task
+    re.compile(rf"{_POLITE_EN}(?:just\s+)?(?:cancel|abort|stop)(?:\s+(?:it|that|this))?{_END}", _F),
+    re.compile(rf"^\s*(?:(?:算了|不用了|不要了|等等|哦|嗯)\s*[,，。!！]?\s*)*"
+               rf"(?:(?:不用|别|不要)(?:再)?(?:跑|做|执行|运行|弄|查)了\s*[,，。!！]?\s*)?(?:还是)?(?:请|帮我)?"
+               rf"(?:取消|终止|停止|中止|撤销|停下来?|停掉){_END_ZH}", _F),
+    re.compile(r"^\s*(?:(?:算了|不用了|等等|哦|嗯)\s*[,，。!！]?\s*)*(?:不用|别|不要)(?:再)?(?:跑|做|执行|运行|弄)了"
+               r"\s*(?:吧)?\s*[.!。！]*\s*$", _F),
 )
 _RERUN = (
     re.compile(rf"{_POLITE_EN}(?:re-?run|re-?execute|retry|redo|repeat|restart)(?:\s+(?P<ref>{_EN_REF}))?"

@@ -20,7 +20,9 @@ def read(text: str):
 @pytest.mark.parametrize("text, op", [
     ("list my loop tasks", "list"), ("show my reminders", "list"), ("我有哪些定时任务", "list"),
     ("列出我的提醒", "list"), ("pause the GRPO reminder", "pause"), ("暂停GRPO提醒", "pause"),
-    ("resume loop_0123456789ab", "resume"), ("恢复GRPO提醒", "resume"), ("delete the plants reminder", "delete"),
+    ("resume loop_0123456789ab", "resume"), ("恢复GRPO提醒", "resume"),
+    ("turn the standup reminder back on", "resume"), ("switch my reminders off", "pause"), ("把早会提醒关掉", "pause"),
+    ("delete the plants reminder", "delete"),
     ("把GRPO提醒删掉", "delete"), ("stop reminding me about GRPO", "delete"), ("cancel my 9am reminder", "delete"),
     ("run the GRPO reminder now", "trigger"), ("立即执行GRPO提醒", "trigger"),
     ("change loop_0123456789ab to every day at 10:00", "modify"), ("把GRPO提醒改成每天10点", "modify"),

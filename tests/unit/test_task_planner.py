@@ -326,6 +326,11 @@ def test_a_coupled_model_plan_is_one_unit(registry):
                                                                    "remind me to check the totals")),
     ("给任务t_1评论：很好", TaskOperation("comment_on_task", "t_1", "很好")),
     ("评论：数据不全", TaskOperation("comment_on_task", "last", "数据不全")),
+    # the verb alone: the latest unfinished task
+    ("cancel", TaskOperation("cancel_task", "last", "")),
+    ("never mind, stop", TaskOperation("cancel_task", "last", "")),
+    ("算了，不用跑了，取消吧", TaskOperation("cancel_task", "last", "")),
+    ("别执行了", TaskOperation("cancel_task", "last", "")),
 ])
 def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected):
     assert planner.operation(text) == expected
@@ -334,7 +339,7 @@ def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected
 @pytest.mark.parametrize("text", [
     "stop the server", "cancel my subscription", "取消订阅", "rerun the build pipeline",
     "cancel the reminder", "取消提醒", "暂停 loop_3f2a9c", "download https://a.example/a then translate it",
-    "fix it", "重新", "comment",
+    "fix it", "重新", "comment", "算了", "不用了", "never mind",
 ])
 def test_ordinary_requests_and_loop_operations_are_not_task_operations(planner, text):
     assert planner.operation(text) is None

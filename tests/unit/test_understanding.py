@@ -63,13 +63,16 @@ def test_a_question_a_wish_or_anything_about_tasks_is_not_a_plain_statement(text
     ("please wipe our conversation", "clear_history"), ("清空我的对话历史", "clear_history"),
     ("shut down flora", "shutdown"), ("关闭系统", "shutdown"), ("switch the model to the larger one", "switch_model"),
     ("换一个更大的模型", "switch_model"), ("/model", "switch_model"),
+    # the object before the verb, and the history with nobody's named
+    ("把系统关掉", "shutdown"), ("将服务停了吧", "shutdown"), ("清除历史", "clear_history"),
+    ("把历史记录都删了", "clear_history"), ("clear history", "clear_history"),
 ])
 def test_system_commands_are_read_in_both_languages(text, command):
     assert cues.command(text) == command
 
 
 @pytest.mark.parametrize("text", ["what's 17 times 23?", "stop worrying about it", "my history homework is hard",
-                                  "run the sales report now", "今天心情不太好"])
+                                  "run the sales report now", "今天心情不太好", "删除历史订单", "把这个任务停掉"])
 def test_ordinary_messages_are_not_commands(text):
     assert cues.command(text) is None
 
@@ -221,7 +224,9 @@ def test_the_prompt_keeps_a_stable_prefix_and_puts_the_context_last(registry):
 
 @pytest.mark.parametrize("text", ["今天北京天气怎么样", "帮我订一张明天去深圳的机票", "CA1234航班延误了吗", "给房东转账3000块",
                                   "帮我重启一下生产环境的nginx", "外卖怎么还没到", "what's the weather in Paris tomorrow?",
-                                  "book me a table for two tonight", "is flight UA 837 delayed?"])
+                                  "book me a table for two tonight", "is flight UA 837 delayed?",
+                                  "给王老师发封邮件说我请假", "帮我把上周买的那件外套退掉", "I'd like to return these headphones",
+                                  "把这个月的房租转给房东"])
 def test_a_chat_reading_of_live_data_or_an_act_in_the_world_becomes_unsupported(registry, text):
     assert router(registry, ScriptedLLM([reading("chat")])).classify(text).kind == "unsupported"
 
