@@ -48,7 +48,8 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         r"(?:清空|清除|删除|删掉|删了|清掉|清了)", _F)),
     ("shutdown", re.compile(
         r"^\s*/(?:shutdown|stop|quit-server)\b|\b(?:shut\s*down|power\s+off|turn\s+off|kill|stop|terminate|exit|quit)"
-        r"\s+(?:flora|yourself|the\s+(?:server|system|assistant|service)|everything|all\s+services)\b"
+        r"\s+(?:flora|yourself|the\s+(?:flora\s+)?(?:server|system|assistant|service)|flora'?s?\s+(?:server|service)"
+        r"|everything|all\s+services)\b"
         r"|^\s*shut\s*down\s*[.!]*\s*$"
         r"|(?:关机|关闭|停止|退出|关掉)(?:一下)?\s*(?:flora|系统|服务|服务器|你自己|整个系统)|^\s*关机\s*[。！!]*\s*$"
         # the object first: "把系统关掉", "将服务停了"
@@ -87,7 +88,13 @@ _OWN_RECORDS = re.compile(
     r"|(?:我的|我们的|我提的|我下的|我买的|我订的|我点的)[^，,。]{0,6}(?:订单|快递|包裹|外卖|工单|票)[^，,。]{0,8}(?:了没|没有|吗|呢|到哪|怎么)"
     r"|外卖[^，,。]{0,6}(?:还没|怎么|到哪|什么时候)|(?:快递|包裹)单号"
     r"|(?:查|看|查询|查一下|看看|看一下)(?:一下)?(?:我的|我们的)?(?:订单|快递|包裹|物流|发票|账单|工单|账户|余额|邮箱|邮件|日程|航班|服务器)"
-    r"|订单\s*[A-Za-z]{0,4}-?\d{3,}", _F)
+    r"|订单\s*[A-Za-z]{0,4}-?\d{3,}"
+    # what reached the person: "did I get a reply from HR?", "我收到银行的短信了吗", "HR回复我了吗"
+    r"|\b(?:did|have|has|haven't|hasn't)\s+(?:i|we)\s+(?:got(?:ten)?|get|receive[d]?)(?:\s+(?:a|an|any|the|my|our))?"
+    r"\s+(?:reply|response|answer|e-?mail|message|letter|call|text|invoice|parcel|package|delivery)s?\b"
+    r"|\bheard\s+back\s+from\b|\b(?:any|new)\s+(?:replies|e-?mails|messages)\s+from\b"
+    r"|(?:我|我们)(?:有没有|是否)?收到(?:了)?[^，,。]{0,10}(?:回复|回信|邮件|消息|短信|快递|包裹|通知)"
+    r"|[^，,。]{1,8}(?:回复|回信给|回)(?:我|我们)了?(?:吗|没有|没)", _F)
 
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|do|does|did|can|could|"
                        r"would|will|should|shall)\b|(?:吗|呢|么|怎么样|怎么|如何|为什么|什么|哪|几|多少)\s*[?？。!！]*\s*$", _F)
@@ -167,7 +174,17 @@ _WORLD_ACT = re.compile(
 _REMINDER = re.compile(r"提醒|\bremind", _F)
 
 
+_QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’|\"[^\"]*\"")
+
+
+def unquoted(text: str) -> str:
+    """The message without what it quotes: "把“今天天气很好”翻译成英文" asks for a translation,
+    not for today's weather."""
+    return _QUOTED.sub(" ", text)
+
+
 def needs_the_world(text: str) -> bool:
+    text = unquoted(text)
     if _REMINDER.search(text):  # "明天提醒我给李老师打电话" asks for a reminder, which Flora does
         return False
     return bool(_OWN_RECORDS.search(text) or _LIVE_DATA.search(text) or _WORLD_ACT.search(text))

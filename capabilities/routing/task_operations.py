@@ -40,7 +40,7 @@ _ZH_REF = (rf"(?:任务\s*)?{_ID}(?:\s*的?(?:结果|输出))?|{_ZH_WHICH}(?:任
 _LEAD_EN = r"(?:(?:never\s*mind|actually|ok(?:ay)?|sorry|hmm|no|wait)\s*[,，.!]?\s*)?"
 _POLITE_EN = rf"^\s*{_LEAD_EN}(?:please\s+|can\s+you\s+|could\s+you\s+)?"
 _POLITE_ZH = r"^\s*(?:(?:算了|不用了|等等|哦|嗯)\s*[,，。!！]?\s*)?(?:请|帮我|麻烦|请帮我)?\s*"
-_END = r"\s*(?:please|now|again)?\s*[.!。！]*\s*$"
+_END = r"\s*(?:please|pls|plz|now|again|thanks|thx)?\s*[.!。！]*\s*$"
 _END_ZH = r"\s*(?:吧|了|一下|掉)?\s*[.!。！]*\s*$"
 _ZH_CHANGE = r"改成|改为|换成|改用|修改为|修改成|调整为|调整成|翻译成|译成|转成|转换成|写成"
 _LOOP = re.compile(r"\bloop_[0-9a-f]|\bloop\s*tasks?\b|\breminders?\b|\bschedul\w*|循环任务|定时|提醒|计划任务", _F)
@@ -62,6 +62,7 @@ _RERUN = (
                r"(?P<rest>.*)$", _F),
     re.compile(rf"{_POLITE_EN}(?:run|execute|do|try)\s+(?P<ref>{_EN_REF})\s+again\b(?P<rest>.*)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})?\s*(?:重新执行|重新运行|重新跑|重跑|重新做|重做|重试"
+               r"|重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总|弄)"
                r"|再(?:执行|运行|跑|做|试)(?:一次|一遍|一下)?)(?:一次|一遍|一下)?\s*"
                rf"(?P<ref2>{_ZH_REF})?(?P<rest>.*)$", _F),
 )

@@ -54,8 +54,9 @@ PARAMETERS = {
 
 @capability(
     name="data_query",
-    description="Run one read-only SQL query on a configured database (SQLite or PostgreSQL) and "
-                "return the columns and rows. Writes are refused by the database.",
+    description="Answer questions about the organisation's own figures (sales, revenue, sign-ups, statistics) "
+                "with one read-only SQL query on a configured database (SQLite or PostgreSQL); returns the "
+                "columns and rows. Writes are refused by the database.",
     parameters=PARAMETERS,
     keywords=("sql", "query", "database", "select", "table", "rows", "data", "revenue",
               "查询", "数据库", "数据", "表", "报表", "统计", "销售额", "营收", "注册用户"),

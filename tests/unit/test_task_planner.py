@@ -331,6 +331,9 @@ def test_a_coupled_model_plan_is_one_unit(registry):
     ("never mind, stop", TaskOperation("cancel_task", "last", "")),
     ("算了，不用跑了，取消吧", TaskOperation("cancel_task", "last", "")),
     ("别执行了", TaskOperation("cancel_task", "last", "")),
+    ("cancel that pls", TaskOperation("cancel_task", "last", "")),
+    ("重新整理一下，按日期排序", TaskOperation("revise_result", "last", "按日期排序")),
+    ("重新生成", TaskOperation("re_run_task", "last", "")),
 ])
 def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected):
     assert planner.operation(text) == expected
@@ -339,7 +342,7 @@ def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected
 @pytest.mark.parametrize("text", [
     "stop the server", "cancel my subscription", "取消订阅", "rerun the build pipeline",
     "cancel the reminder", "取消提醒", "暂停 loop_3f2a9c", "download https://a.example/a then translate it",
-    "fix it", "重新", "comment", "算了", "不用了", "never mind",
+    "fix it", "重新", "comment", "算了", "不用了", "never mind", "重新整理我的书架",
 ])
 def test_ordinary_requests_and_loop_operations_are_not_task_operations(planner, text):
     assert planner.operation(text) is None

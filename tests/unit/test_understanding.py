@@ -65,7 +65,7 @@ def test_a_question_a_wish_or_anything_about_tasks_is_not_a_plain_statement(text
     ("换一个更大的模型", "switch_model"), ("/model", "switch_model"),
     # the object before the verb, and the history with nobody's named
     ("把系统关掉", "shutdown"), ("将服务停了吧", "shutdown"), ("清除历史", "clear_history"),
-    ("把历史记录都删了", "clear_history"), ("clear history", "clear_history"),
+    ("把历史记录都删了", "clear_history"), ("clear history", "clear_history"), ("please stop the flora server", "shutdown"),
 ])
 def test_system_commands_are_read_in_both_languages(text, command):
     assert cues.command(text) == command
@@ -78,13 +78,16 @@ def test_ordinary_messages_are_not_commands(text):
 
 
 @pytest.mark.parametrize("text", ["帮我查一下订单 A-1029 的物流状态", "where is my parcel?", "status of order #88231",
-                                  "what's in my inbox", "我的快递到哪了", "check my bank balance"])
+                                  "what's in my inbox", "我的快递到哪了", "check my bank balance",
+                                  "did I get an email from the landlord?", "have I heard back from Acme?", "我收到物业的通知了吗",
+                                  "王经理回复我了吗"])
 def test_questions_about_the_persons_own_records_are_recognised(text):
     assert cues.asks_about_own_records(text)
 
 
 @pytest.mark.parametrize("text", ["Tell me a fun fact about octopuses", "what's 17 times 23?", "今天心情不太好",
-                                  "how do I write a good e-mail to my boss"])
+                                  "how do I write a good e-mail to my boss", "did I get that right?",
+                                  "have I answered your question?", "你收到我的消息了吗"])
 def test_general_questions_are_not_about_own_records(text):
     assert not cues.asks_about_own_records(text)
 
@@ -232,7 +235,9 @@ def test_a_chat_reading_of_live_data_or_an_act_in_the_world_becomes_unsupported(
 
 
 @pytest.mark.parametrize("text", ["how do I book a cheap flight?", "why is the sky blue?", "夏天为什么热",
-                                  "what is a good way to say sorry in an email?"])
+                                  "what is a good way to say sorry in an email?",
+                                  # what is quoted is the subject, not the request
+                                  "把“明天会下雨吗”翻译成日语", 'translate "where is my parcel?" into German'])
 def test_general_questions_about_such_things_stay_conversation(registry, text):
     assert router(registry, ScriptedLLM([reading("chat")])).classify(text).kind == "chat"
 
