@@ -15,12 +15,15 @@ import re
 ZH, EN = "zh", "en"
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+# addresses are names, not words of a language: "拉取一下https://example.com/data.csv" is Chinese
+_ADDRESS = re.compile(r"(?<![A-Za-z0-9])(?:[a-z][a-z0-9+.-]*://|www\.)[^\s\u3000-\u303f\uff00-\uffef\u3400-\u9fff]+"
+                      r"|[A-Za-z0-9.+_-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", re.I)
 
 
 def language_of(text: str, default: str = EN) -> str:
     """``zh`` when the text is (mostly) Chinese, ``en`` for other text, ``default`` for none."""
     han = len(_HAN.findall(text or ""))
-    words = len(_LATIN_WORD.findall(text or ""))
+    words = len(_LATIN_WORD.findall(_ADDRESS.sub(" ", text or "")))
     if han == 0 and words == 0:
         return default
     # a Chinese sentence with an English product name or URL is still Chinese

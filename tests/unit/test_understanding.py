@@ -101,7 +101,10 @@ def test_a_question_or_request_reads_as_new_while_a_bare_value_does_not(text, ex
 
 @pytest.mark.parametrize("text, lang", [("今天心情不太好", "zh"), ("hello there", "en"),
                                         ("帮我查一下订单 A-1029 的物流状态", "zh"), ("用 Python 写个脚本", "zh"),
-                                        ("what does 你好 mean?", "en")])
+                                        ("what does 你好 mean?", "en"),
+                                        # an address is a name, not English words
+                                        ("拉取一下https://example.com/data.csv", "zh"), ("发给 bob.smith@example.com", "zh"),
+                                        ("check https://example.com", "en")])
 def test_language_is_read_from_the_script(text, lang):
     assert language_of(text) == lang
 
