@@ -25,7 +25,8 @@ which small models get right more often than an intent and a capability apart. P
 are read from the message by the rules (``TaskRouter.extract_parameters``). Checks after the call keep the
 model honest: a value it proposes for a parameter is kept only if it is written in the
 message (a small model asked for an API key invents one), a "chat" about the person's own
-records becomes ``unsupported``, a "chat" about their tasks becomes ``status``. Without a
+records becomes ``unsupported``, a "chat" about their tasks becomes ``status``, a "chat" about
+an address that an installed capability can fetch becomes a choice among those. Without a
 model, or when its answer is unusable, the rules read the message as best they can.
 """
 
@@ -37,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 
 from capabilities.cognition import cues
-from capabilities.context.answers import is_help, sounds_like_request
+from capabilities.context.answers import is_help, sounds_like_request, urls
 from capabilities.memory import recalled
 from capabilities.routing.task_router import TaskRouter
 from common.i18n import language_of
@@ -203,8 +204,8 @@ class IntentRouter:
         if kind != "answer" and cues.needs_the_world(text) \
                 and not cues.asks_about_flora(text) and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # only a capability could know or do it: never made up
-        if kind == "chat" and cues.vague_request(text):
-            kind = "clarify"
+        if kind == "chat" and (cues.vague_request(text) or urls(text) and self._router.rank(text)):
+            kind = "clarify"  # chat cannot see an address: what is there is a capability's to fetch
         if kind == "chat" and cues.asks_about_flora(text):
             kind = "status"
         if kind == "command":
@@ -255,6 +256,8 @@ _EXAMPLES: list[tuple[str, str]] = [
     ("what's 17 times 23?", "chat"),
     ("给我讲个关于猫的笑话", "chat"),
     ("Why is the sky blue?", "chat"),
+    ("珠穆朗玛峰有多高", "chat"),
+    ("how's your day going?", "chat"),
     ("帮我查一下订单 A-1029 的物流状态", "unsupported"),
     ("is there anything new in my inbox?", "unsupported"),
     ("明天上海会下雨吗", "unsupported"),

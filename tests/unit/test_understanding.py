@@ -159,6 +159,13 @@ def test_a_chat_reading_of_a_question_about_the_persons_order_becomes_unsupporte
     assert router(registry, llm).classify("帮我查一下订单 A-1029 的物流状态").kind == "unsupported"
 
 
+def test_a_chat_reading_of_a_message_with_an_address_a_capability_can_fetch_is_a_choice(registry):
+    # chat cannot see what is at the address, and would only echo the request back
+    intent = router(registry, ScriptedLLM([reading("chat")])).classify(
+        "抓一下 https://example.com/feed.json ，然后让同事看看")
+    assert intent.kind == "clarify" and "http_request" in [o["capability"] for o in intent.options]
+
+
 def test_a_vague_request_is_offered_as_a_choice(registry):
     llm = ScriptedLLM([reading("clarify")])
     intent = router(registry, llm).classify("please do the thing")
