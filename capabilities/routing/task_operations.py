@@ -61,8 +61,12 @@ _RERUN = (
     re.compile(rf"{_POLITE_EN}(?:re-?run|re-?execute|retry|redo|repeat|restart)(?:\s+(?P<ref>{_EN_REF}))?"
                r"(?P<rest>.*)$", _F),
     re.compile(rf"{_POLITE_EN}(?:run|execute|do|try)\s+(?P<ref>{_EN_REF})\s+again\b(?P<rest>.*)$", _F),
+    # redoing the writing: only with the task named ("把结果重新整理一下"), since "重新写一下" after a
+    # chat reply is about that reply
+    re.compile(rf"{_POLITE_ZH}(?:(?:把|将)?(?P<ref>{_ZH_REF})\s*重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总)"
+               rf"(?:一次|一遍|一下)?|重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总)(?:一次|一遍|一下)?\s*"
+               rf"(?P<ref2>{_ZH_REF}))(?P<rest>.*)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})?\s*(?:重新执行|重新运行|重新跑|重跑|重新做|重做|重试"
-               r"|重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总|弄)"
                r"|再(?:执行|运行|跑|做|试)(?:一次|一遍|一下)?)(?:一次|一遍|一下)?\s*"
                rf"(?P<ref2>{_ZH_REF})?(?P<rest>.*)$", _F),
 )
@@ -70,6 +74,11 @@ _REVISE = (
     re.compile(rf"{_POLITE_EN}(?:revise|rewrite|redo|change|modify|fix|amend|update|edit|adjust)\s+(?P<ref>{_EN_REF})"
                r"(?:\s*[:：,，;-]\s*|\s+(?:and|so\s+that|so)\s+|\s+(?=(?:to|with|using|by|in(?:to)?)\s))"
                r"(?P<text>\S.*)$", _F),
+    # "make the result shorter", "make task_12's output more formal" ("make it shorter" after a chat
+    # reply is about that reply: the model reads it)
+    re.compile(rf"{_POLITE_EN}make\s+(?P<ref>(?:the\s+)?(?:task\s+)?{_ID}(?:'s)?(?:\s+(?:result|output))?"
+               r"|the\s+(?:last\s+|previous\s+)?(?:task'?s?\s+)?(?:result|results|output|report))\s+(?P<text>(?:(?:a\s+(?:bit|little)\s+|much\s+)?"
+               r"(?:more|less)\s+\w+|(?:a\s+(?:bit|little)\s+|much\s+)?\w+er|in\s+\w+|into\s+.+|bullet\s+points)\b.*)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)(?P<ref>{_ZH_REF})\s*(?P<text>(?:{_ZH_CHANGE}).+)$", _F),
     # "结果里的金额换成欧元": what in the result, and what it becomes
     re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_WHICH}(?:结果|输出|回答))(?:里|中)?的?"
@@ -113,7 +122,7 @@ def read_operation(content: str) -> TaskOperation | None:
         if not match or _about_loops(text, match):
             continue
         rest = match.group("rest").strip().rstrip(_TRAILING)
-        if not rest or re.fullmatch(r"(?:please|now|again|吧|一下|一次|一遍)", rest, _F):
+        if not rest or re.fullmatch(r"(?:please|pls|plz|now|again|thanks|thx|吧|一下|一次|一遍)", rest, _F):
             return TaskOperation("re_run_task", _task_ref(match), "")
         added = _RERUN_REST.match(rest) or _RERUN_REST_ZH.match(rest)
         if added:  # a re-run with something to change is a revision

@@ -332,8 +332,10 @@ def test_a_coupled_model_plan_is_one_unit(registry):
     ("算了，不用跑了，取消吧", TaskOperation("cancel_task", "last", "")),
     ("别执行了", TaskOperation("cancel_task", "last", "")),
     ("cancel that pls", TaskOperation("cancel_task", "last", "")),
-    ("重新整理一下，按日期排序", TaskOperation("revise_result", "last", "按日期排序")),
-    ("重新生成", TaskOperation("re_run_task", "last", "")),
+    ("把结果重新整理一下，按日期排序", TaskOperation("revise_result", "last", "按日期排序")),
+    ("把刚才的任务重新生成一次", TaskOperation("re_run_task", "last", "")),
+    ("make the result shorter", TaskOperation("revise_result", "last", "shorter")),
+    ("try the last one again pls", TaskOperation("re_run_task", "last", "")),
 ])
 def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected):
     assert planner.operation(text) == expected
@@ -343,6 +345,8 @@ def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected
     "stop the server", "cancel my subscription", "取消订阅", "rerun the build pipeline",
     "cancel the reminder", "取消提醒", "暂停 loop_3f2a9c", "download https://a.example/a then translate it",
     "fix it", "重新", "comment", "算了", "不用了", "never mind", "重新整理我的书架",
+    # after a chat reply these are about that reply: the model reads them
+    "重新写一下，更短", "make it shorter", "make the coffee stronger",
 ])
 def test_ordinary_requests_and_loop_operations_are_not_task_operations(planner, text):
     assert planner.operation(text) is None
