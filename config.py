@@ -202,6 +202,8 @@ class LLMConfig(_Section):
     base_url: str = ""
     api_key_env: str = "FLORA_LLM_API_KEY"
     model_name: str = ""
+    # backend openai: how a JSON schema is asked for; llama-cpp-python's server takes only json_object
+    schema_mode: Literal["json_schema", "json_object"] = "json_schema"
     timeout_s: float = Field(DEFAULT_LLM_TIMEOUT_S, gt=0)
     max_retries: int = Field(DEFAULT_LLM_RETRIES, ge=0, le=10)
     function: str = ""  # "package.module:attr" for backend=function

@@ -73,8 +73,8 @@ def flora_config(args: argparse.Namespace, data_dir: Path) -> dict:
         if args.understanding_model is not None:
             base["llm"]["understanding_model"] = args.understanding_model
     elif args.openai:
-        base["llm"] = {**llm, "backend": "openai", "base_url": args.openai, "schema_mode": "json_object",
-                       **({"model": args.openai_model} if args.openai_model else {})}
+        base["llm"] = {"api_key_env": "", **llm, "backend": "openai", "base_url": args.openai,
+                       "schema_mode": "json_object", **({"model": args.openai_model} if args.openai_model else {})}
     base["data_dir"] = str(data_dir)
     base.setdefault("store", {})["sqlite_path"] = ""
     base.setdefault("parallel", {})["sqlite_path"] = ""

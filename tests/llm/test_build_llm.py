@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+import yaml
 
 from capabilities.llm import (
     FunctionLLM,
@@ -83,3 +87,16 @@ def test_model_host_is_built_only_for_the_local_backend(tmp_path):
     host = build_model_host({"backend": "local", "model_path": str(tmp_path / "m.gguf"), "model": "tiny"})
     assert isinstance(host, ModelHost)
     assert (host.alias, host.running) == ("tiny", False)
+
+
+def test_the_documented_openai_config_loads_and_its_schema_mode_reaches_the_client(monkeypatch):
+    from config import load_config
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "llm.md").read_text()
+    documented = yaml.safe_load(re.search(r"```yaml\n(llm:\n  backend: openai.*?)```", docs, re.S).group(1))
+    documented["llm"]["schema_mode"] = "json_object"  # the other form the comment names
+    monkeypatch.setenv("FLORA_LLM_API_KEY", "sk-x")
+    llm = build_llm(load_config(documented, env={}).llm.model_dump())
+    assert isinstance(llm, OpenAICompatibleLLM) and llm.schema_mode == "json_object"
+    with pytest.raises(Exception, match="schema_mode"):
+        load_config({"llm": {"backend": "openai", "schema_mode": "xml"}}, env={})
