@@ -80,14 +80,14 @@ def test_ordinary_messages_are_not_commands(text):
 @pytest.mark.parametrize("text", ["帮我查一下订单 A-1029 的物流状态", "where is my parcel?", "status of order #88231",
                                   "what's in my inbox", "我的快递到哪了", "check my bank balance",
                                   "did I get an email from the landlord?", "have I heard back from Acme?", "我收到物业的通知了吗",
-                                  "王经理回复我了吗"])
+                                  "王经理回复我了吗", "下周一我有哪些安排", "what meetings do I have on Friday?"])
 def test_questions_about_the_persons_own_records_are_recognised(text):
     assert cues.asks_about_own_records(text)
 
 
 @pytest.mark.parametrize("text", ["Tell me a fun fact about octopuses", "what's 17 times 23?", "今天心情不太好",
                                   "how do I write a good e-mail to my boss", "did I get that right?",
-                                  "have I answered your question?", "你收到我的消息了吗"])
+                                  "have I answered your question?", "你收到我的消息了吗", "我有什么会做的菜推荐吗"])
 def test_general_questions_are_not_about_own_records(text):
     assert not cues.asks_about_own_records(text)
 
