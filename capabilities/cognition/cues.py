@@ -180,14 +180,14 @@ _REMINDER = re.compile(r"提醒|\bremind", _F)
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’|\"[^\"]*\"")
 
 
-def unquoted(text: str) -> str:
+def _unquoted(text: str) -> str:
     """The message without what it quotes: "把“今天天气很好”翻译成英文" asks for a translation,
     not for today's weather."""
     return _QUOTED.sub(" ", text)
 
 
 def needs_the_world(text: str) -> bool:
-    text = unquoted(text)
+    text = _unquoted(text)
     if _REMINDER.search(text):  # "明天提醒我给李老师打电话" asks for a reminder, which Flora does
         return False
     return bool(_OWN_RECORDS.search(text) or _LIVE_DATA.search(text) or _WORLD_ACT.search(text))
@@ -209,7 +209,7 @@ def is_question(text: str) -> bool:
 
 
 def asks_about_own_records(text: str) -> bool:
-    return bool(_OWN_RECORDS.search(text))
+    return bool(_OWN_RECORDS.search(_unquoted(text)))
 
 
 def reads_as_new_request(text: str) -> bool:
@@ -297,4 +297,4 @@ _ABOUT_SELF = re.compile(
 def asks_about_self(text: str) -> bool:
     """A question about the person themselves ("what's my name?", "我住在哪？"), which only
     what they told Flora can answer — not their orders or accounts (``needs_the_world``)."""
-    return bool(_ABOUT_SELF.search(text)) and not _OWN_RECORDS.search(text)
+    return bool(_ABOUT_SELF.search(text)) and not asks_about_own_records(text)

@@ -204,7 +204,7 @@ class IntentRouter:
         if kind != "answer" and cues.needs_the_world(text) \
                 and not cues.asks_about_flora(text) and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # only a capability could know or do it: never made up
-        if kind == "chat" and (cues.vague_request(text) or urls(text) and self._router.rank(text)):
+        if kind == "chat" and (cues.vague_request(text) or (urls(text) and self._router.rank(text))):
             kind = "clarify"  # chat cannot see an address: what is there is a capability's to fetch
         if kind == "chat" and cues.asks_about_flora(text):
             kind = "status"

@@ -40,8 +40,13 @@ _ZH_REF = (rf"(?:任务\s*)?{_ID}(?:\s*的?(?:结果|输出))?|{_ZH_WHICH}(?:任
 _LEAD_EN = r"(?:(?:never\s*mind|actually|ok(?:ay)?|sorry|hmm|no|wait)\s*[,，.!]?\s*)?"
 _POLITE_EN = rf"^\s*{_LEAD_EN}(?:please\s+|can\s+you\s+|could\s+you\s+)?"
 _POLITE_ZH = r"^\s*(?:(?:算了|不用了|等等|哦|嗯)\s*[,，。!！]?\s*)?(?:请|帮我|麻烦|请帮我)?\s*"
-_END = r"\s*(?:please|pls|plz|now|again|thanks|thx)?\s*[.!。！]*\s*$"
+_AFTERWORD = r"please|pls|plz|now|again|thanks|thx"  # what may end an operation and add nothing to it
+_END = rf"\s*(?:{_AFTERWORD})?\s*[.!。！]*\s*$"
 _END_ZH = r"\s*(?:吧|了|一下|掉)?\s*[.!。！]*\s*$"
+_LEADS_ZH = r"(?:(?:算了|不用了|不要了|等等|哦|嗯)\s*[,，。!！]?\s*)*"
+_NO_MORE_ZH = r"(?:不用|别|不要)(?:再)?(?:跑|做|执行|运行|弄|查)了"  # "不用跑了": stop it
+_CANCEL_VERB_ZH = r"(?:还是)?(?:请|帮我)?(?:取消|终止|停止|中止|撤销|停下来?|停掉)"
+_REDO_ZH = r"重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总)(?:一次|一遍|一下)?"
 _ZH_CHANGE = r"改成|改为|换成|改用|修改为|修改成|调整为|调整成|翻译成|译成|转成|转换成|写成"
 _LOOP = re.compile(r"\bloop_[0-9a-f]|\bloop\s*tasks?\b|\breminders?\b|\bschedul\w*|循环任务|定时|提醒|计划任务", _F)
 
@@ -51,11 +56,7 @@ _CANCEL = (
     re.compile(rf"{_POLITE_ZH}(?:取消|终止|停止|中止|停掉|撤销)(?:掉)?\s*(?P<ref>{_ZH_REF}){_END_ZH}", _F),
     # the verb alone ("cancel", "never mind, stop", "算了，不用跑了，取消吧"): the latest unfinished task
     re.compile(rf"{_POLITE_EN}(?:just\s+)?(?:cancel|abort|stop)(?:\s+(?:it|that|this))?{_END}", _F),
-    re.compile(rf"^\s*(?:(?:算了|不用了|不要了|等等|哦|嗯)\s*[,，。!！]?\s*)*"
-               rf"(?:(?:不用|别|不要)(?:再)?(?:跑|做|执行|运行|弄|查)了\s*[,，。!！]?\s*)?(?:还是)?(?:请|帮我)?"
-               rf"(?:取消|终止|停止|中止|撤销|停下来?|停掉){_END_ZH}", _F),
-    re.compile(r"^\s*(?:(?:算了|不用了|等等|哦|嗯)\s*[,，。!！]?\s*)*(?:不用|别|不要)(?:再)?(?:跑|做|执行|运行|弄)了"
-               r"\s*(?:吧)?\s*[.!。！]*\s*$", _F),
+    re.compile(rf"^\s*{_LEADS_ZH}(?:{_NO_MORE_ZH}(?:\s*[,，。!！]?\s*{_CANCEL_VERB_ZH})?|{_CANCEL_VERB_ZH}){_END_ZH}", _F),
 )
 _RERUN = (
     re.compile(rf"{_POLITE_EN}(?:re-?run|re-?execute|retry|redo|repeat|restart)(?:\s+(?P<ref>{_EN_REF}))?"
@@ -63,9 +64,7 @@ _RERUN = (
     re.compile(rf"{_POLITE_EN}(?:run|execute|do|try)\s+(?P<ref>{_EN_REF})\s+again\b(?P<rest>.*)$", _F),
     # redoing the writing: only with the task named ("把结果重新整理一下"), since "重新写一下" after a
     # chat reply is about that reply
-    re.compile(rf"{_POLITE_ZH}(?:(?:把|将)?(?P<ref>{_ZH_REF})\s*重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总)"
-               rf"(?:一次|一遍|一下)?|重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总)(?:一次|一遍|一下)?\s*"
-               rf"(?P<ref2>{_ZH_REF}))(?P<rest>.*)$", _F),
+    re.compile(rf"{_POLITE_ZH}(?:(?:把|将)?(?P<ref>{_ZH_REF})\s*{_REDO_ZH}|{_REDO_ZH}\s*(?P<ref2>{_ZH_REF}))(?P<rest>.*)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})?\s*(?:重新执行|重新运行|重新跑|重跑|重新做|重做|重试"
                r"|再(?:执行|运行|跑|做|试)(?:一次|一遍|一下)?)(?:一次|一遍|一下)?\s*"
                rf"(?P<ref2>{_ZH_REF})?(?P<rest>.*)$", _F),
@@ -122,7 +121,7 @@ def read_operation(content: str) -> TaskOperation | None:
         if not match or _about_loops(text, match):
             continue
         rest = match.group("rest").strip().rstrip(_TRAILING)
-        if not rest or re.fullmatch(r"(?:please|pls|plz|now|again|thanks|thx|吧|一下|一次|一遍)", rest, _F):
+        if not rest or re.fullmatch(rf"(?:{_AFTERWORD}|吧|一下|一次|一遍)", rest, _F):
             return TaskOperation("re_run_task", _task_ref(match), "")
         added = _RERUN_REST.match(rest) or _RERUN_REST_ZH.match(rest)
         if added:  # a re-run with something to change is a revision

@@ -87,7 +87,8 @@ def test_questions_about_the_persons_own_records_are_recognised(text):
 
 @pytest.mark.parametrize("text", ["Tell me a fun fact about octopuses", "what's 17 times 23?", "今天心情不太好",
                                   "how do I write a good e-mail to my boss", "did I get that right?",
-                                  "have I answered your question?", "你收到我的消息了吗", "我有什么会做的菜推荐吗"])
+                                  "have I answered your question?", "你收到我的消息了吗", "我有什么会做的菜推荐吗",
+                                  'how do you say "where is my parcel?" in French'])
 def test_general_questions_are_not_about_own_records(text):
     assert not cues.asks_about_own_records(text)
 
