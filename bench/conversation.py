@@ -1,6 +1,6 @@
 """How well Flora understands people: the conversation evaluation set (bench/conversation/)
-sent to a Flora started in this process, scored per category, dev and held-out apart, with
-its latencies beside the raw model's for the same chat messages.
+sent to a Flora started in this process, scored per category, dev, held-out and fresh apart,
+with its latencies beside the raw model's for the same chat messages.
 
     .venv/bin/python bench/conversation.py --model qwen2.5-coder-0.5b --only dev
     .venv/bin/python bench/conversation.py --openai http://127.0.0.1:8080/v1 --no-raw
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.conversation_score import (  # noqa: E402
-    DEV_FILE, HELDOUT_FILE, CaseScore, load_cases, percentile, score_case, summarise,
+    SPLITS, CaseScore, load_cases, percentile, score_case, summarise,
 )
 
 DEFAULT_TIMEOUT_S = 180.0
@@ -42,11 +42,12 @@ RAW_THREADS = 2
 
 # --------------------------------------------------------------------------- choosing cases
 def select(only: str | None, category: str | list[str] | None, limit: int | None) -> list[tuple[str, dict]]:
-    """(split, case) pairs: both files unless ``only``, cases whose category starts with
-    ``category`` (or one of several prefixes), at most ``limit`` of each category."""
+    """(split, case) pairs: every split (dev, heldout, fresh) unless ``only`` names one, cases
+    whose category starts with ``category`` (or one of several prefixes), at most ``limit`` of
+    each category."""
     prefixes = tuple([category] if isinstance(category, str) else category or ())
     chosen = []
-    for split, path in (("dev", DEV_FILE), ("heldout", HELDOUT_FILE)):
+    for split, path in SPLITS:
         if only and only != split:
             continue
         per_category: dict[str, int] = {}
@@ -213,7 +214,8 @@ def argument_parser() -> argparse.ArgumentParser:
                                                  "(default: the configured one; \"\" for the same model)")
     p.add_argument("--config", help="a Flora config file (YAML/JSON); --model/--openai set its llm back end")
     p.add_argument("--limit", type=int, help="at most N cases of each category")
-    p.add_argument("--only", choices=("dev", "heldout"), help="one split only (default both)")
+    p.add_argument("--only", choices=[name for name, _ in SPLITS],
+                   help="one split only (default all: dev, heldout and fresh, reported apart)")
     p.add_argument("--category", metavar="PREFIX", nargs="+",
                    help="only categories starting with one of the PREFIXes, e.g. chat/ or loop")
     p.add_argument("--json", metavar="OUT", help="write every case's score and the summary to OUT")

@@ -18,6 +18,8 @@ from typing import Any, Iterable
 DATA_DIR = Path(__file__).resolve().parent / "conversation"
 DEV_FILE = DATA_DIR / "cases.jsonl"
 HELDOUT_FILE = DATA_DIR / "heldout.jsonl"
+FRESH_FILE = DATA_DIR / "fresh.jsonl"  # written after the held-out split was used in tuning; never tuned against
+SPLITS = (("dev", DEV_FILE), ("heldout", HELDOUT_FILE), ("fresh", FRESH_FILE))  # the order they are reported in
 
 INTENTS = ("chat", "task", "plan", "loop", "task_op", "loop_op", "status", "command", "unsupported",
            "clarify", "answer")
@@ -197,9 +199,12 @@ def percentile(values: list[float], p: float) -> float | None:
 
 
 def summarise(scores: list[CaseScore]) -> dict:
-    """Accuracy per split and category, the counts that matter, and latencies per intent."""
+    """Accuracy per split (dev, heldout, fresh, then any other) and category, the counts that
+    matter, and latencies per intent."""
     out: dict[str, Any] = {"splits": {}, "latency": {}}
-    for split in sorted({s.split for s in scores}):
+    order = [name for name, _ in SPLITS]
+    for split in sorted({s.split for s in scores},
+                        key=lambda name: (order.index(name) if name in order else len(order), name)):
         mine = [s for s in scores if s.split == split]
         categories: dict[str, list[int]] = {}
         for s in mine:

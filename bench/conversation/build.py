@@ -1,10 +1,13 @@
-"""Writes the conversation evaluation set: ``cases.jsonl`` (dev) and ``heldout.jsonl``.
+"""Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl`` and ``fresh.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
-the intent Flora should read in it. One case in five of every category goes to the held-out
-file, drawn with a fixed seed, so the split is the same on every run:
+the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
+the held-out file, drawn with a fixed seed, so the split is the same on every run:
 
     .venv/bin/python bench/conversation/build.py
+
+``FRESH`` (at the end) is a third split, written after the held-out split had been looked at
+in tuning: never tuned against, reported apart, and not part of the dev/held-out draw.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -23,14 +26,22 @@ HELDOUT_SHARE = 5  # one case in this many
 CASES: list[dict] = []
 
 
-def add(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+FRESH: list[dict] = []  # the fresh split: see the end of this file
+
+
+def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
     """One case; the intent is the category's first part ("chat/feelings" -> chat)."""
     case = {"lang": lang, "category": category}
     if setup:
         case["setup"] = setup
     case["say"] = say
     case["expect"] = {"intent": category.split("/", 1)[0], **expect}
-    CASES.append(case)
+    return case
+
+
+def add(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One dev/held-out case."""
+    CASES.append(make(lang, category, say, setup, expect))
 
 
 def many(lang: str, category: str, says: list[str], setup: list[str] | None = None, **expect) -> None:
@@ -331,14 +342,158 @@ add("en", "answer/time", "at 3pm", setup=["remind me to drink water"])
 add("en", "answer/time", "tomorrow 9am", setup=["remind me to send the report"])
 
 
-def numbered(cases: list[dict]) -> list[dict]:
-    """Ids like zh-chat-0007: language, intent, a running number per both."""
+# =========================================================================== FRESH
+# A third split, written after the held-out split had been used in tuning, from how people
+# talk rather than from Flora's rules; never tuned against, reported apart. Not part of the
+# dev/held-out draw above: these go to fresh.jsonl only, with ids like zh-chat-f001.
+
+
+def fresh(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One fresh case."""
+    FRESH.append(make(lang, category, say, setup, expect))
+
+
+# --------------------------------------------------------------------------- fresh: chat
+fresh("zh", "chat/greeting", "下午好呀，好久不见～")
+fresh("en", "chat/greeting", "Good evening! hope you're doing well 🙂")
+fresh("zh", "chat/thanks", "收到，感谢感谢🙏 你真靠谱")
+fresh("en", "chat/thanks", "appreciate it, you're a lifesaver")
+fresh("zh", "chat/feelings", "唉，和对象分手了，心里空落落的")
+fresh("zh", "chat/feelings", "今天终于把驾照考过了！！！")
+fresh("en", "chat/feelings", "I'm so stressed, deadline is tomorrow and I haven't even started 😭")
+fresh("zh", "chat/smalltalk", "你平时无聊的时候都干嘛")
+fresh("en", "chat/smalltalk", "if you could live anywhere, where would it be?")
+fresh("zh", "chat/joke", "无聊死了，说个段子听听呗")
+fresh("en", "chat/joke", "know any good puns?")
+fresh("zh", "chat/knowledge", "水的化学式是什么", answer_contains=["H2O", "H₂O"])
+fresh("en", "chat/knowledge", "which planet is the largest in our solar system?", answer_contains=["Jupiter"])
+fresh("en", "chat/knowledge", "what's photosynthesis? explain like I'm 5")
+fresh("zh", "chat/arithmetic", "帮忙算下 48×25 是多少", answer_contains=["1200", "1,200"])
+fresh("zh", "chat/arithmetic", "一打鸡蛋12个，买5打一共多少个", answer_contains=["60"])
+fresh("en", "chat/arithmetic", "if I split a $96 bill between 4 people how much does each pay?",
+      answer_contains=["24"])
+fresh("zh", "chat/advice", "工作三年了想跳槽，但又怕新环境不适应，你怎么看")
+fresh("en", "chat/advice", "my roommate never does the dishes, how do I bring it up without a fight?")
+fresh("zh", "chat/translation", "“好久不见”用英语怎么说比较地道", answer_contains=["long time no see"])
+fresh("en", "chat/translation", "what's 'thank you' in Japanese?", answer_contains=["ありがとう", "arigat"])
+fresh("zh", "chat/writing", "帮我写段朋友圈文案，周末去海边玩了，轻松一点的")
+fresh("en", "chat/writing", "can u write a quick thank-you note to my team for shipping the release on time")
+
+# --------------------------------------------------------------------------- fresh: task
+fresh("zh", "task/http_request",
+      "麻烦帮我调用下这个接口看看返回什么 https://api.example.com/v2/products?page=2 ，我怀疑分页有问题", capability=HTTP, parameters={"url": "https://api.example.com/v2/products?page=2"})
+fresh("zh", "task/http_request", "这个endpoint帮我request一下：http://192.168.1.20:5000/api/stats 看看是不是200",
+      capability=HTTP, parameters={"url": "http://192.168.1.20:5000/api/stats"})
+fresh("en", "task/http_request", "hey can u quickly curl https://api.example.com/version for me", capability=HTTP,
+      parameters={"url": "https://api.example.com/version"})
+fresh("en", "task/http_request", "Please send a POST request to https://api.example.com/v1/jobs with the body "
+      "{\"name\": \"nightly\"}.", capability=HTTP,
+      parameters={"url": "https://api.example.com/v1/jobs", "method": "POST"})
+fresh("zh", "task/data_query", "老板要数据：这周每天的订单数，帮我从库里拉一下", capability=DQ)
+fresh("zh", "task/data_query", "今年截至目前公司的总营收是多少", capability=DQ)
+fresh("en", "task/data_query", "how many people signed up for our product in March?", capability=DQ)
+fresh("en", "task/data_query", "hi! our finance team needs the total revenue for Q2 broken down by month, could you "
+      "pull that from the database when you get a chance? thanks 🙏", capability=DQ)
+fresh("zh", "task/dify_workflow", "dify上那个翻译流程帮我跑一下，文本是“欢迎光临”", capability=DIFY)
+fresh("en", "task/dify_workflow", "need the weekly-report workflow on dify run, pls", capability=DIFY)
+fresh("en", "task/dify_workflow", "can you fire off our Dify workflow? key is app-Qm81tTz", capability=DIFY,
+      parameters={"api_key": "app-Qm81tTz"})
+fresh("zh", "task/ask_experts", "我在纠结要不要辞职去读研，能不能叫专家团帮我分析分析", capability=EXP)
+fresh("zh", "task/ask_experts", "让专家们从技术和成本两个角度讨论下：要不要把服务迁到k8s", capability=EXP)
+fresh("en", "task/ask_experts", "get a couple of expert opinions on whether we should open an office in Singapore",
+      capability=EXP)
+
+# --------------------------------------------------------------------------- fresh: plan
+fresh("zh", "plan/multi_step", "先从数据库查下上季度各地区的销售额，然后把结果POST到 https://hooks.example.com/report")
+fresh("en", "plan/multi_step", "grab https://api.example.com/rates.json and then get the expert panel's take on "
+      "whether now is a good time to buy euros")
+
+# --------------------------------------------------------------------------- fresh: loop
+fresh("zh", "loop/reminder", "今晚8点提醒我给狗狗喂药🐶", schedule="today at 20:00")
+fresh("en", "loop/reminder", "pls remind me tmrw 8am to 交房租 🏠", schedule="tomorrow at 08:00")
+fresh("zh", "loop/recurring", "每周三下午两点提醒我交水电费", schedule="every Wednesday at 14:00")
+fresh("en", "loop/recurring", "every night at 11pm, pull today's order count from the database", capability=DQ,
+      schedule="every day at 23:00")
+fresh("zh", "loop/relative", "过15分钟喊我一下，要去接孩子", schedule="in 15 minutes")
+fresh("en", "loop/relative", "remind me in 45 mins to check the oven", schedule="in 45 minutes")
+
+# --------------------------------------------------------------------------- fresh: task_op (same setups as above)
+fresh("zh", "task_op/cancel", "哎 先别跑了，把它撤了吧", setup=ZH_TASK)
+fresh("en", "task_op/cancel", "actually scratch that, cancel the workflow", setup=EN_TASK)
+fresh("zh", "task_op/revise", "结果太长了，帮我精简成三句话", setup=ZH_DONE)
+fresh("en", "task_op/revise", "could you redo the result as a bullet list?", setup=EN_DONE)
+fresh("zh", "task_op/comment", "给这个任务留个言：数据已经跟财务核对过了", setup=ZH_DONE)
+fresh("zh", "task_op/rerun", "刚才网络抽风了，再重跑一遍", setup=ZH_DONE)
+fresh("en", "task_op/rerun", "hmm that didn't work, give it another go", setup=EN_DONE)
+
+# --------------------------------------------------------------------------- fresh: loop_op (same setups as above)
+fresh("zh", "loop_op/list", "我设的那些定时提醒都给我看看", setup=ZH_LOOP)
+fresh("en", "loop_op/pause", "I'm on holiday next week, can you pause the standup reminder?", setup=EN_LOOP)
+fresh("zh", "loop_op/resume", "我回来了，站会提醒重新开起来吧", setup=ZH_LOOP + ["暂停站会提醒"])
+fresh("en", "loop_op/delete", "I don't do standups anymore, please remove that reminder", setup=EN_LOOP)
+fresh("zh", "loop_op/trigger", "站会那个提醒，现在手动跑一次", setup=ZH_LOOP)
+
+# --------------------------------------------------------------------------- fresh: status
+fresh("zh", "status/abilities", "你除了聊天还能干撒？")
+fresh("en", "status/abilities", "so what exactly are you able to do for me?")
+fresh("zh", "status/state", "现在后台有任务在跑吗", must_not_claim=True)
+fresh("en", "status/state", "do I have anything pending rn?", must_not_claim=True)
+fresh("en", "status/history", "which tasks did I run yesterday?", must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh: command
+fresh("zh", "command/clear", "把咱俩之前聊的都清掉，重新开始吧")
+fresh("en", "command/clear", "can you wipe the chat so far? I want a clean slate")
+fresh("zh", "command/switch_model", "模型换成deepseek吧")
+fresh("en", "command/switch_model", "can you switch over to llama3-70b?")
+fresh("zh", "command/shutdown", "把flora关了吧，今天用不上了")
+fresh("en", "command/shutdown", "turn yourself off pls")
+
+# --------------------------------------------------------------------------- fresh: unsupported
+fresh("zh", "unsupported/orders", "拼多多那个订单帮我取消掉", **NO)
+fresh("zh", "unsupported/orders", "我在淘宝买的耳机想退货，帮我申请一下", **NO)
+fresh("en", "unsupported/orders", "did my order from last Tuesday ship yet?", **NO)
+fresh("zh", "unsupported/email", "帮我回一下客户那封邮件，说周五前给报价", **NO)
+fresh("en", "unsupported/email", "any new emails from my boss today?", **NO)
+fresh("zh", "unsupported/calendar", "把下周一上午的会改到下午三点", **NO)
+fresh("en", "unsupported/calendar", "am I free Thursday afternoon?", **NO)
+fresh("zh", "unsupported/weather", "这周末杭州天气咋样，要不要带伞", **NO)
+fresh("en", "unsupported/weather", "is it gonna be cold in NYC tomorrow?", **NO)
+fresh("en", "unsupported/weather", "do I need an umbrella today?", **NO)
+fresh("zh", "unsupported/flights", "帮我查下明早北京飞成都最早的航班", **NO)
+fresh("en", "unsupported/flights", "can you move my flight to an earlier one?", **NO)
+fresh("zh", "unsupported/bank", "信用卡这个月账单多少钱", **NO)
+fresh("en", "unsupported/bank", "how much did I spend on my credit card last month?", **NO)
+fresh("zh", "unsupported/delivery", "美团外卖超时半小时了，帮我催一下", **NO)
+fresh("en", "unsupported/delivery", "where's my UPS package? tracking number 1Z84X6E20392817461", **NO)
+fresh("zh", "unsupported/servers", "看看线上那台机器CPU是不是又满了", **NO)
+fresh("en", "unsupported/servers", "can you roll back the deployment on prod-api-2?", **NO)
+fresh("zh", "unsupported/tickets", "在禅道上给前端提个bug：登录页样式乱了", **NO)
+fresh("en", "unsupported/tickets", "assign JIRA-4521 to Mike and bump the priority", **NO)
+
+# --------------------------------------------------------------------------- fresh: clarify
+fresh("zh", "clarify/ambiguous", "把那个文件再改一下发给他")
+fresh("en", "clarify/ambiguous", "can you update it with the new numbers?")
+
+# --------------------------------------------------------------------------- fresh: answer (setups as above)
+fresh("zh", "answer/api_key", "密钥发你：app-Lp3vN8qR", setup=["执行Dify工作流"], capability=DIFY,
+      parameters={"api_key": "app-Lp3vN8qR"})
+fresh("en", "answer/api_key", "oh right, here you go: app-Wc72Hd5k", setup=["run my dify workflow"], capability=DIFY,
+      parameters={"api_key": "app-Wc72Hd5k"})
+fresh("en", "answer/url", "it's https://api.example.com/v3/status", setup=["I need to call a REST endpoint"],
+      capability=HTTP, parameters={"url": "https://api.example.com/v3/status"})
+fresh("zh", "answer/time", "今晚9点吧", setup=["提醒我交报告"])
+fresh("en", "answer/time", "make it 4:30pm", setup=["remind me to drink water"])
+
+
+def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
+    """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
+    running number per both."""
     counts: dict[tuple[str, str], int] = defaultdict(int)
     out = []
     for case in cases:
         key = (case["lang"], case["expect"]["intent"])
         counts[key] += 1
-        out.append({"id": f"{key[0]}-{key[1]}-{counts[key]:04d}", **case})
+        out.append({"id": f"{key[0]}-{key[1]}-{prefix}{counts[key]:0{width}d}", **case})
     return out
 
 
@@ -374,6 +529,10 @@ def main() -> None:
     write(HERE / "heldout.jsonl", heldout)
     zh = sum(c["lang"] == "zh" for c in cases)
     print(f"{len(cases)} cases ({zh} zh, {len(cases) - zh} en): {len(dev)} dev, {len(heldout)} held out")
+    fresh_cases = numbered(FRESH, prefix="f", width=3)
+    write(HERE / "fresh.jsonl", fresh_cases)
+    zh = sum(c["lang"] == "zh" for c in fresh_cases)
+    print(f"{len(fresh_cases)} fresh cases ({zh} zh, {len(fresh_cases) - zh} en)")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ bench/conversation.py, on hand-made replies: no actor system, no model."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -11,8 +12,8 @@ import pytest
 
 from bench.conversation import select
 from bench.conversation_score import (
-    DEV_FILE, HELDOUT_FILE, INTENTS, cjk_share, infer_intent, load_cases, percentile, schedule_matches, score_case,
-    summarise, wrong_language,
+    DEV_FILE, FRESH_FILE, HELDOUT_FILE, INTENTS, cjk_share, infer_intent, load_cases, percentile, schedule_matches,
+    score_case, summarise, wrong_language,
 )
 
 EXPECT_KEYS = {"intent", "capability", "parameters", "schedule", "answer_contains", "must_not_claim"}
@@ -28,22 +29,26 @@ def heldout():
     return load_cases(HELDOUT_FILE)
 
 
+@pytest.fixture(scope="module")
+def fresh():
+    return load_cases(FRESH_FILE)
+
+
 # --------------------------------------------------------------------------- the data files
-def test_every_line_of_both_files_is_one_json_object():
-    for path in (DEV_FILE, HELDOUT_FILE):
+def test_every_line_of_the_three_files_is_one_json_object():
+    for path in (DEV_FILE, HELDOUT_FILE, FRESH_FILE):
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             assert isinstance(json.loads(line), dict)
 
 
-def test_the_set_has_at_least_300_cases_with_unique_ids(dev, heldout):
-    cases = dev + heldout
-    assert len(cases) >= 300
-    ids = [c["id"] for c in cases]
+def test_the_set_has_at_least_300_cases_with_ids_unique_across_the_three_files(dev, heldout, fresh):
+    assert len(dev + heldout) >= 300
+    ids = [c["id"] for c in dev + heldout + fresh]
     assert len(ids) == len(set(ids))
 
 
-def test_every_case_has_the_documented_shape(dev, heldout):
-    for case in dev + heldout:
+def test_every_case_has_the_documented_shape(dev, heldout, fresh):
+    for case in dev + heldout + fresh:
         assert case["lang"] in ("zh", "en"), case["id"]
         assert case["id"].startswith(f"{case['lang']}-{case['expect']['intent']}-"), case["id"]
         assert case["category"].split("/")[0] == case["expect"]["intent"], case["id"]
@@ -51,6 +56,29 @@ def test_every_case_has_the_documented_shape(dev, heldout):
         assert all(isinstance(s, str) and s for s in case.get("setup", [])), case["id"]
         assert set(case["expect"]) <= EXPECT_KEYS, case["id"]
         assert case["expect"]["intent"] in INTENTS, case["id"]
+        expect = case["expect"]
+        assert isinstance(expect.get("capability", ""), str), case["id"]
+        assert isinstance(expect.get("parameters", {}), dict), case["id"]
+        assert isinstance(expect.get("schedule", ""), str), case["id"]
+        assert all(isinstance(a, str) and a for a in expect.get("answer_contains", [])), case["id"]
+        assert isinstance(expect.get("must_not_claim", False), bool), case["id"]
+
+
+def test_fresh_ids_are_marked_and_every_category_is_in_the_fresh_split(dev, heldout, fresh):
+    for case in fresh:
+        assert re.fullmatch(rf"{case['lang']}-{case['expect']['intent']}-f\d{{3}}", case["id"]), case["id"]
+    for case in dev + heldout:
+        assert not re.search(r"-f\d+$", case["id"]), case["id"]
+    assert 80 <= len(fresh) <= 120
+    assert {c["category"] for c in fresh} == {c["category"] for c in dev + heldout}
+    by_language = Counter((c["expect"]["intent"], c["lang"]) for c in fresh)
+    for intent in INTENTS:
+        assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
+
+
+def test_fresh_cases_are_new_messages(dev, heldout, fresh):
+    seen = {c["say"].strip().casefold() for c in dev + heldout}
+    assert not [c["id"] for c in fresh if c["say"].strip().casefold() in seen]
 
 
 def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout):
@@ -61,10 +89,10 @@ def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout)
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
 
 
-def test_about_half_the_cases_are_chinese(dev, heldout):
-    cases = dev + heldout
-    share = sum(c["lang"] == "zh" for c in cases) / len(cases)
-    assert 0.4 <= share <= 0.6
+def test_about_half_the_cases_are_chinese(dev, heldout, fresh):
+    for cases in (dev + heldout, fresh):
+        share = sum(c["lang"] == "zh" for c in cases) / len(cases)
+        assert 0.4 <= share <= 0.6
 
 
 def test_about_a_fifth_is_held_out_and_every_category_has_held_out_cases(dev, heldout):
@@ -74,14 +102,14 @@ def test_about_a_fifth_is_held_out_and_every_category_has_held_out_cases(dev, he
     assert {c["category"] for c in heldout} == {c["category"] for c in dev + heldout}
 
 
-def test_cases_that_need_an_earlier_task_bring_their_setup(dev, heldout):
-    for case in dev + heldout:
+def test_cases_that_need_an_earlier_task_bring_their_setup(dev, heldout, fresh):
+    for case in dev + heldout + fresh:
         if case["expect"]["intent"] in ("task_op", "answer") or case["category"].startswith("loop_op/"):
             assert case.get("setup"), case["id"]
 
 
-def test_unsupported_cases_must_not_be_answered_by_invention(dev, heldout):
-    for case in dev + heldout:
+def test_unsupported_cases_must_not_be_answered_by_invention(dev, heldout, fresh):
+    for case in dev + heldout + fresh:
         if case["expect"]["intent"] == "unsupported":
             assert case["expect"].get("must_not_claim") is True, case["id"]
 
@@ -90,7 +118,9 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     chosen = select("dev", "chat/", 2)
     assert chosen and all(split == "dev" and case["category"].startswith("chat/") for split, case in chosen)
     assert max(Counter(case["category"] for _, case in chosen).values()) == 2
-    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout"}
+    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh"}
+    fresh = select("fresh", None, None)
+    assert fresh and all(split == "fresh" and "-f" in case["id"] for split, case in fresh)
     both = {case["category"].split("/")[0] for _, case in select("dev", ["answer/", "clarify/"], 1)}
     assert both == {"answer", "clarify"}
 
@@ -226,6 +256,13 @@ def test_summary_keeps_splits_apart_and_gives_latency_per_intent():
     assert summary["splits"]["heldout"]["wrong_language"] == 1
     assert summary["splits"]["dev"]["categories"] == {"chat/x": [1, 2]}
     assert summary["latency"]["chat"]["n"] == 3 and summary["latency"]["chat"]["p99_ms"] == pytest.approx(300)
+
+
+def test_summary_reports_dev_then_heldout_then_fresh():
+    chat = _case(intent="chat")
+    reply = {"message_type": "chat_reply", "message": "hi"}
+    scores = [score_case(chat, reply, split=split) for split in ("fresh", "heldout", "dev")]
+    assert list(summarise(scores)["splits"]) == ["dev", "heldout", "fresh"]
 
 
 def test_percentile_is_nearest_rank():
