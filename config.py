@@ -58,6 +58,7 @@ DEFAULT_MEMORY_TOP_K = 5
 DEFAULT_MEMORY_MIN_SCORE = 0.0  # a cosine similarity; 0 keeps the top_k nearest whatever they are
 DEFAULT_MAX_FACT_CHARS = 2000
 DEFAULT_DEDUP_THRESHOLD = 0.95
+DEFAULT_QUESTIONS_PER_LANGUAGE = 2  # questions a fact answers, stored beside it (capabilities/memory/questions.py)
 DEFAULT_AGENT_MAX_STEPS = 8  # tool calls of one agent task
 DEFAULT_AGENT_MAX_SECONDS = 300.0  # running time of one agent task (waiting for the person not counted)
 DEFAULT_AGENT_MAX_TOKENS = 20_000  # model tokens (prompt + reply) of one agent task
@@ -482,6 +483,9 @@ class MemoryConfig(_Section):
     min_score: float = Field(DEFAULT_MEMORY_MIN_SCORE, ge=-1, le=1)  # a recalled memory scores at least this
     max_fact_chars: int = Field(DEFAULT_MAX_FACT_CHARS, ge=100, le=100_000)  # longer facts are stored cut, with a note
     dedup_threshold: float = Field(DEFAULT_DEDUP_THRESHOLD, gt=0, le=1)  # this similar to an old fact: merged into it
+    # each new fact is stored with this many questions it answers in English and as many in
+    # Chinese, written by the model; recall matches them too (0: facts alone)
+    questions_per_language: int = Field(DEFAULT_QUESTIONS_PER_LANGUAGE, ge=0, le=3)
 
     @field_validator("embedding_model")
     @classmethod

@@ -1,7 +1,9 @@
 """MemoryCapability: the registry's ``memory`` service — recall for prompts, facts from turns.
 
-It joins the three parts of long-term memory: the embedder (embedding.py), the Chroma store
-(store.py) and the distiller (distill.py). Every call names the tenant and the user; the
+It joins the parts of long-term memory: the embedder (embedding.py), the Chroma store
+(store.py), the distiller (distill.py) and the question writer (questions.py: each new or
+changed fact is stored with the questions it answers, in English and Chinese, which recall
+matches against). Every call names the tenant and the user; the
 store works only in that person's collection.
 
 ``remember_turn`` is idempotent per source message: a message already distilled (whether
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 
 from capabilities.memory.distill import FactDistiller
 from capabilities.memory.embedding import get_embedder
+from capabilities.memory.questions import QuestionWriter
 from capabilities.memory.store import MemoryError_, MemoryRecord, MemoryStore, MemoryUnavailable, Recalled
 
 log = logging.getLogger("flora.memory")
@@ -47,9 +50,10 @@ class Turn:
 
 class MemoryCapability:
     def __init__(self, store: MemoryStore, distiller: FactDistiller | None = None, *, top_k: int = 5,
-                 min_score: float = 0.0):
+                 min_score: float = 0.0, questions: QuestionWriter | None = None):
         self.store = store
         self._distiller = distiller
+        self._questions = questions
         self.top_k = top_k
         self.min_score = min_score
 
@@ -60,8 +64,10 @@ class MemoryCapability:
         store = MemoryStore(get_embedder(section.embedding_model), backend=section.backend,
                             path=config.memory_path, url=section.chroma_url, max_fact_chars=section.max_fact_chars,
                             dedup_threshold=section.dedup_threshold)
+        writer = QuestionWriter(llm, per_language=section.questions_per_language) \
+            if llm is not None and section.questions_per_language else None
         return cls(store, FactDistiller(llm) if llm is not None else None, top_k=section.top_k,
-                   min_score=section.min_score)
+                   min_score=section.min_score, questions=writer)
 
     # -- reading ---------------------------------------------------------------------
     def recall(self, tenant_id: str, user_id: str, query: str, k: int | None = None) -> list[Recalled]:
@@ -93,10 +99,18 @@ class MemoryCapability:
             done = self.store.remember(tenant_id, user_id, fact.fact, subject=fact.subject, kind=fact.kind,
                                        confidence=fact.confidence, source_message_ids=fact.source_message_ids)
             written[done.record.memory_id] = done.record
+            if self._questions is not None and self._needs_questions(tenant_id, user_id, done):
+                self.store.set_questions(tenant_id, user_id, done.record.memory_id,
+                                         self._questions.questions(done.record.fact))
         self.store.mark_sources(tenant_id, user_id, [turn.message_id])
         if distilled.error:
             raise DistillationFailed(turn.message_id, distilled.error)
         return list(written.values())
+
+    def _needs_questions(self, tenant_id: str, user_id: str, done) -> bool:
+        """A new or changed text needs its questions; a merge keeps the text it had, and its
+        questions unless it has none (a stop came between the fact and its questions)."""
+        return done.action != "merged" or not self.store.questions(tenant_id, user_id, done.record.memory_id)
 
     # -- forgetting ------------------------------------------------------------------
     def forget(self, tenant_id: str, user_id: str, memory_id: str) -> bool:

@@ -18,7 +18,12 @@ Writing a fact (``remember``) against the person's nearest memories:
   subject per person;
 - anything else is a new record.
 
-A second collection records which source messages were already distilled, so distilling
+A memory may also carry questions it answers (questions.py writes them, in English and
+Chinese): they are embedded in a second collection of the person's, and ``recall`` ranks a
+memory by its fact's similarity to the query and by its nearest question's, the fact weighing
+more (``QUESTION_WEIGHT``). A memory without questions ranks by its fact alone.
+
+A further collection records which source messages were already distilled, so distilling
 the same message twice writes nothing new (``seen_sources`` / ``mark_sources``).
 
 Backends: ``embedded`` (``PersistentClient`` under ``<data_dir>/memory``) and
@@ -46,11 +51,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Literal
 from urllib.parse import urlparse
 
+import numpy as np
+
 from capabilities.memory.embedding import Embedder
 
 log = logging.getLogger("flora.memory")
 
 COLLECTION_PREFIX = "flora_mem_"
+QUESTIONS_PREFIX = "flora_memq_"  # a person's memories' questions
 SOURCES_COLLECTION = "flora_memory_sources"
 KINDS = ("name", "preference", "project", "relation", "recurring_need", "work", "personal", "other")
 SINGLE_VALUED_KINDS = ("name",)  # a person has one name: a new one replaces the old whatever the subject says
@@ -63,6 +71,12 @@ CONNECT_TIMEOUT_S = 2.0
 REQUEST_TIMEOUT_S = 10.0
 RETRY_AFTER_S = 5.0
 PAGE = 500
+MAX_QUESTIONS = 8  # per memory; their ids are "<memory_id>.q<i>"
+# recall: a memory's score is (fact + QUESTION_WEIGHT * nearest question) / (1 + QUESTION_WEIGHT),
+# a weighted mean of cosines — the fact is what was said, a question only the model's guess at
+# how it will be asked. Measured in bench/memory.py (docs/memory.md).
+QUESTION_WEIGHT = 0.5
+CANDIDATES = 4  # recall looks at this many times k memories by fact and by question, then ranks them
 
 
 class MemoryError_(Exception):  # trailing underscore: MemoryError is a builtin
@@ -128,7 +142,7 @@ class MemoryStore:
         self._clock = clock
         self._lock = threading.Lock()
         self._collections: tuple[Any, Any] | None = None  # (client, the distilled-sources collection)
-        self._people: dict[str, Any] = {}  # collection name -> a person's memories
+        self._people: dict[str, Any] = {}  # collection name -> a person's memories (or their questions)
         self._failed_at: float | None = None
         self._failure = ""
 
@@ -190,8 +204,8 @@ class MemoryStore:
         _, sources = self._open()
         self._call(sources.count)
 
-    def _person_collection(self, tenant_id: str, user_id: str):
-        name = _collection_name(tenant_id, user_id)
+    def _person_collection(self, tenant_id: str, user_id: str, prefix: str = COLLECTION_PREFIX):
+        name = _collection_name(tenant_id, user_id, prefix)
         found = self._people.get(name)
         if found is None:
             client, _ = self._open()
@@ -231,6 +245,7 @@ class MemoryStore:
                               history=(old.history + (version,))[-HISTORY_KEPT:])
             self._call(lambda: memories.update(ids=[old.memory_id], embeddings=[vector], documents=[fact],
                                                metadatas=[_metadata(updated)]))
+            self._drop_questions(tenant_id, user_id, [old.memory_id])  # they asked about the old text
             log.info("memory %s updated (%s: %s) for %s/%s", old.memory_id, kind, subject, tenant_id, user_id)
             return Remembered(updated, "updated", replaced=old)
         record = MemoryRecord(memory_id="mem_" + uuid.uuid4().hex[:16], tenant_id=tenant_id, user_id=user_id,
@@ -242,10 +257,44 @@ class MemoryStore:
         log.info("memory %s created for %s/%s", record.memory_id, tenant_id, user_id)
         return Remembered(record, "created")
 
+    def set_questions(self, tenant_id: str, user_id: str, memory_id: str, questions, vectors=None) -> int:
+        """Make ``questions`` the ones memory ``memory_id`` answers (its earlier ones go); how
+        many were kept. ``vectors``: their passage embeddings when the caller has them."""
+        questions = [q.strip()[:self.max_fact_chars] for q in questions if q.strip()][:MAX_QUESTIONS]
+        record = self.get(tenant_id, user_id, memory_id)
+        if record is None:
+            raise KeyError(f"no memory {memory_id} of {tenant_id}/{user_id}")
+        self._drop_questions(tenant_id, user_id, [memory_id])
+        if not questions:
+            return 0
+        if vectors is None:
+            vectors = self._embedder.embed_passages(questions)
+        asked = self._person_collection(tenant_id, user_id, QUESTIONS_PREFIX)
+        meta = {"tenant_id": tenant_id, "user_id": user_id, "memory_id": memory_id}
+        self._call(lambda: asked.add(ids=_question_ids(memory_id, len(questions)), documents=questions,
+                                     embeddings=[list(map(float, v)) for v in vectors[:len(questions)]],
+                                     metadatas=[meta] * len(questions)))
+        return len(questions)
+
+    def questions(self, tenant_id: str, user_id: str, memory_id: str) -> list[str]:
+        """The questions stored for a memory, in the order they were given."""
+        asked = self._person_collection(tenant_id, user_id, QUESTIONS_PREFIX)
+        found = self._call(lambda: asked.get(ids=_question_ids(memory_id), include=["documents", "metadatas"]))
+        owned = {i: d for i, d, m in zip(found["ids"], found["documents"], found["metadatas"])
+                 if (m.get("tenant_id"), m.get("user_id"), m.get("memory_id")) == (tenant_id, user_id, memory_id)}
+        return [owned[i] for i in _question_ids(memory_id) if i in owned]
+
+    def _drop_questions(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> None:
+        if memory_ids:
+            asked = self._person_collection(tenant_id, user_id, QUESTIONS_PREFIX)
+            self._call(lambda: asked.delete(ids=[i for m in memory_ids for i in _question_ids(m)]))
+
     def import_facts(self, tenant_id: str, user_id: str, facts: list[str], vectors=None, *,
-                     kind: str = "other") -> list[MemoryRecord]:
+                     kind: str = "other", questions: list[list[str]] | None = None,
+                     question_vectors: list | None = None) -> list[MemoryRecord]:
         """Add facts as they are, without merging (restoring an export, filling the bench);
-        ``vectors`` are their passage embeddings when the caller has them already."""
+        ``vectors`` are their passage embeddings when the caller has them already; ``questions``
+        (one list per fact) the questions each answers, with ``question_vectors`` likewise."""
         if vectors is None:
             vectors = self._embedder.embed_passages(facts)
         now = round(self._clock(), 3)
@@ -258,7 +307,25 @@ class MemoryStore:
             self._call(lambda: memories.add(ids=[r.memory_id for r in batch],
                                             embeddings=[v.tolist() for v in vectors[start:start + PAGE]],
                                             documents=[r.fact for r in batch], metadatas=[_metadata(r) for r in batch]))
+        if questions:
+            self._import_questions(tenant_id, user_id, records, questions, question_vectors)
         return records
+
+    def _import_questions(self, tenant_id: str, user_id: str, records: list[MemoryRecord],
+                          questions: list[list[str]], vectors: list | None) -> None:
+        rows = [(qid, text, vectors[i][j] if vectors is not None else None, record.memory_id)
+                for i, (record, asked) in enumerate(zip(records, questions))
+                for j, (qid, text) in enumerate(zip(_question_ids(record.memory_id), asked))]
+        if vectors is None:
+            made = self._embedder.embed_passages([text for _, text, _, _ in rows])
+            rows = [(qid, text, v, mid) for (qid, text, _, mid), v in zip(rows, made)]
+        collection = self._person_collection(tenant_id, user_id, QUESTIONS_PREFIX)
+        for start in range(0, len(rows), PAGE):
+            batch = rows[start:start + PAGE]
+            self._call(lambda: collection.add(
+                ids=[r[0] for r in batch], documents=[r[1] for r in batch],
+                embeddings=[list(map(float, r[2])) for r in batch],
+                metadatas=[{"tenant_id": tenant_id, "user_id": user_id, "memory_id": r[3]} for r in batch]))
 
     def raw_query(self, tenant_id: str, user_id: str, vector, k: int = 5) -> dict:
         """Chroma's query alone, as the store makes it (the bench's raw-dependency figure)."""
@@ -297,12 +364,37 @@ class MemoryStore:
         return self.recall_vector(tenant_id, user_id, vector, k, min_score=min_score)
 
     def recall_vector(self, tenant_id: str, user_id: str, vector, k: int = 5, *, min_score: float = 0.0) -> list[Recalled]:
-        """Recall with an embedding already made (the bench times this part alone)."""
+        """Recall with an embedding already made (the bench times this part alone): the
+        memories nearest by fact and the ones nearest by question, each scored by both."""
         memories = self._person_collection(tenant_id, user_id)
-        found = self._call(lambda: memories.query(query_embeddings=[vector.tolist()], n_results=k,
-                                                  include=["documents", "metadatas", "distances"]))
-        hits = [Recalled(_record(i, d, m), 1.0 - dist) for i, d, m, dist in
-                zip(found["ids"][0], found["documents"][0], found["metadatas"][0], found["distances"][0])]
+        asked = self._person_collection(tenant_id, user_id, QUESTIONS_PREFIX)
+        query = [vector.tolist()]
+        wide = k * CANDIDATES
+        by_fact = self._call(lambda: memories.query(query_embeddings=query, n_results=wide,
+                                                    include=["documents", "metadatas", "distances"]))
+        records = {i: _record(i, d, m) for i, d, m in
+                   zip(by_fact["ids"][0], by_fact["documents"][0], by_fact["metadatas"][0])}
+        fact_score = {i: 1.0 - dist for i, dist in zip(by_fact["ids"][0], by_fact["distances"][0])}
+        by_question = self._call(lambda: asked.query(query_embeddings=query, n_results=wide,
+                                                     include=["metadatas", "distances"]))
+        question_score: dict[str, float] = {}
+        for meta, dist in zip(by_question["metadatas"][0], by_question["distances"][0]):
+            if (meta.get("tenant_id"), meta.get("user_id")) == (tenant_id, user_id):
+                question_score[meta["memory_id"]] = max(question_score.get(meta["memory_id"], -1.0), 1.0 - dist)
+        if question_score:  # score every candidate by both: fetch what one query did not bring
+            missing = [i for i in question_score if i not in records]
+            if missing:
+                found = self._call(lambda: memories.get(ids=missing, include=["documents", "metadatas", "embeddings"]))
+                for i, d, m, e in zip(found["ids"], found["documents"], found["metadatas"], found["embeddings"]):
+                    records[i], fact_score[i] = _record(i, d, m), float(np.dot(vector, e))
+            unasked = [q for i in records if i not in question_score for q in _question_ids(i)]
+            if unasked:
+                found = self._call(lambda: asked.get(ids=unasked, include=["metadatas", "embeddings"]))
+                for m, e in zip(found["metadatas"], found["embeddings"]):
+                    score = float(np.dot(vector, e))
+                    question_score[m["memory_id"]] = max(question_score.get(m["memory_id"], -1.0), score)
+        scored = sorted(((_fused(fact_score[i], question_score.get(i)), i) for i in records), reverse=True)
+        hits = [Recalled(records[i], score) for score, i in scored[:k]]
         return [hit for hit in hits if hit.score >= min_score and _owned_by(hit.record, tenant_id, user_id)]
 
     def get(self, tenant_id: str, user_id: str, memory_id: str) -> MemoryRecord | None:
@@ -337,6 +429,7 @@ class MemoryStore:
             return False
         memories = self._person_collection(tenant_id, user_id)
         self._call(lambda: memories.delete(ids=[memory_id]))
+        self._drop_questions(tenant_id, user_id, [memory_id])
         log.info("memory %s forgotten for %s/%s", memory_id, tenant_id, user_id)
         return True
 
@@ -350,6 +443,7 @@ class MemoryStore:
                     if score >= self._forget or _same_text(near.fact, text)]
         if matching:
             self._call(lambda: memories.delete(ids=[r.memory_id for r in matching]))
+            self._drop_questions(tenant_id, user_id, [r.memory_id for r in matching])
             log.info("forgot %d memories of %s/%s matching a request", len(matching), tenant_id, user_id)
         return matching
 
@@ -359,6 +453,7 @@ class MemoryStore:
         if ids:
             memories = self._person_collection(tenant_id, user_id)
             self._call(lambda: memories.delete(ids=ids))
+            self._drop_questions(tenant_id, user_id, ids)
         log.info("cleared %d memories of %s/%s", len(ids), tenant_id, user_id)
         return len(ids)
 
@@ -398,9 +493,9 @@ def _person(tenant_id: str, user_id: str) -> dict:
     return {"$and": [{"tenant_id": tenant_id}, {"user_id": user_id}]}
 
 
-def _collection_name(tenant_id: str, user_id: str) -> str:
+def _collection_name(tenant_id: str, user_id: str, prefix: str = COLLECTION_PREFIX) -> str:
     _person(tenant_id, user_id)  # both required
-    return COLLECTION_PREFIX + hashlib.sha256(f"{tenant_id}\x00{user_id}".encode()).hexdigest()[:40]
+    return prefix + hashlib.sha256(f"{tenant_id}\x00{user_id}".encode()).hexdigest()[:40]
 
 
 def _owned_by(record: MemoryRecord, tenant_id: str, user_id: str) -> bool:
@@ -409,6 +504,17 @@ def _owned_by(record: MemoryRecord, tenant_id: str, user_id: str) -> bool:
     log.error("memory %s of another person found in the collection of %s/%s: left out", record.memory_id,
               tenant_id, user_id)
     return False
+
+
+def _question_ids(memory_id: str, n: int = MAX_QUESTIONS) -> list[str]:
+    return [f"{memory_id}.q{i}" for i in range(n)]
+
+
+def _fused(fact: float, question: float | None) -> float:
+    """A memory's recall score: its fact's cosine, moved towards its nearest question's."""
+    if question is None:
+        return fact
+    return (fact + QUESTION_WEIGHT * question) / (1.0 + QUESTION_WEIGHT)
 
 
 def _source_key(tenant_id: str, user_id: str, message_id: str) -> str:

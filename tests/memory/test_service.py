@@ -9,6 +9,7 @@ from capabilities.llm.fake import FunctionLLM, ScriptedLLM
 from capabilities.memory import embedding
 from capabilities.memory.distill import FactDistiller
 from capabilities.memory.embedding import EmbeddingModelMissing, check_installed
+from capabilities.memory.questions import QuestionWriter
 from capabilities.memory.service import DistillationFailed, MemoryCapability, Turn
 from config import ConfigError, load_config
 from init_plugins import build_registry
@@ -75,6 +76,46 @@ def test_a_newer_turn_updates_the_old_fact_of_the_same_subject(memory_with):
     assert second.history[0]["fact"] == "Lives in Beijing" and second.source_message_ids == ("m2",)
 
 
+def asked(*questions):
+    return {"english_questions": list(questions[:2]), "chinese_questions": list(questions[2:])}
+
+
+def test_a_new_or_changed_fact_is_stored_with_the_questions_it_answers_a_merged_one_is_not(store):
+    distil = ScriptedLLM([facts(("Lives in Beijing", "home city", "personal")),
+                          facts(("Lives in Beijing", "home city", "personal")),
+                          facts(("Lives in Shanghai now", "home city", "personal"))])
+    write = ScriptedLLM([asked("Where do I live?", "Which city is home?", "我住在哪里？", "我家在哪个城市？"),
+                         asked("Where is home now?", "Which city did I move to?", "我现在住哪？", "我搬到了哪个城市？")])
+    memory = MemoryCapability(store, FactDistiller(distil), questions=QuestionWriter(write))
+    first = memory.remember_turn("acme", "li", Turn("I live in Beijing", "", "m1"))[0]
+    assert store.questions("acme", "li", first.memory_id) == ["Where do I live?", "Which city is home?", "我住在哪里？",
+                                                             "我家在哪个城市？"]
+    memory.remember_turn("acme", "li", Turn("Beijing is where I live", "", "m2"))  # merged: no new questions
+    assert len(write.calls) == 1
+    memory.remember_turn("acme", "li", Turn("I moved to Shanghai", "", "m3"))  # updated: asked again
+    assert store.questions("acme", "li", first.memory_id)[0] == "Where is home now?"
+    assert memory.recall("acme", "li", "我现在住在哪个城市？")[0].record.fact == "Lives in Shanghai now"
+
+
+def test_a_merged_fact_that_never_got_its_questions_gets_them(store):
+    """A stop between storing a fact and writing its questions: the turn is distilled again
+    after the restart, the fact merges into itself, and its questions are written then."""
+    store.remember("acme", "li", "Lives in Beijing", subject="home city", kind="personal")
+    write = ScriptedLLM([asked("Where do I live?", "Which city is home?", "我住在哪里？", "我家在哪个城市？")])
+    memory = MemoryCapability(store, FactDistiller(ScriptedLLM([facts(("Lives in Beijing", "home city", "personal"))])),
+                              questions=QuestionWriter(write))
+    merged = memory.remember_turn("acme", "li", Turn("I live in Beijing", "", "m1"))[0]
+    assert len(write.calls) == 1 and len(store.questions("acme", "li", merged.memory_id)) == 4
+
+
+def test_a_refused_question_reply_still_stores_the_fact(store):
+    memory = MemoryCapability(store, FactDistiller(ScriptedLLM([facts(("Has a cat named Mochi", "cat", "personal"))])),
+                              questions=QuestionWriter(ScriptedLLM(["no JSON here"])))
+    cat = memory.remember_turn("acme", "li", Turn("I have a cat named Mochi", "", "m1"))[0]
+    assert store.questions("acme", "li", cat.memory_id) == []
+    assert memory.recall("acme", "li", "what pet do I have?")[0].record.memory_id == cat.memory_id
+
+
 def test_forget_forget_matching_and_clear_through_the_service(memory_with):
     llm = ScriptedLLM([facts(("Has a cat named Mochi", "cat", "personal"), ("对花生过敏", "过敏", "personal"),
                              ("Plays tennis on Sundays", "tennis", "recurring_need"))])
@@ -104,13 +145,23 @@ def test_remember_turn_needs_a_message_id(memory_with):
 # -- registry and configuration -----------------------------------------------------------
 def test_the_registry_builds_the_memory_service_from_config(tmp_path):
     config = load_config({"data_dir": str(tmp_path), "memory": {"top_k": 4}}, env={})
-    llm = ScriptedLLM([facts(("Prefers answers in Chinese", "language", "preference"))])
+    llm = ScriptedLLM([facts(("Prefers answers in Chinese", "language", "preference")),
+                       asked("Which language do I want?", "How should you answer me?", "我要你用什么语言？", "回复用哪种语言？")])
     registry = build_registry(config, llm=llm)
     memory = registry.get_capability("memory")
     assert isinstance(memory, MemoryCapability) and memory.top_k == 4
-    memory.remember_turn("acme", "li", Turn("请用中文回答我", "好的", "m1"))
+    written = memory.remember_turn("acme", "li", Turn("请用中文回答我", "好的", "m1"))
     assert (tmp_path / "memory").is_dir()
     assert memory.recall("acme", "li", "which language should replies use?")[0].record.fact == "Prefers answers in Chinese"
+    assert len(memory.store.questions("acme", "li", written[0].memory_id)) == 4
+
+
+def test_questions_per_language_zero_stores_facts_alone(tmp_path):
+    config = load_config({"data_dir": str(tmp_path), "memory": {"questions_per_language": 0}}, env={})
+    llm = ScriptedLLM([facts(("Prefers answers in Chinese", "language", "preference"))])
+    memory = build_registry(config, llm=llm).get_capability("memory")
+    written = memory.remember_turn("acme", "li", Turn("请用中文回答我", "好的", "m1"))
+    assert len(llm.calls) == 1 and memory.store.questions("acme", "li", written[0].memory_id) == []
 
 
 def test_memory_disabled_registers_no_service(tmp_path):
@@ -127,6 +178,7 @@ def test_memory_disabled_registers_no_service(tmp_path):
     ({"min_score": 2}, "memory.min_score"),
     ({"max_fact_chars": 10}, "memory.max_fact_chars"),
     ({"dedup_threshold": 0}, "memory.dedup_threshold"),
+    ({"questions_per_language": 4}, "memory.questions_per_language"),
     ({"colour": "blue"}, "memory.colour"),
 ])
 def test_bad_memory_config_names_the_key(section, key):

@@ -192,3 +192,60 @@ def test_writes_merge_and_update_only_within_the_person(store, three_people):
 def test_distilled_sources_are_per_person(store, three_people):
     assert store.seen_sources(T, U, [f"msg-{T}-{U}", "msg-acme-wang"]) == {f"msg-{T}-{U}"}
     assert store.seen_sources("globex", "li", [f"msg-{T}-{U}"]) == set()
+
+
+# -- the questions a memory answers ------------------------------------------------------
+def test_a_memory_is_recalled_by_the_questions_it_answers(store):
+    manager = remember(store, "Bitwarden keeps all my passwords").record
+    other = remember(store, "I forget my passwords a lot").record
+    asked = "Which password manager do I use?"
+    assert store.recall(T, U, asked, 1)[0].record.memory_id == other.memory_id  # by the words alone
+
+    assert store.set_questions(T, U, manager.memory_id, ["What password manager do I use?", "我用什么密码管理器？"]) == 2
+    store.set_questions(T, U, other.memory_id, ["What is my favourite thing?"])
+    hits = store.recall(T, U, asked, 2)
+    assert [h.record.memory_id for h in hits] == [manager.memory_id, other.memory_id]
+    assert all(-1.0 <= h.score <= 1.0 for h in hits)
+    assert store.questions(T, U, manager.memory_id) == ["What password manager do I use?", "我用什么密码管理器？"]
+
+
+def test_a_memory_found_only_by_its_question_is_scored_by_its_fact_too(store):
+    for i in range(12):  # enough facts that the question's memory is not among the nearest facts
+        remember(store, f"I visited the museum number {i} last year")
+    target = remember(store, "Biscuit is a golden retriever").record
+    store.set_questions(T, U, target.memory_id, ["What breed is my dog?"])
+    hit = store.recall(T, U, "What breed is my dog?", 1)[0]
+    assert hit.record.memory_id == target.memory_id and hit.record.fact == "Biscuit is a golden retriever"
+    assert hit.score < 1.0  # the fact's own cosine counts: not the question's 1.0 alone
+
+
+def test_questions_are_replaced_kept_at_most_eight_and_go_with_their_memory(store):
+    cat = remember(store, "I have a cat named Mochi", subject="cat").record
+    store.set_questions(T, U, cat.memory_id, [f"question {i}?" for i in range(12)])
+    assert len(store.questions(T, U, cat.memory_id)) == 8
+    store.set_questions(T, U, cat.memory_id, ["What is my cat called?", "  "])
+    assert store.questions(T, U, cat.memory_id) == ["What is my cat called?"]
+    updated = remember(store, "My cat Mochi died last spring", subject="cat")
+    assert updated.action == "updated" and store.questions(T, U, cat.memory_id) == []  # they asked about the old text
+
+    allergy = remember(store, "I'm allergic to peanuts").record
+    store.set_questions(T, U, allergy.memory_id, ["What am I allergic to?"])
+    assert store.forget(T, U, allergy.memory_id)
+    assert store.questions(T, U, allergy.memory_id) == []
+    with pytest.raises(KeyError):
+        store.set_questions(T, U, allergy.memory_id, ["What am I allergic to?"])
+
+    coffee = remember(store, "I drink my coffee black").record
+    store.set_questions(T, U, coffee.memory_id, ["How do I take my coffee?"])
+    assert store.clear(T, U) == 2 and store.questions(T, U, coffee.memory_id) == []  # the cat and the coffee
+    assert store.recall(T, U, "How do I take my coffee?", 5) == []
+
+
+def test_another_persons_questions_never_bring_their_memory(store, three_people):
+    wang_cat = three_people[OTHERS[0]][0]
+    store.set_questions(*OTHERS[0], wang_cat, ["Which animal do I share my home with?"])
+    hits = store.recall(T, U, "Which animal do I share my home with?", 10)
+    assert hits and {h.record.memory_id for h in hits} <= set(three_people[(T, U)])
+    assert store.questions(T, U, wang_cat) == []
+    with pytest.raises(KeyError):
+        store.set_questions(T, U, wang_cat, ["Whose cat is this?"])
