@@ -5,6 +5,7 @@ a few pairs cross languages).
     .venv/bin/python bench/memory.py                 # everything, a table
     .venv/bin/python bench/memory.py --json out.json # and the figures as JSON
     .venv/bin/python bench/memory.py --quick         # a small slice, seconds (the unit test runs it)
+    .venv/bin/python bench/memory.py --no-questions  # without the model-written questions (no LLM loaded)
 
 What it measures:
 
@@ -12,10 +13,17 @@ What it measures:
   among the top 1 / 5? For every installed catalogue model (capabilities/memory/embedding.py)
   and for BM25 over the same texts (tokens: latin words, Chinese characters and bigrams),
   overall and per language pair;
-- recall latency at 100, 1,000 and 10,000 memories of one person in an embedded Chroma:
-  ``MemoryStore.recall`` (the question embedded, then Chroma's query with the person's filter)
-  beside Chroma's query alone with a vector made beforehand (the raw dependency), p50/p99 and
-  the ratio. The filler memories are synthetic facts, embedded for real;
+- the same through ``MemoryStore.recall`` as Flora runs it, each fact stored with the questions
+  capabilities/memory/questions.py has the packaged model write for it (``+ questions`` row).
+  The questions are written once per (model, prompt, fact) and kept in
+  data/bench/memory-questions.json, so a second run loads no model; the first run writes
+  ~840 questions (~10 minutes on two cores);
+- recall latency at 100, 1,000 and 10,000 memories of one person in an embedded Chroma, each
+  memory with four questions: ``MemoryStore.recall`` (the question embedded, then the queries
+  by fact and by question) beside one Chroma query alone with a vector made beforehand (the
+  raw dependency), p50/p99 and the ratio. The filler memories are synthetic facts, embedded
+  for real; their questions' vectors are the fact's with noise (what the index does does not
+  depend on what a question says, and embedding 40,000 texts would take minutes);
 - bytes on disk per stored memory at each size;
 - embedding throughput: texts/s one per call and 32 per call.
 """
@@ -23,6 +31,7 @@ What it measures:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import re
@@ -38,9 +47,12 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from capabilities.llm.models import DEFAULT_MODEL  # noqa: E402
 from capabilities.memory.embedding import CATALOGUE, DEFAULT_EMBEDDING_MODEL, EmbeddingModelMissing, get_embedder  # noqa: E402
 
 FACTS_FILE = ROOT / "bench" / "memory" / "facts.jsonl"
+QUESTIONS_CACHE = ROOT / "data" / "bench" / "memory-questions.json"
+QUESTIONS_PER_MEMORY = 4  # of the filler memories in the latency figures: as many as Flora writes by default
 SIZES = (100, 1_000, 10_000)
 QUICK_SIZES = (100,)
 LATENCY_QUERIES = 300
@@ -123,6 +135,57 @@ def bench_recall(facts: list[dict], models: list[str]) -> dict:
     return results
 
 
+# --------------------------------------------------------------------------- with questions
+def written_questions(facts: list[dict], model: str) -> list[list[str]]:
+    """The questions QuestionWriter writes for each fact with packaged model ``model``, from the
+    cache where it has them (keyed by model, prompt and fact), else written now."""
+    from capabilities.memory.questions import DEFAULT_PER_LANGUAGE, PROMPT, QuestionWriter
+
+    def key(fact: str) -> str:
+        return hashlib.sha256("\x00".join([model, str(DEFAULT_PER_LANGUAGE), PROMPT, fact]).encode()).hexdigest()
+
+    cache = json.loads(QUESTIONS_CACHE.read_text(encoding="utf-8")) if QUESTIONS_CACHE.exists() else {}
+    missing = [f["fact"] for f in facts if key(f["fact"]) not in cache]
+    if missing:
+        from capabilities.llm.local import LocalLlamaLLM
+        from capabilities.llm.models import ensure_model
+
+        llm = LocalLlamaLLM(ensure_model(model, ROOT / "data"), n_ctx=2048, n_threads=2)
+        writer = QuestionWriter(llm)
+        started = time.perf_counter()
+        for i, fact in enumerate(missing, 1):
+            cache[key(fact)] = list(writer.questions(fact))
+            if i % 20 == 0 or i == len(missing):
+                print(f"  questions written for {i}/{len(missing)} facts ({time.perf_counter() - started:.0f} s)",
+                      file=sys.stderr, flush=True)
+                QUESTIONS_CACHE.parent.mkdir(parents=True, exist_ok=True)
+                QUESTIONS_CACHE.write_text(json.dumps(cache, ensure_ascii=False, indent=0), encoding="utf-8")
+        llm.close()
+    return [cache[key(f["fact"])] for f in facts]
+
+
+def bench_recall_with_questions(facts: list[dict], model: str) -> dict:
+    """recall@1/@5 through MemoryStore.recall, every fact stored with its written questions."""
+    from capabilities.memory.store import MemoryStore
+
+    asked = written_questions(facts, model)
+    work = Path(tempfile.mkdtemp(prefix="flora-memory-bench-"))
+    try:
+        store = MemoryStore(get_embedder(DEFAULT_EMBEDDING_MODEL), path=work)
+        records = store.import_facts(TENANT, USER, [f["fact"] for f in facts], questions=asked)
+        ids = [r.memory_id for r in records]
+        ranks = []
+        for fact, memory_id in zip(facts, ids):
+            found = [h.record.memory_id for h in store.recall(TENANT, USER, fact["question"], 5)]
+            ranks.append(found.index(memory_id) if memory_id in found else 5)
+        del store
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    figures = recall_figures(np.array(ranks, dtype=float), facts)
+    figures["questions_per_fact"] = float(np.mean([len(a) for a in asked]))
+    return figures
+
+
 # --------------------------------------------------------------------------- latency and size
 FILLER_PARTS = {
     "en": (["Alex", "Maria", "Chen", "Omar", "Ines", "Kofi", "Yuki", "Lars", "Noor", "Pablo"],
@@ -169,12 +232,22 @@ def bench_latency(facts: list[dict], sizes: tuple[int, ...], queries: int) -> li
         filler_vectors = np.concatenate([embedder.embed_passages(filler[i:i + 64]) for i in range(0, len(filler), 64)])
         real_vectors = embedder.embed_passages(real)
         query_vectors = embedder.embed_queries(questions)
+        rng = np.random.default_rng(7)
+
+        def asked(vectors: np.ndarray) -> tuple[list[list[str]], list[np.ndarray]]:
+            noisy = vectors[:, None, :] + rng.normal(0, 0.02, (len(vectors), QUESTIONS_PER_MEMORY, vectors.shape[1]))
+            noisy /= np.linalg.norm(noisy, axis=2, keepdims=True)
+            return [[f"question {j}" for j in range(QUESTIONS_PER_MEMORY)]] * len(vectors), list(noisy)
+
         for size in sizes:
             path = work / f"size-{size}"
             store = MemoryStore(embedder, path=path)
             n_real = min(len(real), size)
-            store.import_facts(TENANT, USER, real[:n_real], real_vectors[:n_real])
-            store.import_facts(TENANT, USER, filler[:size - n_real], filler_vectors[:size - n_real])
+            for texts, vectors in ((real[:n_real], real_vectors[:n_real]),
+                                   (filler[:size - n_real], filler_vectors[:size - n_real])):
+                if texts:
+                    q_texts, q_vectors = asked(vectors)
+                    store.import_facts(TENANT, USER, texts, vectors, questions=q_texts, question_vectors=q_vectors)
             assert store.count(TENANT, USER) == size
             for q in questions[:5]:  # warm the index and the engine
                 store.recall(TENANT, USER, q, 5)
@@ -226,15 +299,18 @@ def installed_models(wanted: list[str] | None) -> tuple[list[str], dict[str, str
     return chosen, missing
 
 
-def run(quick: bool = False, models: list[str] | None = None) -> dict:
+def run(quick: bool = False, models: list[str] | None = None, questions_model: str | None = None) -> dict:
+    """``questions_model``: the packaged LLM that writes each fact's questions (None: no such row)."""
     facts = load_facts()[::9] if quick else load_facts()  # quick: every 9th, all language pairs
     if quick and models is None:
         models = [DEFAULT_EMBEDDING_MODEL]
     models, missing = installed_models(models)
     recall = bench_recall(facts, models)
+    if questions_model:
+        recall[f"{DEFAULT_EMBEDDING_MODEL} + questions"] = bench_recall_with_questions(facts, questions_model)
     latency = bench_latency(load_facts(), QUICK_SIZES if quick else SIZES, 20 if quick else LATENCY_QUERIES)
     throughput = bench_throughput(models, [f["fact"] for f in facts[:32]])
-    chosen = recall.get(DEFAULT_EMBEDDING_MODEL, {})
+    chosen = recall.get(f"{DEFAULT_EMBEDDING_MODEL} + questions") or recall.get(DEFAULT_EMBEDDING_MODEL, {})
     largest = latency[-1]
     targets = {
         "recall@5 >= 0.90": chosen.get("recall@5", 0.0) >= TARGET_RECALL_AT_5,
@@ -242,20 +318,25 @@ def run(quick: bool = False, models: list[str] | None = None) -> dict:
         f"p99 <= 25 ms at {largest['memories']:,}": largest["recall_p99_ms"] <= TARGET_P99_MS,
     }
     return {"facts": len(facts), "models": models, "missing_models": missing, "recall": recall,
+            "questions_model": questions_model,
             "latency": latency, "throughput": throughput, "targets": targets, "quick": quick}
 
 
 def report(result: dict) -> str:
     lines = [f"recall over {result['facts']} facts of one person (question -> its fact)", ""]
     columns = sorted({k for r in result["recall"].values() for k in r if k.startswith("recall@5 ")})
-    head = f"{'method':27} {'recall@1':>9} {'recall@5':>9} " + " ".join(f"{c[9:]:>9}" for c in columns)
+    head = f"{'method':33} {'recall@1':>9} {'recall@5':>9} " + " ".join(f"{c[9:]:>9}" for c in columns)
     lines += [head, "-" * len(head)]
     for name, r in result["recall"].items():
-        lines.append(f"{name:27} {r['recall@1']:9.3f} {r['recall@5']:9.3f} "
+        lines.append(f"{name:33} {r['recall@1']:9.3f} {r['recall@5']:9.3f} "
                      + " ".join(f"{r.get(c, float('nan')):9.3f}" for c in columns))
     for name, why in result["missing_models"].items():
         lines.append(f"{name:27} not installed: {why}")
-    lines += ["", f"recall latency, {DEFAULT_EMBEDDING_MODEL}, embedded Chroma, one person's memories, k=5", ""]
+    if result.get("questions_model"):
+        lines.append(f"(+ questions: each fact stored with the questions {result['questions_model']} wrote for it, "
+                     "recalled through MemoryStore.recall)")
+    lines += ["", f"recall latency, {DEFAULT_EMBEDDING_MODEL}, embedded Chroma, one person's memories "
+                  f"({QUESTIONS_PER_MEMORY} questions each), k=5", ""]
     head = (f"{'memories':>9} {'recall p50':>11} {'recall p99':>11} {'chroma p50':>11} {'chroma p99':>11} "
             f"{'ratio p50':>10} {'bytes/mem':>10}")
     lines += [head, "-" * len(head)]
@@ -276,8 +357,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--quick", action="store_true", help="a small slice: every 9th fact, 100 memories, default model")
     parser.add_argument("--model", action="append", choices=list(CATALOGUE), help="only these models (repeatable)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    parser.add_argument("--questions-model", default=DEFAULT_MODEL,
+                        help=f"packaged LLM that writes each fact's questions (default {DEFAULT_MODEL})")
+    parser.add_argument("--no-questions", action="store_true", help="facts alone: no questions, no LLM")
     args = parser.parse_args(argv)
-    result = run(quick=args.quick, models=args.model)
+    result = run(quick=args.quick, models=args.model,
+                 questions_model=None if args.no_questions or args.quick else args.questions_model)
     print(report(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
