@@ -52,7 +52,7 @@ from capabilities.memory.embedding import CATALOGUE, DEFAULT_EMBEDDING_MODEL, Em
 
 FACTS_FILE = ROOT / "bench" / "memory" / "facts.jsonl"
 QUESTIONS_CACHE = ROOT / "data" / "bench" / "memory-questions.json"
-QUESTIONS_PER_MEMORY = 4  # of the filler memories in the latency figures: as many as Flora writes by default
+QUESTIONS_PER_MEMORY = 4  # of the filler memories in the latency figures: as many as questions_per_language: 2 writes
 SIZES = (100, 1_000, 10_000)
 QUICK_SIZES = (100,)
 LATENCY_QUERIES = 300

@@ -144,7 +144,7 @@ def test_remember_turn_needs_a_message_id(memory_with):
 
 # -- registry and configuration -----------------------------------------------------------
 def test_the_registry_builds_the_memory_service_from_config(tmp_path):
-    config = load_config({"data_dir": str(tmp_path), "memory": {"top_k": 4}}, env={})
+    config = load_config({"data_dir": str(tmp_path), "memory": {"top_k": 4, "questions_per_language": 2}}, env={})
     llm = ScriptedLLM([facts(("Prefers answers in Chinese", "language", "preference")),
                        asked("Which language do I want?", "How should you answer me?", "我要你用什么语言？", "回复用哪种语言？")])
     registry = build_registry(config, llm=llm)
@@ -156,8 +156,9 @@ def test_the_registry_builds_the_memory_service_from_config(tmp_path):
     assert len(memory.store.questions("acme", "li", written[0].memory_id)) == 4
 
 
-def test_questions_per_language_zero_stores_facts_alone(tmp_path):
-    config = load_config({"data_dir": str(tmp_path), "memory": {"questions_per_language": 0}}, env={})
+def test_questions_are_off_by_default_and_facts_stored_alone(tmp_path):
+    config = load_config({"data_dir": str(tmp_path)}, env={})
+    assert config.memory.questions_per_language == 0
     llm = ScriptedLLM([facts(("Prefers answers in Chinese", "language", "preference"))])
     memory = build_registry(config, llm=llm).get_capability("memory")
     written = memory.remember_turn("acme", "li", Turn("请用中文回答我", "好的", "m1"))

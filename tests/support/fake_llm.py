@@ -37,6 +37,8 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
         return _revised(request, json_schema)
     if json_schema is not None and json_schema.get("title") == "Facts about the person":
         return _facts(request)
+    if json_schema is not None and json_schema.get("title") == "Questions the note answers":
+        return _questions(request, json_schema)
     if json_schema is not None and json_schema.get("title") == "Persona":
         return _persona(messages, json_schema)
     if json_schema is not None and json_schema.get("title") == "Agent step":
@@ -103,6 +105,14 @@ def _plan(request: str) -> dict:
 
 _NAMED = re.compile(r"(?:my name is|i am|i'm|call me|我叫|我的名字是)\s*([^,，。.!！]+)", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|my|we|our)\b|我", re.I)
+
+
+def _questions(prompt: str, schema: dict) -> dict:
+    """Questions a note answers: "What about <the note's last words>?", as many as asked for."""
+    note = prompt.rsplit('Note: "', 1)[1].split('"', 1)[0]
+    n = schema["properties"]["english_questions"]["minItems"]
+    return {"english_questions": [f"What about {note.split()[-1]}? ({i})" for i in range(n)],
+            "chinese_questions": [f"{note[-4:]}是什么？({i})" for i in range(n)]}
 
 
 def _facts(prompt: str) -> dict:
