@@ -139,6 +139,9 @@ class CapabilitySpec:
     examples: tuple[str, ...] = ()  # sample requests; they teach the model router this capability
     reads_instruction: bool = False  # True: it honours ExecutionContext.instruction itself
     agent_tool: bool | None = None  # offered to the agent loop as a tool; None: when it is routable
+    # how much a web address in a request counts toward this capability when it takes one
+    # (a ``url`` parameter): the rule router adds it for "post the result to https://…"
+    address_evidence: float = 2.0
 
     @property
     def offered_to_agent(self) -> bool:
@@ -249,6 +252,7 @@ def capability(
     examples: tuple[str, ...] | list[str] = (),
     reads_instruction: bool = False,
     agent_tool: bool | None = None,
+    address_evidence: float = 2.0,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as an executable capability.
 
@@ -269,6 +273,7 @@ def capability(
             examples=tuple(examples),
             reads_instruction=reads_instruction,
             agent_tool=agent_tool,
+            address_evidence=address_evidence,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

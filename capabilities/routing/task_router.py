@@ -108,7 +108,7 @@ class TaskRouter:
             if mentions(content, spec.name):
                 score += 3.0
             if found_urls and _takes_url(spec):  # "post the result to https://…": an address is evidence
-                score += 2.0
+                score += spec.address_evidence
             if score:
                 ranked.append(Candidate(spec, score))
         ranked.sort(key=lambda c: c.score, reverse=True)

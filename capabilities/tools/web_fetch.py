@@ -92,6 +92,9 @@ PARAMETERS = {
     keywords=("web page", "webpage", "read the page", "read this page", "what it says", "what does it say",
               "article", "website", "网页内容", "读取网页", "这个网页", "讲了什么", "说了什么", "这篇文章", "网站"),
     examples=("read https://example.com/news and tell me what it says", "看看这个网页讲了什么 https://example.com"),
+    # an address alone is a call to it (http_request); reading what a page says takes words
+    # about the page, so the address counts half here and "call <url>" is not a tie
+    address_evidence=1.0,
 )
 def web_fetch(url: str, context: ExecutionContext, max_chars: int = DEFAULT_MAX_CHARS,
               include_links: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:

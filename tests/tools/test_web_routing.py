@@ -21,8 +21,23 @@ def router() -> TaskRouter:
     ("看看这个网页讲了什么 https://example.com", "web_fetch", {"url": "https://example.com"}),
     ("看下 https://status.example.org 现在能不能打开", "http_request", {"url": "https://status.example.org"}),
     ("fetch https://api.example.com/v1/items", "http_request", {"url": "https://api.example.com/v1/items"}),
+    # an address with no word about a page is a call to it, not a tie with web_fetch
+    ("call https://example.com/prices.json", "http_request", {"url": "https://example.com/prices.json"}),
+    ("分别获取 https://a.example.com/status", "http_request", {"url": "https://a.example.com/status"}),
 ])
 def test_the_rules_pick_the_web_tool_the_request_is_for(router, request_text, capability, parameters):
     chosen = router.confident(request_text)
     assert chosen is not None and chosen.spec.name == capability
     assert router.extract_parameters(chosen.spec, request_text) == parameters
+
+
+def test_a_two_address_request_is_planned_by_the_rules_as_two_calls():
+    from capabilities.routing.task_planner import TaskPlanner
+
+    registry = build_registry(load_config({"llm": {"backend": "none"}}, env={}))
+    plan = TaskPlanner(registry).plan(
+        "call https://example.com/prices.json, then post the result to https://hooks.example.com/prices")
+    assert plan is not None and plan.source == "rules"
+    assert [(s.capability, s.parameters["url"]) for s in plan.steps] == [
+        ("http_request", "https://example.com/prices.json"), ("http_request", "https://hooks.example.com/prices")]
+    assert plan.steps[1].depends_on == ("s1",)
