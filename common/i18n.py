@@ -71,6 +71,8 @@ _PHRASES: dict[str, dict[str, str]] = {
         ZH: "我没法{what}：目前没有安装能做这件事的能力，所以我不会编造答案。我能做的有：{abilities}。",
     },
     "unsupported_what": {EN: "look that up or do that for you", ZH: "帮你查询或办理这件事"},
+    "offer_reminder": {EN: "If it helps, I can remind you instead: say “remind me {when} to {what}”.",
+                       ZH: "需要的话我可以到时提醒你：说“{when}提醒我{what}”即可。"},
     "no_model": {
         EN: "I can't chat freely without a language model, but I can run tasks.",
         ZH: "没有语言模型时我没法自由聊天，不过我可以执行任务。",

@@ -145,7 +145,13 @@ class TaskCoordinator:
             meta, wanted = loop
             if intent in ("task", "query") and msg.get("capability"):
                 return self._start(request, intent, msg["capability"], msg.get("parameters", {}), meta)
-            return self._start(request, "task", "remind", _reminder(wanted), meta)  # nothing to run: remind
+            if intent == "unsupported" and not wanted.reminder:
+                # "book a meeting with Tom on Thursday at 2": nothing can book it then either; say
+                # so, and offer the reminder rather than silently schedule one in its place
+                return [("reply", m.chat_reply(msg_id=request["msg_id"], intent="unsupported",
+                                               message=_cannot_schedule(msg.get("message", ""), request["content"],
+                                                                        wanted, language_of(request["content"]))))]
+            return self._start(request, "task", "remind", _reminder(wanted), meta)  # a thing to be told: remind
 
         if msg.get("persona"):  # picked by the understanding step: the rest of the work is its
             request = {**request, "persona": msg["persona"]}
@@ -366,6 +372,17 @@ def _stamped(outs: list[Out], task: TaskRecord) -> list[Out]:
         return outs
     return [(to, {**msg, "persona": persona} if msg.get("message_type") in m.REPLY_TYPES
              and msg.get("msg_id") == task.msg_id and "persona" not in msg else msg) for to, msg in outs]
+
+
+def _cannot_schedule(why: str, content: str, request: NewLoop, lang: str) -> str:
+    """Why nothing can do it, and the words that would ask for a reminder at that time."""
+    when = " ".join(content.replace(request.task_text, " ").split()).strip(_PUNCTUATION) \
+        if request.task_text in content else ""
+    offer = say(lang, "offer_reminder", when=when, what=request.task_text) if when else ""
+    return "\n".join(part for part in (why.strip(), offer) if part)
+
+
+_PUNCTUATION = " ,，。.;；:：、!！"
 
 
 def _reminder(request: NewLoop) -> dict:

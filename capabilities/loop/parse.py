@@ -7,8 +7,8 @@ injected (``now``), so the same words give the same schedule in a test and in pr
 Recognisers run from the most specific to the least: intervals ("every 2 hours",
 "每隔2小时"), calendar recurrences (daily, weekdays, weekly, monthly), relative one-shots
 ("in 20 minutes", "两小时后"), dates ("2026-12-01 09:00", "12月1日"), day words ("tomorrow",
-"明天"), Chinese weekdays ("下周一"), English dates through ``dateparser`` ("on March 3rd at
-9am", "next friday"), and last a bare clock time, today or tomorrow ("at 15:30", "下午3点半").
+"明天"), weekdays ("下周一", "on Thursday at 2pm", "next friday"), other English dates
+through ``dateparser`` ("on March 3rd at 9am"), and last a bare clock time, today or tomorrow ("at 15:30", "下午3点半").
 
 Numbers in ordinary requests ("add numbers a=2 b=3", "convert 30 degrees") must not become
 schedules, so a match without a clock time is weak: it counts only when the user asks to be
@@ -440,13 +440,33 @@ def _cn_weekday(scan: _Scan, ctx: _Context) -> _Found | None:
     if m is None:
         return None
     scan.take(m.start(), m.end())
+    weeks = {"": None, "这": 0, "本": 0, "下": 1, "下下": 2}[(m["rel"] or "").rstrip("个")]
+    return _on_weekday(scan, ctx, (_CN_DAYS[m["d"]] - 1) % 7, weeks)
+
+
+# "on Thursday at 2", "this Friday 3pm", "next Monday"; "on Mondays" is weekly (read before)
+_WEEKDAY_EN = re.compile(rf"(?:\b(?P<rel>on|this|next|coming|this\s+coming)\s+)?\b(?P<d>{_WEEKDAY_NAMES})\b(?!s\b)", _F)
+
+
+def _en_weekday(scan: _Scan, ctx: _Context) -> _Found | None:
+    m = scan.search(_WEEKDAY_EN)
+    if m is None:
+        return None
+    scan.take(m.start(), m.end())
+    rel = (m["rel"] or "").lower()
+    # "next Monday" said on a Friday is the coming Monday, said on a Monday the one a week on
+    return _on_weekday(scan, ctx, (_EN_DAYS[m["d"].lower()] - 1) % 7, None, later_than_today=rel == "next")
+
+
+def _on_weekday(scan: _Scan, ctx: _Context, target: int, weeks: int | None, *,
+                later_than_today: bool = False) -> _Found:
+    """That weekday (Monday 0 .. Sunday 6) ``weeks`` weeks on (0: this week); None: the next
+    one at the time said, today's if still ahead (not today's with ``later_than_today``)."""
     (hour, minute), explicit = _take_clock_or_period(scan)
     today = ctx.now.date()
-    target = (_CN_DAYS[m["d"]] - 1) % 7  # Monday 0 .. Sunday 6, as date.weekday()
-    weeks = {"": None, "这": 0, "本": 0, "下": 1, "下下": 2}[(m["rel"] or "").rstrip("个")]
-    if weeks is None:  # "周五": the next Friday at that time, today's if still ahead
+    if weeks is None:
         day = today + timedelta(days=(target - today.weekday()) % 7)
-        if ctx.at(day, hour, minute) <= ctx.now:
+        if later_than_today and day == today or ctx.at(day, hour, minute) <= ctx.now:
             day += timedelta(days=7)
     else:
         day = today + timedelta(days=7 * weeks + target - today.weekday())
@@ -495,6 +515,6 @@ def _clock_only(scan: _Scan, ctx: _Context) -> _Found | None:
 # what each recogniser searches first; has_schedule looks for any of them
 _TRIGGERS = (_EVERY_N_EN, _EVERY_ONE_EN, _EVERY_N_CN, _EVERY_ONE_CN, _DAILY, _WEEKLY_CN, _WEEKLY_EN,
              _WORKDAYS, _WEEKENDS, _MONTHLY, _IN_EN, _LATER_CN, _ISO_DATE, _CN_DATE, _DAY_WORD,
-             _WEEKDAY_CN, _EN_DATE_CUE, _CN_CLOCK, _EN_CLOCK)
+             _WEEKDAY_CN, _WEEKDAY_EN, _EN_DATE_CUE, _CN_CLOCK, _EN_CLOCK)
 _RECOGNISERS: list[Callable[[_Scan, _Context], _Found | None]] = [
-    _interval, _calendar, _relative, _date, _day_word, _cn_weekday, _english_date, _clock_only]
+    _interval, _calendar, _relative, _date, _day_word, _cn_weekday, _en_weekday, _english_date, _clock_only]

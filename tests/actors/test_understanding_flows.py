@@ -92,3 +92,10 @@ def test_a_request_that_changes_something_is_confirmed_first_and_a_read_is_not(f
     assert deletes() == 0, "it ran before it was confirmed"
     done = ask(flora, user, "yes")
     assert done["message_type"] == "task_completed" and deletes() == 1
+
+
+def test_a_request_nothing_can_serve_is_not_scheduled_as_a_reminder_in_its_place(flora, user, store):
+    reply = ask(flora, user, "明天早上9点帮我查一下订单 A-1029 的物流状态")
+    assert (reply["message_type"], reply["intent"]) == ("chat_reply", "unsupported"), reply
+    assert "没有安装" in reply["message"] and "提醒" in reply["message"]  # says so, and offers the reminder
+    assert store.list_tasks(flora.config.default_tenant, user_id=user) == []

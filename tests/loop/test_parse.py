@@ -138,6 +138,12 @@ ONE_SHOTS = [
     ("remind me on March 3rd at 9am to pay rent", utc(2027, 3, 3, 1, 0), "remind me to pay rent"),
     ("next friday at 10am call bob", utc(2026, 3, 13, 2, 0), "call bob"),
     ("next monday at 10 send the invoice", utc(2026, 3, 9, 2, 0), "send the invoice"),
+    # a weekday and a bare hour: that weekday at that hour, never a month and day
+    ("book a room on Thursday at 9", utc(2026, 3, 12, 1, 0), "book a room"),
+    ("Tuesday at 14:00 call the bank", utc(2026, 3, 10, 6, 0), "call the bank"),
+    ("remind me this sunday at 8pm to plan the week", utc(2026, 3, 8, 12, 0), "remind me to plan the week"),
+    ("on Friday at 11am demo day", utc(2026, 3, 6, 3, 0), "demo day"),  # today's 11:00 is ahead
+    ("on friday at 9am standup", utc(2026, 3, 13, 1, 0), "standup"),  # today's 09:00 is gone
     ("Dec 24 at 18:30 dinner with the team", utc(2026, 12, 24, 10, 30), "dinner with the team"),
     ("remind me on the 5th of April", utc(2026, 4, 5, 1, 0), "remind me"),
 ]
