@@ -36,12 +36,12 @@ _OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes; 
     ("modify", re.compile(r"\b(?:change|modify|reschedule|move|update|edit)\b|修改|改成|改为|改到|调整|更改", _F)),
     ("resume", re.compile(r"\b(?:resume|unpause|reactivate|re-enable|enable)\b|\b(?:turn|switch|put)\s+(?:\w+\s+){0,5}back\s+on\b"
                           r"|\b(?:turn|switch)\s+on\b|\bstart\s+(?:\w+\s+){0,5}again\b"
-                          r"|恢复|重新开始|继续执行|重新打开|再打开|打开|重新启用|启用", _F)),
+                          r"|恢复|重新开始|继续执行|重新打开|再打开|打开|重新启用|启用|(?:重新|再)?开起来|重新开", _F)),
     ("pause", re.compile(r"\b(?:pause|suspend|hold)\b|\b(?:turn|switch)\s+(?:\w+\s+){0,5}off\b"
                          r"|暂停|停一下|停一停|先停|停几天|先别|关掉|关了", _F)),
     ("delete", re.compile(r"\b(?:delete|remove|cancel|stop|drop|disable|get\s+rid\s+of)\b|删除|删掉|取消|停止|不要再", _F)),
     ("trigger", re.compile(r"\b(?:run|trigger|fire|execute|start)\b.*\bnow\b|\bnow\b.*\b(?:run|trigger|fire)\b"
-                           r"|立即|立刻|马上|现在(?:就)?(?:运行|执行|触发)|手动(?:运行|执行|触发)", _F)),
+                           r"|立即|立刻|马上|现在(?:就)?(?:运行|执行|触发|跑)|手动(?:运行|执行|触发|跑)", _F)),
 )
 _AUTO_CONTINUE = re.compile(r"\bauto[\s_-]?continue\b|\bfollow[\s-]?up\b|\bkeep\s+reminding\b|\bdecide\s+(?:the\s+)?next\b"
                             r"|智能提醒|自动续|决定下次|跟进|督促", _F)

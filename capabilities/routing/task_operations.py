@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from capabilities.cognition.cues import reads_as_new_request
+
 KINDS = ("comment_on_task", "revise_result", "re_run_task", "cancel_task")
 LAST = "last"
 
@@ -32,7 +34,7 @@ _ID = r"(?<![A-Za-z0-9_])(?:task|t)_[A-Za-z0-9]{1,40}(?![A-Za-z0-9_])"
 _TASK_ID = re.compile(_ID)
 _EN_REF = (rf"(?:(?:the\s+)?task\s+)?{_ID}|(?:the\s+)?result\s+of\s+(?:task\s+)?{_ID}|it|that|this"
            r"|the\s+(?:last|previous|latest|current|running|same)\s+(?:task|job|one|run|request|result|answer)"
-           r"|the\s+(?:task|job|run|result|results|answer|output|response)"
+           r"|the\s+(?:task|job|run|result|results|answer|output|response|workflow|query|download|search|lookup)"
            r"|(?:my|that|this)\s+(?:last\s+|previous\s+)?(?:task|job|request|result)")
 _ZH_WHICH = r"(?:刚才|刚刚|上一个|上个|之前|前面|最近|这个|那个|该)?(?:的)?"
 _ZH_REF = (rf"(?:任务\s*)?{_ID}(?:\s*的?(?:结果|输出))?|{_ZH_WHICH}(?:任务|请求)(?:的?(?:结果|输出))?"
@@ -41,32 +43,37 @@ _LEAD_EN = r"(?:(?:never\s*mind|actually|ok(?:ay)?|sorry|hmm|no|wait)\s*[,，.!]
 _POLITE_EN = rf"^\s*{_LEAD_EN}(?:please\s+|can\s+you\s+|could\s+you\s+)?"
 _POLITE_ZH = r"^\s*(?:(?:算了|不用了|等等|哦|嗯)\s*[,，。!！]?\s*)?(?:请|帮我|麻烦|请帮我)?\s*"
 _AFTERWORD = r"please|pls|plz|now|again|thanks|thx"  # what may end an operation and add nothing to it
-_END = rf"\s*(?:{_AFTERWORD})?\s*[.!。！]*\s*$"
-_END_ZH = r"\s*(?:吧|了|一下|掉)?\s*[.!。！]*\s*$"
+_END = rf"\s*(?:{_AFTERWORD})?\s*[.!。！?？]*\s*$"
+_END_ZH = r"\s*(?:掉了|掉|了)?\s*(?:吧|一下|呗)?\s*[.!。！?？]*\s*$"
 _LEADS_ZH = r"(?:(?:算了|不用了|不要了|等等|哦|嗯)\s*[,，。!！]?\s*)*"
-_NO_MORE_ZH = r"(?:不用|别|不要)(?:再)?(?:跑|做|执行|运行|弄|查)了"  # "不用跑了": stop it
-_CANCEL_VERB_ZH = r"(?:还是)?(?:请|帮我)?(?:取消|终止|停止|中止|撤销|停下来?|停掉)"
+_NO_MORE_ZH = r"(?:先)?(?:不用|别|不要)(?:再)?(?:跑|做|执行|运行|弄|查)了"  # "先别跑了": stop it
+_CANCEL_ZH = r"(?:取消|终止|停止|中止|停掉|撤销|撤掉|撤回|撤|叫停)"
+_CANCEL_VERB_ZH = rf"(?:还是)?(?:请|帮我)?(?:{_CANCEL_ZH}|停下来?)"
 _REDO_ZH = r"重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总)(?:一次|一遍|一下)?"
-_ZH_CHANGE = r"改成|改为|换成|改用|修改为|修改成|调整为|调整成|翻译成|译成|转成|转换成|写成"
+_ZH_CHANGE = (r"改成|改为|换成|改用|修改为|修改成|调整为|调整成|翻译成|译成|转成|转换成|写成|改写成|变成"
+              r"|精简成|简化成|缩短成|压缩成|总结成|概括成|整理成")
 _LOOP = re.compile(r"\bloop_[0-9a-f]|\bloop\s*tasks?\b|\breminders?\b|\bschedul\w*|循环任务|定时|提醒|计划任务", _F)
 
 _CANCEL = (
     re.compile(rf"{_POLITE_EN}(?:cancel|abort|stop|kill|terminate|halt)\s+(?P<ref>{_EN_REF}){_END}", _F),
-    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})\s*(?:给)?(?:取消|终止|停止|中止|停掉|撤销){_END_ZH}", _F),
-    re.compile(rf"{_POLITE_ZH}(?:取消|终止|停止|中止|停掉|撤销)(?:掉)?\s*(?P<ref>{_ZH_REF}){_END_ZH}", _F),
-    # the verb alone ("cancel", "never mind, stop", "算了，不用跑了，取消吧"): the latest unfinished task
-    re.compile(rf"{_POLITE_EN}(?:just\s+)?(?:cancel|abort|stop)(?:\s+(?:it|that|this))?{_END}", _F),
+    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})\s*(?:给)?{_CANCEL_ZH}{_END_ZH}", _F),
+    re.compile(rf"{_POLITE_ZH}{_CANCEL_ZH}(?:掉)?\s*(?P<ref>{_ZH_REF}){_END_ZH}", _F),
+    # the verb alone ("cancel", "never mind, stop", "scratch that", "算了，不用跑了，取消吧"): the latest unfinished task
+    re.compile(rf"{_POLITE_EN}(?:just\s+)?(?:(?:cancel|abort|stop)(?:\s+(?:it|that|this))?|scratch\s+that|call\s+it\s+off)"
+               rf"{_END}", _F),
     re.compile(rf"^\s*{_LEADS_ZH}(?:{_NO_MORE_ZH}(?:\s*[,，。!！]?\s*{_CANCEL_VERB_ZH})?|{_CANCEL_VERB_ZH}){_END_ZH}", _F),
 )
 _RERUN = (
     re.compile(rf"{_POLITE_EN}(?:re-?run|re-?execute|retry|redo|repeat|restart)(?:\s+(?P<ref>{_EN_REF}))?"
                r"(?P<rest>.*)$", _F),
-    re.compile(rf"{_POLITE_EN}(?:run|execute|do|try)\s+(?P<ref>{_EN_REF})\s+again\b(?P<rest>.*)$", _F),
+    re.compile(rf"{_POLITE_EN}(?:run|execute|do|try)\s+(?P<ref>{_EN_REF})\s+(?:again|one\s+more\s+time)\b(?P<rest>.*)$", _F),
+    re.compile(rf"{_POLITE_EN}give\s+(?P<ref>it|that|the\s+(?:task|job|request))\s+(?:another|one\s+more)\s+(?:go|try|shot)"
+               r"\b(?P<rest>.*)$", _F),
     # redoing the writing: only with the task named ("把结果重新整理一下"), since "重新写一下" after a
     # chat reply is about that reply
     re.compile(rf"{_POLITE_ZH}(?:(?:把|将)?(?P<ref>{_ZH_REF})\s*{_REDO_ZH}|{_REDO_ZH}\s*(?P<ref2>{_ZH_REF}))(?P<rest>.*)$", _F),
-    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})?\s*(?:重新执行|重新运行|重新跑|重跑|重新做|重做|重试"
-               r"|再(?:执行|运行|跑|做|试)(?:一次|一遍|一下)?)(?:一次|一遍|一下)?\s*"
+    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})?\s*再?(?:重新执行|重新运行|重新跑|重跑|重新做|重做|重试"
+               r"|再(?:执行|运行|跑|做|试|来)(?:一次|一遍|一下)?)(?:一次|一遍|一下)?\s*"
                rf"(?P<ref2>{_ZH_REF})?(?P<rest>.*)$", _F),
 )
 _REVISE = (
@@ -88,13 +95,13 @@ _COMMENT = (
     re.compile(rf"{_POLITE_EN}(?:add\s+(?:a\s+)?)?(?:comment|note|remark)(?:\s+(?:on|to|for)\s+(?P<ref>{_EN_REF}))?"
                r"\s*[:：,，-]\s*(?P<text>\S.*)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:给|对|在)?\s*(?P<ref>{_ZH_REF})?\s*(?:添加|加|写|留)?(?:一条|一个|个)?"
-               r"(?:评论|备注|批注|留言)(?:一下)?\s*[:：,，]\s*(?P<text>.+)$", _F),
+               r"(?:评论|备注|批注|留言|言)(?:一下)?\s*[:：,，]\s*(?P<text>.+)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:评论|备注|批注)\s*(?P<ref>{_ZH_REF})\s*[:：,，]\s*(?P<text>.+)$", _F),
 )
 # what may follow "re-run it" and still be a re-run: an instruction after a separator or a joining word
-_RERUN_REST = re.compile(r"^\s*(?:[:：,，;；-]\s*|(?:but|and|so\s+that)\s+|(?=(?:with|using|in|to)\s))(?P<text>\S.*)$", _F)
+_RERUN_REST = re.compile(r"^\s*(?:[:：,，;；-]\s*|(?:but|and|so\s+that)\s+|(?=(?:with|using|in|to|as)\s))(?P<text>\S.*)$", _F)
 _RERUN_REST_ZH = re.compile(r"^\s*(?:[:：,，;；]\s*|(?:但是|但|并且|并)\s*)(?P<text>\S.*)$")
-_TRAILING = " \t.!。！"
+_TRAILING = " \t.!。！?？"
 
 
 @dataclass(frozen=True)
@@ -105,10 +112,31 @@ class TaskOperation:
 
 
 def read_operation(content: str) -> TaskOperation | None:
-    """The operation ``content`` asks for on an existing task, or None."""
+    """The operation ``content`` asks for on an existing task, or None. What leads up to it
+    in clauses of its own is said about it, not asked ("actually scratch that, cancel the
+    workflow", "刚才网络抽风了，再重跑一遍"), unless it is a request or a step of its own."""
     text = content.strip()
     if not text:
         return None
+    found = _read_whole(text)
+    if found is not None:
+        return found
+    for clause in _CLAUSE_END.finditer(text):
+        lead, rest = text[:clause.end()], text[clause.end():].strip()
+        if not rest or _NOT_A_LEAD.search(lead) or reads_as_new_request(lead.strip()):
+            return None
+        found = _read_whole(rest)
+        if found is not None:
+            return found
+    return None
+
+
+_CLAUSE_END = re.compile(r"[,，。.!！?？;；]+\s*|(?<=[了啊哎唉嗯哦])\s+")
+# a lead that is a step or an address of its own: "fetch https://…, then re-run it" is a request
+_NOT_A_LEAD = re.compile(r"https?://|\b(?:then|after\s+that|afterwards|next)\b|然后|接着|之后|再把", _F)
+
+
+def _read_whole(text: str) -> TaskOperation | None:
     for kind, patterns in (("comment_on_task", _COMMENT), ("cancel_task", _CANCEL),
                            ("revise_result", _REVISE)):
         for pattern in patterns:

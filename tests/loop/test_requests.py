@@ -25,6 +25,7 @@ def read(text: str):
     ("delete the plants reminder", "delete"),
     ("把GRPO提醒删掉", "delete"), ("stop reminding me about GRPO", "delete"), ("cancel my 9am reminder", "delete"),
     ("run the GRPO reminder now", "trigger"), ("立即执行GRPO提醒", "trigger"),
+    ("喝水提醒手动跑一下", "trigger"), ("把喝水提醒再开起来", "resume"),
     ("change loop_0123456789ab to every day at 10:00", "modify"), ("把GRPO提醒改成每天10点", "modify"),
 ])
 def test_operations(text, op):
