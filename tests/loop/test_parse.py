@@ -247,6 +247,11 @@ NOT_SCHEDULES = [
     "每天喝多少水合适？",
     "每小时多少公里",
     "每个用户的订单数",
+    # each day's (week's) numbers and a hyphenated name are things, not schedules
+    "上个月每天的销售额汇总一下",
+    "把每周的会议纪要整理一下",
+    "open the weekly-sync notes",
+    "run the daily-backup workflow",
 ]
 
 
