@@ -66,7 +66,7 @@ _SUMMARY = re.compile(
     r"|^[^\s，,。]{0,12}(?:总结|汇总|摘要|概括|小结)(?:一下)?[。.!！]*$", _F)  # "把两个结果汇总一下"
 # a part that names only an object ("the returns", a URL, "退货数据"): the verb is the previous part's
 _ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|those|all|each)\b|^https?://|^[\d\"'“]"
-                       r"|^(?![^\u4e00-\u9fff]*[A-Za-z]{3})(?!.*[把将给用让请])[^\s]{1,8}$", _F)
+                       r"|^(?![^\u4e00-\u9fff]*[A-Za-z]{3})(?![我你他她它咱])(?!.*[把将给用让请])[^\s]{1,8}$", _F)
 _CJK_NUMBERS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
 
 
@@ -122,6 +122,9 @@ class TaskPlanner:
         if len(parts) > self._max_steps:
             raise _CannotPlan(f"{len(parts)} parts, more than planning.max_steps ({self._max_steps})")
         specs = self._route(parts)
+        parts, specs = _said_once(parts, specs)
+        if len(parts) < 2 and aggregation is None:
+            return None  # one request in two clauses: the normal path runs it
         ids = [f"s{i}" for i in range(1, len(parts) + 1)]
         steps = []
         for i, (part, spec) in enumerate(zip(parts, specs)):
@@ -172,8 +175,10 @@ class TaskPlanner:
         return [j for j in range(i) if parts[j].stage == parts[i].stage - 1]
 
     def _looks_multi_step(self, text: str, parts: list[_Part]) -> bool:
-        if len(parts) > 1:
+        if len({part.stage for part in parts}) > 1:  # "then", "然后": steps in order
             return True
+        if len(parts) > 1 and (_JOINED.search(text) or sum(1 for part in parts if self._router.rank(part.text)) > 1):
+            return True  # "… and …", or two clauses each asking for work: not a comma alone
         strong = [c for c in self._router.rank(text) if c.score >= CONFIDENT_SCORE]
         return len(strong) > 1
 
@@ -221,6 +226,27 @@ class TaskPlanner:
             steps.append(PlanStep(step.id, step.capability, kept, step.depends_on, step.description,
                                   _kind(spec) if step.kind == "leaf" else step.kind))
         return Plan(tuple(steps), plan.aggregation, plan.source)
+
+
+_JOINED = re.compile(r"\band\b|并且|同时|以及|还要|还有", _F)
+
+
+def _said_once(parts: list[_Part], specs: list[CapabilitySpec]) -> tuple[list[_Part], list[CapabilitySpec]]:
+    """Clauses of one stage that ask the same capability for the same thing, the later one
+    pointing back at the earlier ("the revenue for Q2 by month, could you pull that from the
+    database?"), joined into one part: a comma alone does not make a second step."""
+    kept_parts, kept_specs = [parts[0]], [specs[0]]
+    for part, spec in zip(parts[1:], specs[1:]):
+        before = kept_parts[-1]
+        if part.stage == before.stage and spec.name == kept_specs[-1].name and _POINTS_BACK.search(part.text):
+            kept_parts[-1] = _Part(before.stage, f"{before.text}, {part.text}")
+        else:
+            kept_parts.append(part)
+            kept_specs.append(spec)
+    return kept_parts, kept_specs
+
+
+_POINTS_BACK = re.compile(rf"{_BACK_REFERENCE.pattern}|\b(?:that|this|those|these)\b|这个|那个|这些|那些", _F)
 
 
 def _split(text: str) -> list[_Part]:

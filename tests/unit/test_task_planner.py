@@ -186,6 +186,16 @@ def test_a_result_passed_to_an_object_parameter_is_wrapped(planner):
     assert plan.step("s2").parameters == {"inputs": {"input": "${s1.result}"}}
 
 
+def test_a_request_said_in_two_clauses_is_one_step(planner):
+    # the later clause points back at the earlier and asks the same capability: no second step
+    assert planner.plan("we need last month's sales by region from the database, could you query that with sql?") is None
+    assert planner.plan("查询上个月的销售额，这个从数据库里查询就行") is None
+
+
+def test_a_clause_about_the_person_is_not_a_bare_object_for_the_step_before(planner):
+    assert planner.plan("帮我获取一下 https://example.com/a ，我怀疑分页坏了") is None
+
+
 def test_a_single_step_request_is_left_to_the_normal_path(planner):
     assert planner.plan("download https://a.example/a") is None
     assert planner.plan("hello there") is None
@@ -336,6 +346,15 @@ def test_a_coupled_model_plan_is_one_unit(registry):
     ("把刚才的任务重新生成一次", TaskOperation("re_run_task", "last", "")),
     ("make the result shorter", TaskOperation("revise_result", "last", "shorter")),
     ("try the last one again pls", TaskOperation("re_run_task", "last", "")),
+    ("run it one more time", TaskOperation("re_run_task", "last", "")),
+    ("把它撤了吧", TaskOperation("cancel_task", "last", "")),
+    ("redo the answer as a table?", TaskOperation("revise_result", "last", "as a table")),
+    ("给这个任务留个言：已核对", TaskOperation("comment_on_task", "last", "已核对")),
+    # what leads up to the operation in a clause of its own is said about it, not asked
+    ("ok, that's enough, scratch that", TaskOperation("cancel_task", "last", "")),
+    ("the server was down earlier. give it one more try", TaskOperation("re_run_task", "last", "")),
+    ("网络刚才断了，再重新跑一次吧", TaskOperation("re_run_task", "last", "")),
+    ("哦 先别执行了，撤掉吧", TaskOperation("cancel_task", "last", "")),
 ])
 def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected):
     assert planner.operation(text) == expected
@@ -347,6 +366,8 @@ def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected
     "fix it", "重新", "comment", "算了", "不用了", "never mind", "重新整理我的书架",
     # after a chat reply these are about that reply: the model reads them
     "重新写一下，更短", "make it shorter", "make the coffee stronger",
+    # a lead that is a request or a step of its own: the whole is a request
+    "fetch https://a.example/a, re-run it", "check the logs, then stop it", "search the web for cats, stop it",
 ])
 def test_ordinary_requests_and_loop_operations_are_not_task_operations(planner, text):
     assert planner.operation(text) is None

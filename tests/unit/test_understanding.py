@@ -161,10 +161,17 @@ def test_a_chat_reading_of_a_question_about_the_persons_order_becomes_unsupporte
 
 
 def test_a_chat_reading_of_a_message_with_an_address_a_capability_can_fetch_is_a_choice(registry):
-    # chat cannot see what is at the address, and would only echo the request back
-    intent = router(registry, ScriptedLLM([reading("chat")])).classify(
-        "抓一下 https://example.com/feed.json ，然后让同事看看")
-    assert intent.kind == "clarify" and "http_request" in [o["capability"] for o in intent.options]
+    # chat cannot see what is at the address, and would only echo the request back; an address
+    # alone is only half a reason for web_fetch, so the rules leave it to the model here
+    unsure = IntentRouter(TaskRouter(registry, allowed=("web_fetch", "web_search")), ScriptedLLM([reading("chat")]))
+    intent = unsure.classify("抓一下 https://example.com/feed.json ，然后让同事看看")
+    assert intent.kind == "clarify" and "web_fetch" in [o["capability"] for o in intent.options]
+
+
+def test_a_bare_address_to_grab_is_a_request_to_it(registry):
+    intent = router(registry, ScriptedLLM([reading("chat")])).classify("抓一下 https://example.com/feed.json")
+    assert (intent.kind, intent.capability) in {("task", "http_request"), ("query", "http_request")}
+    assert intent.parameters["url"] == "https://example.com/feed.json"
 
 
 def test_a_vague_request_is_offered_as_a_choice(registry):
