@@ -66,7 +66,7 @@ _SUMMARY = re.compile(
     r"|^[^\s，,。]{0,12}(?:总结|汇总|摘要|概括|小结)(?:一下)?[。.!！]*$", _F)  # "把两个结果汇总一下"
 # a part that names only an object ("the returns", a URL, "退货数据"): the verb is the previous part's
 _ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|those|all|each)\b|^https?://|^[\d\"'“]"
-                       r"|^(?![^\u4e00-\u9fff]*[A-Za-z]{3})(?![我你他她它咱])(?!.*[把将给用让请])[^\s]{1,8}$", _F)
+                       r"|^(?![^\u4e00-\u9fff]*[A-Za-z]{3})(?![我你他她它咱])(?!.*(?:[把将给用让请帮我你]|一下))[^\s]{1,8}$", _F)
 _CJK_NUMBERS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
 
 

@@ -194,6 +194,7 @@ def test_a_request_said_in_two_clauses_is_one_step(planner):
 
 def test_a_clause_about_the_person_is_not_a_bare_object_for_the_step_before(planner):
     assert planner.plan("帮我获取一下 https://example.com/a ，我怀疑分页坏了") is None
+    assert planner.plan("查询本周的退货数，帮我从库里拉一下") is None  # a request said again, not an object
 
 
 def test_a_single_step_request_is_left_to_the_normal_path(planner):
