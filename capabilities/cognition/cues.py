@@ -45,11 +45,16 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         # the history alone, nothing of whose: "清除历史", "把历史记录都删了"
         r"|^\s*(?:请|帮我|麻烦)?(?:清空|清除|删除|删掉|清掉)(?:一下)?(?:全部|所有)?(?:的)?历史(?:记录)?\s*(?:吧)?\s*[。!！]*\s*$"
         r"|^\s*(?:请|帮我|麻烦)?(?:把|将)(?:我的|我们的)?(?:全部|所有)?(?:的)?历史(?:记录)?(?:都|全)?(?:给)?"
-        r"(?:清空|清除|删除|删掉|删了|清掉|清了)", _F)),
+        r"(?:清空|清除|删除|删掉|删了|清掉|清了)"
+        # what was said, not its name: "把咱俩之前聊的都清掉", "forget everything we talked about"
+        r"|(?:把|将)?(?:咱俩|咱们|我们|我俩)?(?:之前|以前|刚才)?(?:聊的|聊过的)(?:内容|东西)?(?:都|全)?(?:给)?"
+        r"(?:清掉|清空|清除|删掉|删了|清了)"
+        r"|\b(?:forget|wipe|erase|clear)\s+(?:everything|all)\s+(?:that\s+)?we(?:'ve|\s+have)?\s+(?:talked|chatted|said)\b", _F)),
     ("shutdown", re.compile(
         r"^\s*/(?:shutdown|stop|quit-server)\b|\b(?:shut\s*down|power\s+off|turn\s+off|kill|stop|terminate|exit|quit)"
         r"\s+(?:flora|yourself|the\s+(?:flora\s+)?(?:server|system|assistant|service)|flora'?s?\s+(?:server|service)"
         r"|everything|all\s+services)\b"
+        r"|\b(?:turn|switch|shut|power)\s+(?:yourself|flora|the\s+(?:server|system|assistant))\s+(?:off|down)\b"
         r"|^\s*shut\s*down\s*[.!]*\s*$"
         r"|(?:关机|关闭|停止|退出|关掉)(?:一下)?\s*(?:flora|系统|服务|服务器|你自己|整个系统)|^\s*关机\s*[。！!]*\s*$"
         # the object first: "把系统关掉", "将服务停了"
@@ -58,7 +63,12 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         r"^\s*/model\b|\b(?:switch|change|swap|use)\s+(?:to\s+)?(?:the\s+|a\s+|another\s+|your\s+)?"
         r"(?:(?:larger|bigger|smaller|faster|better|other|different|\w+)\s+)?(?:language\s+)?(?:model|llm)\b"
         r"|(?:切换|更换|换|改用|换成|改成)(?:一个|一下|成|到|个)?[^，,。]{0,6}?(?:语言)?模型"
-        r"|模型\s*(?:改成|换成|切换到|切换成|改为)", _F)),
+        r"|模型\s*(?:改成|换成|切换到|切换成|改为)"
+        # a model by its name: "switch over to llama3-70b", "换成 qwen2.5-7b"
+        r"|\b(?:switch|change|swap|move)\s+(?:over\s+)?to\s+(?:the\s+)?(?:[\w.-]*(?:llama|qwen|gpt|mistral|gemma|phi|deepseek|claude|glm)"
+        r"[\w.-]*|[\w.]+-\d+(?:\.\d+)?b)\b"
+        r"|(?:切换|换成|改用|换到|切到)(?:成|到)?\s*(?:[\w.-]*(?:llama|qwen|gpt|mistral|gemma|phi|deepseek|claude|glm)[\w.-]*"
+        r"|[\w.]+-\d+(?:\.\d+)?b)\b", _F)),
     ("status", re.compile(r"^\s*/status\s*$", _F)),
     ("help", re.compile(r"^\s*/help\s*$|^\s*/\?\s*$", _F)),
 )
@@ -137,8 +147,11 @@ def asks_about_flora(text: str) -> bool:
 
 _ABILITIES = re.compile(
     r"\bwhat\s+(?:can|could|do)\s+you\s+(?:do|help)|\bwhat\s+(?:kind|sort)s?\s+of\s+\w+\s+can\s+you|"
-    r"\bhow\s+can\s+you\s+help|\bwhat\s+are\s+you\s+(?:able|good)|\bwho\s+are\s+you\b|\byour\s+(?:capabilities|skills|features)"
-    r"|\bintroduce\s+yourself|你(?:都)?(?:能|会|可以)(?:帮我)?(?:做|干)?(?:些)?(?:什么|啥)|介绍(?:一下)?你自己|你是谁|你有(?:哪些|什么)(?:能力|功能|本事)", _F)
+    r"\bhow\s+can\s+you\s+help|\bwhat\s+(?:exactly\s+|else\s+)?are\s+you\s+(?:able|good)|\bwho\s+are\s+you\b"
+    r"|\byour\s+(?:capabilities|skills|features)|\bwhat\s+(?:exactly|else)\s+(?:can|could)\s+you\s+(?:do|help)"
+    r"|\bintroduce\s+yourself|你(?:都)?(?:能|会|可以)(?:帮我)?(?:做|干)?(?:些)?(?:什么|啥)|介绍(?:一下)?你自己|你是谁|你有(?:哪些|什么)(?:能力|功能|本事)"
+    # "你除了聊天还能干啥" (撒, 嘛: the spoken 啥)
+    r"|你[^，,。？?！!]{0,8}?(?:还|都)(?:能|会|可以)(?:帮我)?(?:做|干)(?:些)?(?:什么|啥|撒|嘛)", _F)
 
 
 def asks_about_abilities(text: str) -> bool:

@@ -66,13 +66,17 @@ def test_a_question_a_wish_or_anything_about_tasks_is_not_a_plain_statement(text
     # the object before the verb, and the history with nobody's named
     ("把系统关掉", "shutdown"), ("将服务停了吧", "shutdown"), ("清除历史", "clear_history"),
     ("把历史记录都删了", "clear_history"), ("clear history", "clear_history"), ("please stop the flora server", "shutdown"),
+    # as people say them: what was said, yourself before "off", a model by its name
+    ("我们之前聊过的内容全删了", "clear_history"), ("wipe everything we've said", "clear_history"),
+    ("switch yourself off now", "shutdown"), ("could you move to qwen2.5-14b", "switch_model"), ("切到 gpt-4o", "switch_model"),
 ])
 def test_system_commands_are_read_in_both_languages(text, command):
     assert cues.command(text) == command
 
 
 @pytest.mark.parametrize("text", ["what's 17 times 23?", "stop worrying about it", "my history homework is hard",
-                                  "run the sales report now", "今天心情不太好", "删除历史订单", "把这个任务停掉"])
+                                  "run the sales report now", "今天心情不太好", "删除历史订单", "把这个任务停掉",
+                                  "switch to the dark theme", "turn the lights off", "我们聊的内容很有意思", "switch to python 3.12"])
 def test_ordinary_messages_are_not_commands(text):
     assert cues.command(text) is None
 
@@ -322,3 +326,13 @@ def test_the_memories_with_new_work_reach_both_the_understanding_step_and_the_ch
 def test_a_question_about_the_persons_job_is_about_them_and_one_about_a_job_that_runs_is_about_flora(
         text, about_self, about_flora):
     assert cues.asks_about_self(text) is about_self and cues.asks_about_flora(text) is about_flora
+
+
+@pytest.mark.parametrize("text", ["what can you do?", "so what else are you good at?", "你都能干嘛", "你除了翻译还能做些什么"])
+def test_questions_about_what_flora_can_do_are_recognised(text):
+    assert cues.asks_about_abilities(text)
+
+
+@pytest.mark.parametrize("text", ["你还会做饭吗", "我还能做什么", "what can I do about my cold?"])
+def test_other_questions_are_not_about_flora_s_abilities(text):
+    assert not cues.asks_about_abilities(text)
