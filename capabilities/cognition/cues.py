@@ -101,7 +101,7 @@ _OWN_RECORDS = re.compile(
     r"|订单\s*[A-Za-z]{0,4}-?\d{3,}"
     # the person's calendar: "我明天有什么会", "下周一我有哪些安排", "what meetings do I have tomorrow"
     r"|(?:我|我们)[^，,。？?]{0,6}有(?:什么|哪些|几个|没有)(?:会议|安排|日程|约会|会(?=\s*(?:[吗呢？?。!！]|$|要开|要参加)))"
-    r"|\bwhat\s+(?:meetings|appointments|events)\s+do\s+(?:i|we)\s+have\b|\bam\s+i\s+free\s+(?:on|at|tomorrow|today|this|next)\b"
+    r"|\bwhat\s+(?:meetings|appointments|events)\s+do\s+(?:i|we)\s+have\b|\bam\s+i\s+(?:free|busy|available)\s+(?:on|at|tomorrow|today|tonight|this|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
     # what reached the person: "did I get a reply from HR?", "我收到银行的短信了吗", "HR回复我了吗"
     r"|\b(?:did|have|has|haven't|hasn't)\s+(?:i|we)\s+(?:got(?:ten)?|get|receive[d]?)(?:\s+(?:a|an|any|the|my|our))?"
     r"\s+(?:reply|response|answer|e-?mail|message|letter|call|text|invoice|parcel|package|delivery)s?\b"
@@ -168,7 +168,21 @@ _LIVE_DATA = re.compile(
     r"this\s+week(?:end)?|in\s+[A-Z][a-z]+)"
     r"|\b(?:today|tomorrow|tonight|right\s+now)\b[^.?!]{0,30}\b(?:weather|forecast|temperature|rain|snow)\b"
     r"|\b(?:stock\s+price|share\s+price|exchange\s+rate)\b[^.?!]{0,20}\b(?:today|now|currently)\b"
-    r"|\bflight\s+[A-Z]{2}\s?\d{2,4}\b|\b[A-Z]{2}\d{3,4}\b[^.?!]{0,20}\b(?:delayed|on\s+time|landed|status)\b", _F)
+    r"|\bflight\s+[A-Z]{2}\s?\d{2,4}\b|\b[A-Z]{2}\d{3,4}\b[^.?!]{0,20}\b(?:delayed|on\s+time|landed|status)\b"
+    # the weather asked for by what it means: "do I need an umbrella today?", "is it gonna be cold tomorrow?", "要带伞吗"
+    r"|\bneed\s+(?:an?\s+)?(?:umbrella|raincoat|coat|jacket|sunscreen)\b"
+    r"|\b(?:is|will)\s+it\s+(?:\w+\s+){0,2}(?:be\s+)?(?:cold|hot|warm|chilly|rainy|sunny|windy|snowy|freezing)\b"
+    r"[^.?!]{0,30}\b(?:today|tomorrow|tonight|this\s+(?:morning|afternoon|evening|week(?:end)?)|out(?:side)?)\b"
+    r"|(?:要|需要|得)带(?:把)?伞|(?:冷不冷|热不热|会不会下雨)"
+    # flights and machines: "明早北京飞成都最早的航班", "线上那台机器CPU满了没"
+    r"|[\u4e00-\u9fff]{2,4}飞[\u4e00-\u9fff]{2,4}[^，,。]{0,6}航班|(?:机器|服务器|主机|实例)[^，,。]{0,6}(?:CPU|cpu|内存|磁盘|负载)"
+    r"|(?:CPU|cpu|内存|磁盘|负载)[^，,。]{0,6}(?:满|多少|还剩|高不高|挂)", _F)
+_THINGS_ZH = r"订单|快递|包裹|外卖|邮件|会议|(?:的|个|场)会(?!议)|日程|工单|bug|缺陷|预约|预订|账单|报销单|审批"
+_ACTS_ZH = r"取消|退掉|退了|申请|回复|回一下|回个|改到|改成|改期|推迟|提前到|挪到|移到|催一下|催催|催|提个|提一个|关掉|驳回|通过"
+_THINGS_EN = r"orders?|deliver(?:y|ies)|e-?mails?|messages?|meetings?|calls?|appointments?|standups?|bookings?|reservations?|tickets?|bugs?|issues?"
+_ACTS_EN = r"reply|respond|answer|move|reschedule|push\s+back|postpone|cancel|chase|hurry\s+up|close|approve|reject"
+_SERVICES = (r"淘宝|天猫|拼多多|京东|美团|饿了么|滴滴|携程|12306|禅道|飞书|钉钉|企业微信|支付宝"
+             r"|jira|github|gitlab|slack|outlook|gmail|trello|asana|notion")
 _WORLD_ACT = re.compile(
     r"^\s*(?:请|帮我|给我|麻烦|替我|帮忙)?(?:在日历上)?(?:订|预订|预约|买|购买|支付|付款|转账|汇款|打款"
     r"|发(?:一|个)?(?:封|条|份)?(?:邮件|短信|微信|消息)|打电话|重启|部署|回滚|下单|点(?:个|份)?外卖|约(?:个|一下)?|退(?:货|款|订|票|掉))"
@@ -185,6 +199,18 @@ _WORLD_ACT = re.compile(
     r"|\b(?:open|create|file|raise|submit|close|assign)\s+(?:a\s+|an\s+|the\s+|my\s+|our\s+)?(?:new\s+)?"
     r"(?:ticket|issue|bug(?:\s+report)?|case|pull\s+request|jira)\b"
     r"|(?:开|建|提|创建|新建|关掉|关闭)(?:一个|个|一张|张)?(?:工单|bug单|缺陷单|需求单|jira)", _F)
+# an action on one of the person's things, in one clause, either order: "那个订单帮我取消掉", "回一下
+# 客户那封邮件", "把下周一的会改到三点", "提个bug", "reply to Tom's email", "move my 3pm meeting";
+# asked of a named service of theirs ("在禅道上…", "美团外卖…帮我催一下"). A how-to question about
+# the same ("怎么回复客户的邮件比较好") is advice, for chat.
+_ACT_ON_THINGS = re.compile(
+    rf"(?:{_THINGS_ZH})[^，,。？?；;]{{0,12}}(?:{_ACTS_ZH})|(?:{_ACTS_ZH})[^，,。？?；;]{{0,8}}(?:{_THINGS_ZH})"
+    r"|(?:想|要|申请)(?:退货|退款|换货)"
+    rf"|^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?:{_ACTS_EN})\s+(?:to\s+)?"
+    rf"(?:my|our|the|that|this|his|her|their|\w+'s|tomorrow's|today's)\s+(?:\w+\s+){{0,2}}(?:{_THINGS_EN})\b"
+    rf"|(?:{_SERVICES})[^。？?]{{0,24}}(?:帮我|给我|替我|请你|麻烦)"
+    rf"|(?:在|到)\s*(?:{_SERVICES})\s*(?:上|里)?[^。？?]{{0,8}}(?:提|发|建|开|回|改|删|取消|催)", _F)
+_HOW_TO = re.compile(r"怎么|如何|怎样|咋|\bhow\s+(?:do|should|can|could|would|to)\b|\bbest\s+way\b|\btips?\b", _F)
 
 
 _REMINDER = re.compile(r"提醒|\bremind", _F)
@@ -203,7 +229,8 @@ def needs_the_world(text: str) -> bool:
     text = _unquoted(text)
     if _REMINDER.search(text):  # "明天提醒我给李老师打电话" asks for a reminder, which Flora does
         return False
-    return bool(_OWN_RECORDS.search(text) or _LIVE_DATA.search(text) or _WORLD_ACT.search(text))
+    return bool(_OWN_RECORDS.search(text) or _LIVE_DATA.search(text) or _WORLD_ACT.search(text)
+                or _ACT_ON_THINGS.search(text) and not _HOW_TO.search(text))
 
 
 _VAGUE = re.compile(

@@ -336,3 +336,21 @@ def test_questions_about_what_flora_can_do_are_recognised(text):
 @pytest.mark.parametrize("text", ["你还会做饭吗", "我还能做什么", "what can I do about my cold?"])
 def test_other_questions_are_not_about_flora_s_abilities(text):
     assert not cues.asks_about_abilities(text)
+
+
+@pytest.mark.parametrize("text", [
+    "京东那个订单帮我退掉", "帮我回复一下王总的邮件，说收到了", "把周三下午的会推迟到周四", "在飞书上给设计组提个需求：换个图标",
+    "饿了么的外卖一直不到，帮我催催", "can you reschedule tomorrow's standup to 10?", "reply to Anna's message: see you then",
+    "is it going to be rainy this weekend?", "do I need a coat tonight?", "明天出门要带伞吗", "am I busy on Friday?",
+    "上海飞北京最晚的航班几点", "那台数据库服务器的内存是不是满了",
+])
+def test_acts_on_the_persons_things_and_the_live_world_need_a_capability(text):
+    assert cues.needs_the_world(text)
+
+
+@pytest.mark.parametrize("text", [
+    "怎么回复客户的邮件比较礼貌", "how do I reply to my boss's email politely?", "I posted it on github",
+    "I feel cold today", "会议纪要帮我整理一下", "这个bug怎么修", "我明天要开会，好紧张", "Jira 和禅道哪个好用",
+])
+def test_advice_and_talk_about_the_same_things_do_not(text):
+    assert not cues.needs_the_world(text)
