@@ -170,11 +170,12 @@ def _take_clock(scan: _Scan, lenient: bool, period: str | None = None) -> tuple[
         for match in pattern.finditer(scan.work):
             clock = read(match, scan, lenient, period)
             if clock is not None:
-                found.append((match.start(), match.end(), clock))
+                text = match.group(0)
+                found.append((match.start() + len(text) - len(text.lstrip()), match.end(), clock))
                 break
     if not found:
         return None
-    start, end, clock = min(found)
+    start, end, clock = min(found, key=lambda f: (f[0], -f[1]))  # the first, and the longest there: "7:15pm", not "7:15"
     scan.take(start, end)
     return clock
 

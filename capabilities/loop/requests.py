@@ -92,7 +92,8 @@ def looks_like_loop_request(text: str) -> bool:
         return True
 
 
-_FILLER = re.compile(r"^(?:吧|呢|啊|呀|哦|就|好了|可以|行|吧好了|please|pls|then|ok(?:ay)?|thanks?)?$", re.I)
+_FILLER = re.compile(r"^(?:(?:make\s+it|let'?s\s+(?:say|do)|how\s+about|say|maybe|那就|就定|定在|改成|改到)\s*)*"
+                     r"(?:吧|呢|啊|呀|哦|就|好了|可以|行|吧好了|please|pls|then|ok(?:ay)?|thanks?)?$", re.I)
 
 
 def only_a_time(text: str) -> bool:
@@ -103,7 +104,7 @@ def only_a_time(text: str) -> bool:
     except ScheduleError:
         return False
     return isinstance(request, NewLoop) and request.parsed is not None and \
-        bool(_FILLER.match(request.task_text.strip(_TRIM).strip()))
+        bool(_FILLER.match(request.task_text.strip(_TRIM + "?？").strip()))
 
 
 def reminder_text(text: str) -> str:

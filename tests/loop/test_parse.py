@@ -144,6 +144,7 @@ ONE_SHOTS = [
     ("remind me this sunday at 8pm to plan the week", utc(2026, 3, 8, 12, 0), "remind me to plan the week"),
     ("on Friday at 11am demo day", utc(2026, 3, 6, 3, 0), "demo day"),  # today's 11:00 is ahead
     ("on friday at 9am standup", utc(2026, 3, 13, 1, 0), "standup"),  # today's 09:00 is gone
+    ("tomorrow 7:15pm call mum", utc(2026, 3, 7, 11, 15), "call mum"),  # "7:15pm" whole, not "7:15" and "pm"
     ("Dec 24 at 18:30 dinner with the team", utc(2026, 12, 24, 10, 30), "dinner with the team"),
     ("remind me on the 5th of April", utc(2026, 4, 5, 1, 0), "remind me"),
 ]

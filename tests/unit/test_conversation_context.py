@@ -166,15 +166,16 @@ def test_thanks_while_a_task_waits_is_conversation_not_an_answer(waiting, store)
     assert store.get_task(TENANT, "task_dify").parameters == {}
 
 
-def test_a_time_said_with_a_filler_word_answers_the_question_for_a_time(store, registry):
+@pytest.mark.parametrize("said", ["明天早上9点吧", "make it 7:15am", "那就改到下午4点", "how about tomorrow at noon?"])
+def test_a_time_said_with_a_filler_word_answers_the_question_for_a_time(store, registry, said):
     events = EventBus(store)
     events.create_task(TaskRecord(task_id="task_remind", tenant_id=TENANT, user_id=USER, content="提醒我给李老师打电话",
                                   capability="remind", meta={"loop": {"schedule": None}}), source="test")
     store.transition(TENANT, "task_remind", "waiting_parameters",
                      missing=[{"name": "time", "description": "when", "schema": {"type": "string"}}])
-    decision = decide(ConversationManager(store, events, registry), "明天早上9点吧")
+    decision = decide(ConversationManager(store, events, registry), said)
     assert (decision.action, decision.task_id) == ("parameter_completion", "task_remind")
-    assert store.get_task(TENANT, "task_remind").parameters == {"time": "明天早上9点吧"}
+    assert store.get_task(TENANT, "task_remind").parameters == {"time": said}
 
 
 @pytest.mark.parametrize("text", ["把“今天天气很好”翻译成英文", "明天天气怎么样"])
