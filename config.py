@@ -471,6 +471,9 @@ class PlanningConfig(_Section):
     max_workers: int = Field(DEFAULT_PLAN_WORKERS, ge=1, le=256)  # ExecutionActors that run plans' steps
 
 
+DEFAULT_DISTIL_AFTER_IDLE_S = 10.0
+
+
 class MemoryConfig(_Section):
     """Long-term memory (docs/memory.md): facts about each person, in Chroma."""
 
@@ -486,6 +489,9 @@ class MemoryConfig(_Section):
     # each new fact is stored with this many questions it answers in English and as many in
     # Chinese, written by the model; recall matches them too (0: facts alone)
     questions_per_language: int = Field(DEFAULT_QUESTIONS_PER_LANGUAGE, ge=0, le=3)
+    # the model writes memories only once nobody has said anything to this node for this long:
+    # a distillation on the reply model makes the next reply wait for it
+    distil_after_idle_s: float = Field(DEFAULT_DISTIL_AFTER_IDLE_S, ge=0, le=3600)
 
     @field_validator("embedding_model")
     @classmethod

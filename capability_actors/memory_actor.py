@@ -5,10 +5,14 @@ conversation turn is being distilled (a model call of a second or more), so this
 both: it answers ``memory_request`` (recall, list, forget, clear) in its own thread, and a
 worker thread beside it distils the turns waiting in the store whenever it is woken (a
 ``wake`` request, sent after each turn worth remembering) and once at start, which picks up
-what a restart left. Distilling asks the model that writes replies, which answers one call
-at a time, so the worker waits until no turn has come for ``QUIET_S`` (a person reading the
-reply) rather than make the next reply queue behind it. Its MemoryDesk decides; this actor
-only moves messages.
+what a restart left.
+
+Distilling asks the model that writes replies, which answers one call at a time, and a reply
+asked for meanwhile waits behind it. So the worker distils only once nobody has talked to
+this node for ``memory.distil_after_idle_s``: every request here is a sign of conversation
+(new work asks for a recall before it is routed), not only the turns worth remembering. It
+distils one turn at a time and waits again if someone spoke during it. Its MemoryDesk
+decides; this actor only moves messages.
 """
 
 from __future__ import annotations
@@ -18,11 +22,10 @@ import threading
 from thespian.actors import ActorExitRequest
 
 from agents.base import FloraActor
-from agents.coordination.memory_desk import MemoryDesk
+from agents.coordination.memory_desk import ConversationPause, MemoryDesk
 from common import messages as m
 
 IDLE_CHECK_S = 60.0  # the worker looks for waiting turns this often even when nobody wakes it
-QUIET_S = 2.0  # distil once the conversation has paused this long: the model is then free for replies
 
 
 class MemoryActor(FloraActor):
@@ -34,6 +37,7 @@ class MemoryActor(FloraActor):
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
+        self._pause = ConversationPause(0.0, self._stop)
 
     def handlers(self):
         return {"memory_request": self.on_request}
@@ -42,6 +46,7 @@ class MemoryActor(FloraActor):
         rt = self.runtime
         memory = rt.registry.get_capability("memory") if "memory" in rt.registry else None
         self.desk = MemoryDesk(memory, rt.store, rt.events, top_k=rt.config.memory.top_k)
+        self._pause = ConversationPause(rt.config.memory.distil_after_idle_s, self._stop)
         if self.desk.enabled:
             self._worker = threading.Thread(target=self._distil_forever, name="flora-memory-distil", daemon=True)
             self._worker.start()
@@ -49,6 +54,7 @@ class MemoryActor(FloraActor):
 
     def on_request(self, message, sender):
         m.validate(message)
+        self._pause.spoken()
         if message["op"] == "wake":
             self._wake.set()
             return
@@ -58,17 +64,14 @@ class MemoryActor(FloraActor):
         if isinstance(message, ActorExitRequest):
             self._stop.set()
             self._wake.set()
+            self._pause.spoken()
 
     def _distil_forever(self) -> None:
         while not self._stop.is_set():
             self._wake.wait(IDLE_CHECK_S)
             self._wake.clear()
-            while self._wake.wait(QUIET_S) and not self._stop.is_set():
-                self._wake.clear()  # another turn came: the conversation goes on, wait for a pause
-            if self._stop.is_set():
-                return
             try:
-                while self.desk.distil_pending() and not self._stop.is_set():
-                    pass  # more may have come while the last batch was distilled
+                while self._pause.wait() and self.desk.distil_pending(limit=1):
+                    pass  # one turn at a time: someone may have spoken during it
             except Exception:  # the store was unreachable: the turns stay waiting for the next wake
                 self.log.exception("distilling waiting conversation turns failed")

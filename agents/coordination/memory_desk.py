@@ -21,6 +21,7 @@ Every change is in the event history: ``MEMORY_RECALLED``, ``MEMORY_WRITTEN``,
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from common import messages as m
@@ -34,6 +35,28 @@ WORK_KIND = "memory"
 MAX_ATTEMPTS = 3
 EVENT_TASK = "memory"  # the task id memory events are recorded under
 SOURCE = "MemoryActor"
+
+
+class ConversationPause:
+    """A pause in the conversation, for work that must not hold up a reply: ``spoken()`` at
+    every sign of conversation; ``wait()`` returns True once nobody has spoken for ``quiet_s``
+    (measured from the call or from the last sign during it), False once ``stop`` is set."""
+
+    def __init__(self, quiet_s: float, stop: threading.Event):
+        self.quiet_s = quiet_s
+        self._stop = stop
+        self._spoken = threading.Event()
+
+    def spoken(self) -> None:
+        self._spoken.set()
+
+    def wait(self) -> bool:
+        self._spoken.clear()
+        while not self._stop.is_set():
+            if self.quiet_s == 0 or not self._spoken.wait(self.quiet_s):
+                return not self._stop.is_set()
+            self._spoken.clear()  # the conversation goes on: a pause counts from now
+        return False
 
 
 def turn_work(*, tenant_id: str, user_id: str, msg_id: str, content: str, reply: str) -> WorkItem:

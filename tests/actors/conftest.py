@@ -38,6 +38,7 @@ def flora_config(data_dir, dify_url: str, sales_db, base: str) -> dict:
         "llm": {"backend": "function", "function": "tests.support.fake_llm:respond"},
         "actors": {"system_base": base, "ask_timeout_s": 30, "execution_pool_size": 2},
         "loops": {"tick_s": 0.2, "timezone": "Asia/Shanghai"},
+        "memory": {"distil_after_idle_s": 0.1},  # the tests' questions come quickly one after another
         "capabilities": {
             "plugin_modules": ["tests.support.sample_plugins"],
             "settings": {"dify_workflow": {"base_url": dify_url + "/v1"},

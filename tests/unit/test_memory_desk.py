@@ -109,3 +109,46 @@ def test_recall_carries_scores_and_new_work_waits_for_it_but_not_longer_than_the
     (to, task), = desk.expire_overdue(time.monotonic() + RECALL_WAIT_S + 0.1)
     assert to == "agent" and task["msg_id"] == "msg_b" and "memories" not in task
     assert desk.on_memory_reply({**reply, "request_id": "msg_b"}) == []  # too late: it went on without
+
+
+# -- waiting for a pause in the conversation -------------------------------------------------
+
+def test_the_pause_is_counted_from_the_last_sign_of_conversation():
+    import threading
+    import time
+
+    from agents.coordination.memory_desk import ConversationPause
+
+    pause = ConversationPause(0.3, threading.Event())
+    done: dict = {}
+    waiter = threading.Thread(target=lambda: done.update(ok=pause.wait(), at=time.monotonic()))
+    waiter.start()
+    spoken: list[float] = []
+    started = time.monotonic()
+    while time.monotonic() - started < 1.0:  # keep talking for a second
+        pause.spoken()
+        spoken.append(time.monotonic())
+        time.sleep(0.05)
+    waiter.join(timeout=30)
+    assert done["ok"] is True
+    before = [t for t in spoken if t <= done["at"]]
+    assert done["at"] - before[-1] >= 0.3 - 0.01  # a full pause after the last word before it
+    if max(b - a for a, b in zip(spoken, spoken[1:])) < 0.3:  # (a busy machine may have paused the talk)
+        assert done["at"] > spoken[-1], "the pause came while the conversation went on"
+
+
+def test_a_stop_ends_the_wait_for_a_pause_at_once():
+    import threading
+
+    from agents.coordination.memory_desk import ConversationPause
+
+    stop = threading.Event()
+    pause = ConversationPause(3600, stop)
+    result: list = []
+    waiter = threading.Thread(target=lambda: result.append(pause.wait()))
+    waiter.start()
+    stop.set()
+    pause.spoken()
+    waiter.join(timeout=30)
+    assert result == [False]
+    assert ConversationPause(0, threading.Event()).wait() is True  # no pause asked for: at once
