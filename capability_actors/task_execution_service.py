@@ -53,6 +53,7 @@ APPROVAL_META = "approval"  # task.meta while a task waits for the yes to one ca
 TIME_PARAMETER = "time"
 TIME_DESCRIPTION = "when to run it: 15:30, tomorrow at 9:00, every day at 9:00, every Monday at 10:00, in 20 minutes"
 TIME_DESCRIPTION_ZH = "什么时候运行：15:30、明天9点、每天9点、每周一10点、20分钟后"
+TIME_PASSED_ZH = "这个时间已经过去了"
 
 
 class TaskExecutionService:
@@ -323,9 +324,7 @@ class TaskExecutionService:
                 loop.update(schedule=parsed.schedule.to_dict(), description=parsed.description)
                 self._store.update_task(task.tenant_id, task.task_id, meta={**task.meta, "loop": loop})
                 return loop, []
-        ask = {"name": TIME_PARAMETER, "description": TIME_DESCRIPTION,
-               "schema": {"type": "string", "minLength": 1, DESCRIPTION_IN: {"zh": TIME_DESCRIPTION_ZH}}}
-        return loop, [{**ask, "reason": reason} if reason else ask]
+        return loop, [_time_ask(reason)]
 
     def _register_loop(self, task: TaskRecord, spec: CapabilitySpec, values: dict, loop: dict) -> dict:
         loops = self._loops()
@@ -337,8 +336,7 @@ class TaskExecutionService:
                                         channel=loop.get("channel", ""), task_id=task.task_id)
         except ScheduleError as exc:  # a one-shot whose time passed while the task waited
             self._store.update_task(task.tenant_id, task.task_id, meta={**task.meta, "loop": {**loop, "schedule": None}})
-            ask = {"name": TIME_PARAMETER, "description": TIME_DESCRIPTION, "schema": {"type": "string"},
-                   "reason": str(exc)}
+            ask = _time_ask(str(exc), reason_zh=TIME_PASSED_ZH)
             return self._pause(task.tenant_id, task.task_id, spec, [ask], values)
         language = language_of(loop.get("request") or task.content)
         text = say(language, "loop_registered", loop_task_id=registered.loop_task_id,
@@ -430,3 +428,14 @@ def _failed(tenant: str, task_id: str, capability: str, error_type: str, error: 
     kind = error_type if error_type in m.ERROR_TYPES else "capability_failed"
     return m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability or "unknown", ok=False,
                             error_type=kind, error=error, retryable=retryable)
+
+
+def _time_ask(reason: str = "", *, reason_zh: str = "") -> dict:
+    """The question for a loop task's time, in the person's language when it is shown."""
+    ask = {"name": TIME_PARAMETER, "description": TIME_DESCRIPTION,
+           "schema": {"type": "string", "minLength": 1, DESCRIPTION_IN: {"zh": TIME_DESCRIPTION_ZH}}}
+    if reason:
+        ask["reason"] = reason
+    if reason_zh:
+        ask["reason_in"] = {"zh": reason_zh}
+    return ask

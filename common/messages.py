@@ -54,12 +54,14 @@ def new_id(prefix: str) -> str:
 # --------------------------------------------------------------------------- shapes
 class MissingParameter(TypedDict):
     """A parameter the user is asked for: its name, what it is for, its JSON schema,
-    and why it is asked again when a given value was refused."""
+    and why it is asked again when a given value was refused (``reason_in``: that reason in
+    other languages, ``{"zh": …}``, as ``x-flora-description`` is for the description)."""
 
     name: str
     description: str
     schema: dict
     reason: NotRequired[str]
+    reason_in: NotRequired[dict]
 
 
 class Option(TypedDict):

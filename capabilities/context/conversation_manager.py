@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import jsonschema
 
-from capabilities.base import described
+from capabilities.base import DESCRIPTION_IN, described
 from capabilities.cognition import cues
 from capabilities.context import answers
 from capabilities.loop.requests import looks_like_loop_request, only_a_time
@@ -303,7 +303,8 @@ def ask_message(capability: str, missing: list[MissingParameter], *, request: st
     for item in missing:
         line = f"- {item['name']}: {described(item.get('schema') or {}, item['description'], lang)}"
         if item.get("reason"):
-            line += " (" + say(lang, "not_accepted", reason=item["reason"]) + ")"
+            reason = described({DESCRIPTION_IN: item.get("reason_in")}, item["reason"], lang)
+            line += " (" + say(lang, "not_accepted", reason=reason) + ")"
         lines.append(line)
     if len(missing) > 1:
         lines.append(say(lang, "reply_like", example=", ".join(f"{m['name']}=..." for m in missing)))

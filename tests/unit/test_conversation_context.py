@@ -226,3 +226,15 @@ def test_what_is_remembered_comes_right_before_the_message_after_the_turns():
     assert messages[-2]["role"] == "system" and messages[-2]["content"].endswith("\n- The person lives in Hangzhou")
     assert messages[-1] == {"role": "user", "content": "which city is my home?"}
     assert messages[1:3] == history
+
+
+def test_a_time_refused_for_having_passed_is_asked_for_again_in_chinese():
+    from capabilities.context.conversation_manager import ask_message
+    from capability_actors.task_execution_service import _time_ask
+    from common.i18n import is_mostly
+
+    asked = [_time_ask("at: that time has already passed", reason_zh="这个时间已经过去了")]
+    zh = ask_message("remind", asked, request="今晚8点提醒我给狗狗喂药")
+    assert "这个时间已经过去了" in zh and "什么时候运行" in zh and "already" not in zh and is_mostly(zh, "zh")
+    en = ask_message("remind", asked, request="remind me at 8pm tonight to feed the dog")
+    assert "that time has already passed" in en and "when to run it" in en
