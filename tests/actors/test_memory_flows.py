@@ -49,7 +49,10 @@ def test_a_task_run_with_memories_names_them_in_its_result(flora, store):
     told = flora.ask("I am saving up for a new bicycle", user_id="mem_dora")
     assert told["message_type"] == "chat_reply", told
     wait_for_memory(flora, "mem_dora", "bicycle")
-    written = store.events("default", task_id="memory", user_id="mem_dora", event_type="MEMORY_WRITTEN")
+    deadline = time.monotonic() + WAIT_S  # the event follows the whole turn (its questions too), not the fact alone
+    while not (written := store.events("default", task_id="memory", user_id="mem_dora", event_type="MEMORY_WRITTEN")) \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
     ids = [w["memory_id"] for e in written for w in e.data["memories"]]
     done = flora.ask("add numbers a=2 b=3 for my bicycle savings", user_id="mem_dora")
     assert done["message_type"] == "task_completed" and done["result"].get("sum") == 5, done
