@@ -59,7 +59,9 @@ PARAMETERS = {
                 "columns and rows. Writes are refused by the database.",
     parameters=PARAMETERS,
     keywords=("sql", "query", "database", "select", "table", "rows", "data", "revenue",
-              "查询", "数据库", "数据", "表", "报表", "统计", "销售额", "营收", "注册用户"),
+              # never "表" alone: it is in 表格, 代表, 表达, 发表 too
+              "查询", "数据库", "数据", "数据表", "表里", "表中", "这张表", "哪张表", "报表", "统计", "销售额", "营收",
+              "注册用户"),
     examples=("how much revenue did we make in March?", "上个月有多少新用户注册"),
 )
 def data_query(sql: str, context: ExecutionContext, params: list | dict | None = None,

@@ -41,3 +41,14 @@ def test_a_two_address_request_is_planned_by_the_rules_as_two_calls():
     assert [(s.capability, s.parameters["url"]) for s in plan.steps] == [
         ("http_request", "https://example.com/prices.json"), ("http_request", "https://hooks.example.com/prices")]
     assert plan.steps[1].depends_on == ("s1",)
+
+
+@pytest.mark.parametrize("text", ["这个符号代表什么意思", "你表达得很清楚", "用表格展示", "帮我发表一篇文章"])
+def test_a_word_that_only_contains_a_keywords_character_is_no_evidence(router, text):
+    assert "data_query" not in [c.spec.name for c in router.rank(text)]
+
+
+@pytest.mark.parametrize("text", ["上个月的销售报表", "订单表中有多少条记录", "数据表里有多少行"])
+def test_the_database_words_still_point_at_data_query(router, text):
+    chosen = router.confident(text)
+    assert chosen is not None and chosen.spec.name == "data_query"
