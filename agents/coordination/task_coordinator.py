@@ -30,7 +30,7 @@ from typing import Any
 
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
-from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request
+from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request, schedule_words
 from capabilities.loop.schedule import ScheduleError
 from capabilities.memory.results import memory_meta, with_memory
 from common import messages as m
@@ -376,13 +376,9 @@ def _stamped(outs: list[Out], task: TaskRecord) -> list[Out]:
 
 def _cannot_schedule(why: str, content: str, request: NewLoop, lang: str) -> str:
     """Why nothing can do it, and the words that would ask for a reminder at that time."""
-    when = " ".join(content.replace(request.task_text, " ").split()).strip(_PUNCTUATION) \
-        if request.task_text in content else ""
+    when = schedule_words(content, request)
     offer = say(lang, "offer_reminder", when=when, what=request.task_text) if when else ""
     return "\n".join(part for part in (why.strip(), offer) if part)
-
-
-_PUNCTUATION = " ,，。.;；:：、!！"
 
 
 def _reminder(request: NewLoop) -> dict:

@@ -107,6 +107,14 @@ def only_a_time(text: str) -> bool:
         bool(_FILLER.match(request.task_text.strip(_TRIM + "?？").strip()))
 
 
+def schedule_words(text: str, request: NewLoop) -> str:
+    """The words of ``text`` that say when ("book a room on Thursday at 9" → "on Thursday at
+    9"), or "" when the task's words are not found whole in it."""
+    if request.task_text not in text:
+        return ""
+    return " ".join(text.replace(request.task_text, " ").split()).strip(_TRIM)
+
+
 def reminder_text(text: str) -> str:
     """"提醒我复习GRPO" → "复习GRPO"; "remind me to call Li" → "call Li"."""
     stripped = text.strip(_TRIM)

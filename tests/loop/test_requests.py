@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from capabilities.loop.parse import parse_schedule
-from capabilities.loop.requests import LoopOperation, NewLoop, looks_like_loop_request, read_loop_request
+from capabilities.loop.requests import LoopOperation, NewLoop, looks_like_loop_request, read_loop_request, schedule_words
 
 NOW = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
 
@@ -77,3 +77,10 @@ def test_ordinary_requests_and_bare_times_are_not_loop_requests(text):
 ])
 def test_tell_me_call_me_and_remember_are_not_reminders_unless_they_ask_for_one(text):
     assert read(text) is None
+
+
+def test_the_words_that_say_when_are_what_is_left_of_the_task():
+    said = "book a room on Thursday at 9"
+    assert schedule_words(said, read(said)) == "on Thursday at 9"
+    said = "明天早上9点帮我查一下订单"
+    assert schedule_words(said, read(said)) == "明天早上9点"

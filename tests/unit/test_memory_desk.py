@@ -6,11 +6,13 @@ answered in the person's language."""
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 import pytest
 
 from agents.coordination.interaction_coordinator import RECALL_WAIT_S, InteractionCoordinator, memory_answer
-from agents.coordination.memory_desk import MAX_ATTEMPTS, WORK_KIND, MemoryDesk, turn_work
+from agents.coordination.memory_desk import MAX_ATTEMPTS, WORK_KIND, ConversationPause, MemoryDesk, turn_work
 from capabilities.memory.service import DistillationFailed
 from capabilities.memory.store import MemoryRecord, MemoryUnavailable, Recalled
 from common import messages as m
@@ -114,11 +116,6 @@ def test_recall_carries_scores_and_new_work_waits_for_it_but_not_longer_than_the
 # -- waiting for a pause in the conversation -------------------------------------------------
 
 def test_the_pause_is_counted_from_the_last_sign_of_conversation():
-    import threading
-    import time
-
-    from agents.coordination.memory_desk import ConversationPause
-
     pause = ConversationPause(0.3, threading.Event())
     done: dict = {}
     waiter = threading.Thread(target=lambda: done.update(ok=pause.wait(), at=time.monotonic()))
@@ -138,10 +135,6 @@ def test_the_pause_is_counted_from_the_last_sign_of_conversation():
 
 
 def test_a_stop_ends_the_wait_for_a_pause_at_once():
-    import threading
-
-    from agents.coordination.memory_desk import ConversationPause
-
     stop = threading.Event()
     pause = ConversationPause(3600, stop)
     result: list = []
