@@ -1,4 +1,5 @@
-"""Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl`` and ``fresh.jsonl``.
+"""Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``
+and ``fresh2.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -8,6 +9,7 @@ the held-out file, drawn with a fixed seed, so the split is the same on every ru
 
 ``FRESH`` (at the end) is a third split, written after the held-out split had been looked at
 in tuning: never tuned against, reported apart, and not part of the dev/held-out draw.
+``FRESH2`` is a fourth, written the same way after the fresh split's misses had been read.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -27,6 +29,7 @@ CASES: list[dict] = []
 
 
 FRESH: list[dict] = []  # the fresh split: see the end of this file
+FRESH2: list[dict] = []  # the second fresh split, after it
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -485,6 +488,157 @@ fresh("zh", "answer/time", "今晚9点吧", setup=["提醒我交报告"])
 fresh("en", "answer/time", "make it 4:30pm", setup=["remind me to drink water"])
 
 
+# =========================================================================== FRESH2
+# A fourth split, written after the fresh split's misses had been read and fixed, the same way:
+# from how people talk, without reading Flora's rules first. These go to fresh2.jsonl only, with
+# ids like zh-chat-g001.
+
+
+def fresh2(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the second fresh split."""
+    FRESH2.append(make(lang, category, say, setup, expect))
+
+
+# --------------------------------------------------------------------------- fresh2: chat
+fresh2("zh", "chat/greeting", "哈喽哈喽，周一快乐呀")
+fresh2("en", "chat/greeting", "morning! coffee's kicking in slowly ☕")
+fresh2("zh", "chat/thanks", "懂了懂了，谢啦，讲得挺清楚的")
+fresh2("en", "chat/thanks", "cool cool, thank u!!")
+fresh2("zh", "chat/feelings", "考研又没上岸，不知道还要不要再坚持一年")
+fresh2("zh", "chat/feelings", "今天被同事抢了功劳，气死我了")
+fresh2("en", "chat/feelings", "my cat passed away this morning. I don't really know what to do with myself")
+fresh2("en", "chat/feelings", "FINALLY got the job offer!!! 🎉🎉")
+fresh2("zh", "chat/smalltalk", "你觉得猫和狗哪个更好养")
+fresh2("en", "chat/smalltalk", "what's your favourite season and why")
+fresh2("zh", "chat/joke", "讲个程序员才懂的笑话")
+fresh2("en", "chat/joke", "tell me something funny, rough day")
+fresh2("zh", "chat/knowledge", "中国的首都是哪个城市", answer_contains=["北京"])
+fresh2("en", "chat/knowledge", "who wrote Pride and Prejudice?", answer_contains=["Austen"])
+fresh2("en", "chat/knowledge", "how does a rainbow form? couple of sentences is fine")
+fresh2("zh", "chat/arithmetic", "15的平方是多少", answer_contains=["225"])
+fresh2("zh", "chat/arithmetic", "一件衣服原价200，打八折是多少钱", answer_contains=["160"])
+fresh2("en", "chat/arithmetic", "quick one: 144 divided by 12?", answer_contains=["12"])
+fresh2("en", "chat/arithmetic", "what's 15% of 80", answer_contains=["12"])
+fresh2("zh", "chat/advice", "第一次去女朋友家见家长，带点什么礼物比较好")
+fresh2("en", "chat/advice", "any tips for actually waking up early? I keep hitting snooze")
+fresh2("zh", "chat/translation", "把“I'm looking forward to hearing from you”翻成中文", answer_contains=["期待"])
+fresh2("en", "chat/translation", "how do you say 'good luck' in Chinese?", answer_contains=["好运", "加油"])
+fresh2("zh", "chat/writing", "帮我写个请假条，明天家里有事想请一天假")
+fresh2("en", "chat/writing", "write me a two-line birthday message for my sister, something sweet")
+
+# --------------------------------------------------------------------------- fresh2: task
+fresh2("zh", "task/http_request", "帮我访问下 https://status.example.com/api/health 看看挂没挂", capability=HTTP,
+       parameters={"url": "https://status.example.com/api/health"})
+fresh2("zh", "task/http_request", "GET一下 http://10.0.0.5:9000/metrics 把返回给我", capability=HTTP,
+       parameters={"url": "http://10.0.0.5:9000/metrics"})
+fresh2("en", "task/http_request", "could you hit https://api.example.com/users/42 and tell me what comes back?",
+       capability=HTTP, parameters={"url": "https://api.example.com/users/42"})
+fresh2("en", "task/http_request", "check if https://api.example.com/healthz is responding", capability=HTTP,
+       parameters={"url": "https://api.example.com/healthz"})
+fresh2("zh", "task/data_query", "查一下数据库里上个月新增了多少用户", capability=DQ)
+fresh2("zh", "task/data_query", "统计下各个城市的订单量，按多到少排个序", capability=DQ)
+fresh2("en", "task/data_query", "what were our top 5 products by sales last quarter? it's all in the db", capability=DQ)
+fresh2("en", "task/data_query", "run a query to count our active customers", capability=DQ)
+fresh2("zh", "task/dify_workflow", "用dify跑一下客服问答那个工作流", capability=DIFY)
+fresh2("zh", "task/dify_workflow", "跑下dify工作流，api key是 app-Hx5kP29m", capability=DIFY,
+       parameters={"api_key": "app-Hx5kP29m"})
+fresh2("en", "task/dify_workflow", "trigger the dify flow that summarises support tickets", capability=DIFY)
+fresh2("zh", "task/ask_experts", "请几位专家评估一下，我们五个人的小团队要不要上微服务", capability=EXP)
+fresh2("en", "task/ask_experts", "I'd like a panel of experts to weigh in: should we rewrite the backend in Rust?",
+       capability=EXP)
+fresh2("en", "task/ask_experts", "ask the experts what they think about raising our prices by 10%", capability=EXP)
+
+# --------------------------------------------------------------------------- fresh2: plan
+fresh2("zh", "plan/multi_step", "先请求 https://api.example.com/orders 拿到数据，再让专家看看有没有异常")
+fresh2("en", "plan/multi_step", "query the database for last week's signups, then POST the number to "
+       "https://hooks.example.com/signups")
+fresh2("en", "plan/multi_step", "fetch https://example.com/prices.json and after that ask the expert panel "
+       "whether we're priced too high")
+
+# --------------------------------------------------------------------------- fresh2: loop
+fresh2("zh", "loop/reminder", "明天下午三点提醒我去银行办卡", schedule="tomorrow at 15:00")
+fresh2("en", "loop/reminder", "remind me at 6pm to call mom", schedule="today at 18:00")
+fresh2("zh", "loop/recurring", "以后每天早上七点半叫我起床", schedule="every day at 07:30")
+fresh2("en", "loop/recurring", "every Monday at 10am remind me to submit my timesheet", schedule="every Monday at 10:00")
+fresh2("en", "loop/recurring", "every 30 minutes, ping https://api.example.com/health", capability=HTTP,
+       schedule="every 30 minutes")
+fresh2("zh", "loop/relative", "半小时后提醒我关火", schedule="in 30 minutes")
+fresh2("en", "loop/relative", "ping me in 20 min about the meeting", schedule="in 20 minutes")
+
+# --------------------------------------------------------------------------- fresh2: task_op
+fresh2("zh", "task_op/cancel", "算了，这个任务不要了", setup=ZH_TASK)
+fresh2("en", "task_op/cancel", "nah forget it, stop that task", setup=EN_TASK)
+fresh2("zh", "task_op/revise", "能不能把结果改成表格的形式", setup=ZH_DONE)
+fresh2("en", "task_op/revise", "make that result shorter, just the key numbers", setup=EN_DONE)
+fresh2("zh", "task_op/comment", "备注一下：这个接口下周要下线", setup=ZH_DONE)
+fresh2("en", "task_op/comment", "add a note to that task: numbers confirmed with sales", setup=EN_DONE)
+fresh2("zh", "task_op/rerun", "刚才那个再跑一次", setup=ZH_DONE)
+fresh2("en", "task_op/rerun", "can you run that again?", setup=EN_DONE)
+
+# --------------------------------------------------------------------------- fresh2: loop_op
+fresh2("zh", "loop_op/list", "我现在都有哪些定时任务", setup=ZH_LOOP)
+fresh2("en", "loop_op/list", "what reminders have I got set up?", setup=EN_LOOP)
+fresh2("zh", "loop_op/pause", "站会提醒先停几天", setup=ZH_LOOP)
+fresh2("en", "loop_op/resume", "turn the standup reminder back on", setup=EN_LOOP + ["pause the standup reminder"])
+fresh2("zh", "loop_op/delete", "站会那个提醒删了吧，用不着了", setup=ZH_LOOP)
+fresh2("en", "loop_op/delete", "get rid of the standup reminder", setup=EN_LOOP)
+fresh2("zh", "loop_op/trigger", "站会提醒现在立刻执行一下", setup=ZH_LOOP)
+fresh2("en", "loop_op/trigger", "fire the standup reminder now so I can see what it looks like", setup=EN_LOOP)
+
+# --------------------------------------------------------------------------- fresh2: status
+fresh2("zh", "status/abilities", "你都会些什么呀")
+fresh2("en", "status/abilities", "wat kind of stuff can u help me with")
+fresh2("zh", "status/state", "我交给你的事情办得怎么样了", must_not_claim=True)
+fresh2("en", "status/state", "what are you working on for me right now?", must_not_claim=True)
+fresh2("zh", "status/history", "我之前都让你做过哪些任务", must_not_claim=True)
+fresh2("en", "status/history", "show me what I've had you run so far", must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh2: command
+fresh2("zh", "command/clear", "清空聊天记录")
+fresh2("en", "command/clear", "reset this chat please")
+fresh2("zh", "command/switch_model", "能换个大一点的模型吗")
+fresh2("en", "command/switch_model", "use gpt-4o from now on")
+fresh2("zh", "command/shutdown", "关机")
+fresh2("en", "command/shutdown", "shut down the server please")
+
+# --------------------------------------------------------------------------- fresh2: unsupported
+fresh2("zh", "unsupported/orders", "我京东买的洗衣机到哪了", **NO)
+fresh2("en", "unsupported/orders", "cancel my Amazon order for the headphones", **NO)
+fresh2("zh", "unsupported/email", "看看我邮箱里有没有HR发来的offer", **NO)
+fresh2("en", "unsupported/email", "send an email to Sarah saying I'll be late", **NO)
+fresh2("zh", "unsupported/calendar", "明天我日程上都有什么安排", **NO)
+fresh2("en", "unsupported/calendar", "set up a call with the design team for Friday at 3", **NO)
+fresh2("zh", "unsupported/weather", "明天上海会下雨吗", **NO)
+fresh2("en", "unsupported/weather", "what's the temperature in London right now?", **NO)
+fresh2("zh", "unsupported/flights", "帮我订一张下周五去深圳的机票", **NO)
+fresh2("en", "unsupported/flights", "is my flight CA1234 delayed?", **NO)
+fresh2("zh", "unsupported/bank", "我银行卡里还剩多少钱", **NO)
+fresh2("en", "unsupported/bank", "transfer 200 dollars to my brother", **NO)
+fresh2("zh", "unsupported/delivery", "顺丰单号SF1234567890123，帮我查下到哪了", **NO)
+fresh2("en", "unsupported/delivery", "has my DoorDash order been picked up yet?", **NO)
+fresh2("zh", "unsupported/servers", "帮我重启一下测试环境的nginx", **NO)
+fresh2("en", "unsupported/servers", "is the prod server up? check its memory usage", **NO)
+fresh2("zh", "unsupported/tickets", "把工单#3381关掉，问题已经解决了", **NO)
+fresh2("en", "unsupported/tickets", "open a GitHub issue on our repo: the login button is broken on Safari", **NO)
+
+# --------------------------------------------------------------------------- fresh2: clarify
+fresh2("zh", "clarify/ambiguous", "帮我把它改一下")
+fresh2("en", "clarify/ambiguous", "send it to them")
+fresh2("en", "clarify/ambiguous", "can you fix this?")
+
+# --------------------------------------------------------------------------- fresh2: answer
+fresh2("zh", "answer/api_key", "app-Rt6yU1oP", setup=["帮我运行dify工作流"], capability=DIFY,
+       parameters={"api_key": "app-Rt6yU1oP"})
+fresh2("en", "answer/api_key", "the key is app-Nb4cX8vZ", setup=["please run the Dify workflow"], capability=DIFY,
+       parameters={"api_key": "app-Nb4cX8vZ"})
+fresh2("zh", "answer/url", "就请求这个吧 https://api.example.com/v1/items", setup=["帮我调个接口"], capability=HTTP,
+       parameters={"url": "https://api.example.com/v1/items"})
+fresh2("en", "answer/url", "http://localhost:3000/api/ping", setup=["call an api for me"], capability=HTTP,
+       parameters={"url": "http://localhost:3000/api/ping"})
+fresh2("zh", "answer/time", "后天上午十点", setup=["提醒我去体检"])
+fresh2("en", "answer/time", "8:30 tomorrow morning", setup=["remind me to pick up the dry cleaning"])
+
+
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
     running number per both."""
@@ -533,6 +687,10 @@ def main() -> None:
     write(HERE / "fresh.jsonl", fresh_cases)
     zh = sum(c["lang"] == "zh" for c in fresh_cases)
     print(f"{len(fresh_cases)} fresh cases ({zh} zh, {len(fresh_cases) - zh} en)")
+    fresh2_cases = numbered(FRESH2, prefix="g", width=3)
+    write(HERE / "fresh2.jsonl", fresh2_cases)
+    zh = sum(c["lang"] == "zh" for c in fresh2_cases)
+    print(f"{len(fresh2_cases)} second fresh cases ({zh} zh, {len(fresh2_cases) - zh} en)")
 
 
 if __name__ == "__main__":

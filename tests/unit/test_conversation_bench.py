@@ -12,7 +12,7 @@ import pytest
 
 from bench.conversation import select
 from bench.conversation_score import (
-    DEV_FILE, FRESH_FILE, HELDOUT_FILE, INTENTS, cjk_share, infer_intent, load_cases, percentile, schedule_matches,
+    DEV_FILE, FRESH2_FILE, FRESH_FILE, HELDOUT_FILE, INTENTS, cjk_share, infer_intent, load_cases, percentile, schedule_matches,
     score_case, summarise, wrong_language,
 )
 
@@ -34,21 +34,26 @@ def fresh():
     return load_cases(FRESH_FILE)
 
 
+@pytest.fixture(scope="module")
+def fresh2():
+    return load_cases(FRESH2_FILE)
+
+
 # --------------------------------------------------------------------------- the data files
-def test_every_line_of_the_three_files_is_one_json_object():
-    for path in (DEV_FILE, HELDOUT_FILE, FRESH_FILE):
+def test_every_line_of_the_four_files_is_one_json_object():
+    for path in (DEV_FILE, HELDOUT_FILE, FRESH_FILE, FRESH2_FILE):
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             assert isinstance(json.loads(line), dict)
 
 
-def test_the_set_has_at_least_300_cases_with_ids_unique_across_the_three_files(dev, heldout, fresh):
+def test_the_set_has_at_least_300_cases_with_ids_unique_across_the_four_files(dev, heldout, fresh, fresh2):
     assert len(dev + heldout) >= 300
-    ids = [c["id"] for c in dev + heldout + fresh]
+    ids = [c["id"] for c in dev + heldout + fresh + fresh2]
     assert len(ids) == len(set(ids))
 
 
-def test_every_case_has_the_documented_shape(dev, heldout, fresh):
-    for case in dev + heldout + fresh:
+def test_every_case_has_the_documented_shape(dev, heldout, fresh, fresh2):
+    for case in dev + heldout + fresh + fresh2:
         assert case["lang"] in ("zh", "en"), case["id"]
         assert case["id"].startswith(f"{case['lang']}-{case['expect']['intent']}-"), case["id"]
         assert case["category"].split("/")[0] == case["expect"]["intent"], case["id"]
@@ -64,21 +69,25 @@ def test_every_case_has_the_documented_shape(dev, heldout, fresh):
         assert isinstance(expect.get("must_not_claim", False), bool), case["id"]
 
 
-def test_fresh_ids_are_marked_and_every_category_is_in_the_fresh_split(dev, heldout, fresh):
-    for case in fresh:
-        assert re.fullmatch(rf"{case['lang']}-{case['expect']['intent']}-f\d{{3}}", case["id"]), case["id"]
+@pytest.mark.parametrize("mark", ["f", "g"])
+def test_fresh_ids_are_marked_and_every_category_is_in_each_fresh_split(dev, heldout, fresh, fresh2, mark):
+    cases = fresh if mark == "f" else fresh2
+    for case in cases:
+        assert re.fullmatch(rf"{case['lang']}-{case['expect']['intent']}-{mark}\d{{3}}", case["id"]), case["id"]
     for case in dev + heldout:
-        assert not re.search(r"-f\d+$", case["id"]), case["id"]
-    assert 80 <= len(fresh) <= 120
-    assert {c["category"] for c in fresh} == {c["category"] for c in dev + heldout}
-    by_language = Counter((c["expect"]["intent"], c["lang"]) for c in fresh)
+        assert not re.search(r"-[fg]\d+$", case["id"]), case["id"]
+    assert 80 <= len(cases) <= 120
+    assert {c["category"] for c in cases} == {c["category"] for c in dev + heldout}
+    by_language = Counter((c["expect"]["intent"], c["lang"]) for c in cases)
     for intent in INTENTS:
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
 
 
-def test_fresh_cases_are_new_messages(dev, heldout, fresh):
+def test_fresh_cases_are_new_messages(dev, heldout, fresh, fresh2):
     seen = {c["say"].strip().casefold() for c in dev + heldout}
-    assert not [c["id"] for c in fresh if c["say"].strip().casefold() in seen]
+    assert not [c["id"] for c in fresh + fresh2 if c["say"].strip().casefold() in seen]
+    seen |= {c["say"].strip().casefold() for c in fresh}
+    assert not [c["id"] for c in fresh2 if c["say"].strip().casefold() in seen]
 
 
 def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout):
@@ -89,8 +98,8 @@ def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout)
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
 
 
-def test_about_half_the_cases_are_chinese(dev, heldout, fresh):
-    for cases in (dev + heldout, fresh):
+def test_about_half_the_cases_are_chinese(dev, heldout, fresh, fresh2):
+    for cases in (dev + heldout, fresh, fresh2):
         share = sum(c["lang"] == "zh" for c in cases) / len(cases)
         assert 0.4 <= share <= 0.6
 
