@@ -127,7 +127,7 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     chosen = select("dev", "chat/", 2)
     assert chosen and all(split == "dev" and case["category"].startswith("chat/") for split, case in chosen)
     assert max(Counter(case["category"] for _, case in chosen).values()) == 2
-    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh"}
+    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2"}
     fresh = select("fresh", None, None)
     assert fresh and all(split == "fresh" and "-f" in case["id"] for split, case in fresh)
     both = {case["category"].split("/")[0] for _, case in select("dev", ["answer/", "clarify/"], 1)}
