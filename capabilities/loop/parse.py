@@ -416,8 +416,11 @@ def _date(scan: _Scan, ctx: _Context) -> _Found | None:
     return _Found(schedule, description, "clock" if explicit else "date")
 
 
+# a day with its part ("tomorrow evening", "today afternoon") is one phrase: the part is the
+# clock's ("tomorrow evening at 8:30" is 20:30), never words left over for a task
 _DAY_WORD = re.compile(r"大后天|大後天|后天|後天|明天|明日|今天|今日|今晚|今夜|今早|明早|明晚|明夜"
-                       r"|\b(?:the\s+)?day\s+after\s+tomorrow\b|\btomorrow\b|\btoday\b|\btonight\b"
+                       r"|\b(?:(?:the\s+)?day\s+after\s+tomorrow|tomorrow|today)"
+                       r"(?:\s+(?:in\s+the\s+)?(?:morning|afternoon|evening|night))?\b|\btonight\b"
                        r"|\bthis\s+(?:morning|afternoon|evening)\b", _F)
 _DAY_OFFSET = {"今": 0, "明": 1, "后": 2, "後": 2, "大": 3, "today": 0, "tonight": 0, "this": 0,
                "tomorrow": 1, "the": 2, "day": 2}
@@ -430,7 +433,7 @@ def _day_word(scan: _Scan, ctx: _Context) -> _Found | None:
         return None
     word = m.group(0).lower()
     offset = _DAY_OFFSET[word.split()[0] if word.isascii() else word[0]]
-    period = ("evening" if word in ("tonight", "this evening") or word[-1] in "晚夜"
+    period = ("evening" if word == "tonight" or word.endswith(("evening", "night")) or word[-1] in "晚夜"
               else "morning" if word.endswith("morning") or word.endswith("早")
               else "afternoon" if word.endswith("afternoon") else None)
     scan.take(m.start(), m.end())

@@ -147,6 +147,11 @@ ONE_SHOTS = [
     ("tomorrow 7:15pm call mum", utc(2026, 3, 7, 11, 15), "call mum"),  # "7:15pm" whole, not "7:15" and "pm"
     ("Dec 24 at 18:30 dinner with the team", utc(2026, 12, 24, 10, 30), "dinner with the team"),
     ("remind me on the 5th of April", utc(2026, 4, 5, 1, 0), "remind me"),
+    # a day with its part of the day: one phrase, which sets the clock's half of the day
+    ("tomorrow evening at 7:45 water the plants", utc(2026, 3, 7, 11, 45), "water the plants"),
+    ("6:15 tomorrow morning go running", utc(2026, 3, 6, 22, 15), "go running"),
+    ("at 10 tomorrow night check the backups", utc(2026, 3, 7, 14, 0), "check the backups"),
+    ("today in the afternoon at 4 feed the cat", utc(2026, 3, 6, 8, 0), "feed the cat"),
 ]
 
 
