@@ -65,8 +65,15 @@ _SUMMARY = re.compile(
     r"|^(?:请|帮我|给我)?(?:写|做|生成|出|给我)?(?:一份|一个|个|一下)?(?:总结|汇总|摘要|概括|小结)"
     r"|^[^\s，,。]{0,12}(?:总结|汇总|摘要|概括|小结)(?:一下)?[。.!！]*$", _F)  # "把两个结果汇总一下"
 # a part that names only an object ("the returns", a URL, "退货数据"): the verb is the previous part's
+# (a short Chinese clause that says how, "按多到少排个序", "只要前十个", is not an object)
 _ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|those|all|each)\b|^https?://|^[\d\"'“]"
-                       r"|^(?![^\u4e00-\u9fff]*[A-Za-z]{3})(?![我你他她它咱])(?!.*(?:[把将给用让请帮我你]|一下))[^\s]{1,8}$", _F)
+                       r"|^(?![^\u4e00-\u9fff]*[A-Za-z]{3})(?![我你他她它咱])(?!按|以|根据|依照|照|只|不|别|要|最好|记得|顺便|注意)"
+                       r"(?!.*(?:[把将给用让请帮我你]|一下|排序|排个序|排一下|排列))[^\s]{1,8}$", _F)
+# a clause that gives a value ("api key是 app-X", "key: app-X", "the url is https://…"): the
+# step before it takes the value; it is never a step of its own
+_GIVES_A_VALUE = re.compile(r"^(?:and\s+|with\s+)?(?:the\s+|my\s+|its\s+|our\s+)?"
+                            r"(?:[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}|[\u4e00-\u9fff]{1,6}|[A-Za-z][\w -]{0,20}[\u4e00-\u9fff]{1,3})"
+                            r"\s*(?:是|为|[:：=](?!//)|\bis\b|\bare\b)\s*\S+$", _F)
 _CJK_NUMBERS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
 
 
@@ -100,7 +107,8 @@ class TaskPlanner:
         text = content.strip()
         if not text:
             return None
-        parts = _split(text)
+        split = _split(text)
+        parts = _with_values(split)
         try:
             plan = self._plan_by_rules(parts)
         except _CannotPlan as exc:
@@ -108,7 +116,11 @@ class TaskPlanner:
         else:
             if plan is not None:
                 return plan
-        if self._llm is None or not self._looks_multi_step(text, parts):
+        asked = text  # what asks for work: the request without the values it gives
+        for part in split:
+            if _GIVES_A_VALUE.match(part.text):
+                asked = asked.replace(part.text, " ")
+        if self._llm is None or not self._looks_multi_step(asked, parts):
             return None
         return self._plan_by_model(text, memories or [])
 
@@ -244,6 +256,17 @@ def _said_once(parts: list[_Part], specs: list[CapabilitySpec]) -> tuple[list[_P
             kept_parts.append(part)
             kept_specs.append(spec)
     return kept_parts, kept_specs
+
+
+def _with_values(parts: list[_Part]) -> list[_Part]:
+    """A clause that only gives a value, joined to the clause before it in its stage."""
+    joined: list[_Part] = []
+    for part in parts:
+        if joined and joined[-1].stage == part.stage and _GIVES_A_VALUE.match(part.text):
+            joined[-1] = _Part(part.stage, f"{joined[-1].text}, {part.text}")
+        else:
+            joined.append(part)
+    return joined
 
 
 _POINTS_BACK = re.compile(rf"{_BACK_REFERENCE.pattern}|\b(?:that|this|those|these)\b|这个|那个|这些|那些", _F)

@@ -426,3 +426,19 @@ def test_a_secret_is_never_taken_from_memory_into_a_plan(registry):
     known = [{"memory_id": "mem_1", "fact": "My mail key is sk-remembered"}]
     plan = TaskPlanner(registry, ScriptedLLM([invented])).plan(MULTI_STEP_UNROUTABLE, known)
     assert "api_key" not in plan.step("s2").parameters  # a secret must be written in the request itself
+
+
+@pytest.mark.parametrize("text", [
+    "run the report workflow, the api key is app-77QkLm",
+    "发一封邮件给 li@example.com，密钥是 app-3Kd9",
+    "download https://example.com/a.csv, token: abc123",
+])
+def test_a_clause_that_only_gives_a_value_is_part_of_the_step_before(registry, text):
+    llm = ScriptedLLM([])  # one request with its value: no plan, and no model asked for one
+    assert TaskPlanner(registry, llm).plan(text) is None
+    assert llm.calls == []
+
+
+@pytest.mark.parametrize("text", ["查询数据库里各省的销量，按从高到低排一下", "从数据库查本月的新用户，只要前十个"])
+def test_a_short_clause_that_says_how_is_no_second_object(planner, text):
+    assert planner.plan(text) is None
