@@ -145,6 +145,10 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     ("zh", "Cancelled task task_3f9a2b.", True),
     ("en", "Fetched https://例子.com/数据 fine", False),  # an address is not prose
     ("zh", "391", False),  # nothing to judge
+    # what a capability returned is data, not prose: the sentence around it is judged
+    ("zh", 'http_request 已完成。 {"status": 404, "reason": "Not Found", "headers": {"server": "keryx"}}', False),
+    ("zh", 'Request finished. {"status": 200, "body": "ok"}', True),
+    ("en", "Here it is:\n```\n今天 天气 很好 数据\n```", False),
     ("en", "", False),
 ])
 def test_wrong_language_judges_the_prose_a_person_reads(lang, message, wrong):
