@@ -161,8 +161,10 @@ class TaskExecutionService:
         if kind == "clarify":
             options = intent.options or choices(intents.router.routable(), language)
             options = [*options, {"id": str(len(options) + 1), "label": say(language, "just_chat")}]
+            asked = say(language, "unclear_reference", ref=intent.refers_to) if intent.refers_to \
+                else say(language, "not_sure")
             return m.analysis_result(task_id=task_id, intent="clarify", options=options, timing=timing,
-                                     message=say(language, "not_sure") + "\n" +
+                                     message=asked + "\n" +
                                      "\n".join(f"{o['id']}. {o['label']}" for o in options))
         return m.analysis_result(task_id=task_id, intent=kind, capability=intent.capability,
                                  parameters=intent.parameters, timing=timing)

@@ -65,6 +65,11 @@ _PHRASES: dict[str, dict[str, str]] = {
     "not_sure": {EN: "I'm not sure which of these you mean. Reply with the number:",
                  ZH: "我不太确定你指的是哪一项，请回复编号："},
     "just_chat": {EN: "none of these — just talk", ZH: "都不是，只是聊聊"},
+    "unclear_reference": {
+        EN: "What does “{ref}” refer to? Nothing earlier in our conversation says. Tell me what you mean "
+            "(what it is, and who it is for), or reply with the number of the kind of task it is:",
+        ZH: "“{ref}”指的是什么？我们之前的对话里没有提到。请告诉我具体是哪一个（是什么、给谁），"
+            "或回复下面的编号选一类任务："},
     "unsupported": {
         EN: "I can't {what}: no capability for that is installed, so I won't guess an answer. "
             "What I can do: {abilities}.",

@@ -57,6 +57,8 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         r"|\b(?:turn|switch|shut|power)\s+(?:yourself|flora|the\s+(?:server|system|assistant))\s+(?:off|down)\b"
         r"|^\s*shut\s*down\s*[.!]*\s*$"
         r"|(?:关机|关闭|停止|退出|关掉)(?:一下)?\s*(?:flora|系统|服务|服务器|你自己|整个系统)|^\s*关机\s*[。！!]*\s*$"
+        # said to Flora, with a reason after it: "你先关机吧，明天再说"
+        r"|^\s*(?:(?:那|那你|你|好|好了|行|行了|嗯)\s*)*(?:先|就|现在)*\s*(?:关机|下线)(?:吧|了|啦)?\s*(?:[，,。!！~～]|$)"
         # the object first: "把系统关掉", "将服务停了"
         r"|(?:把|将)\s*(?:flora|系统|服务|服务器|你自己|整个系统|整个服务)\s*(?:给)?(?:关掉|关了|关闭|停掉|停了|停止|关机)", _F)),
     ("switch_model", re.compile(
@@ -67,6 +69,8 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         # a model by its name: "switch over to llama3-70b", "换成 qwen2.5-7b"
         r"|\b(?:switch|change|swap|move)\s+(?:over\s+)?to\s+(?:the\s+)?(?:[\w.-]*(?:llama|qwen|gpt|mistral|gemma|phi|deepseek|claude|glm)"
         r"[\w.-]*|[\w.]+-\d+(?:\.\d+)?b)\b"
+        r"|^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+|let'?s\s+)?(?:use|try)\s+(?:[\w.-]*(?:llama|qwen|gpt|mistral|gemma|phi|deepseek|claude|glm)"
+        r"[\w.-]*|[\w.]+-\d+(?:\.\d+)?b)\s*(?:instead|from\s+now\s+on|for\s+now|going\s+forward|please|pls)?\s*[.!]*\s*$"
         r"|(?:切换|换成|改用|换到|切到)(?:成|到)?\s*(?:[\w.-]*(?:llama|qwen|gpt|mistral|gemma|phi|deepseek|claude|glm)[\w.-]*"
         r"|[\w.]+-\d+(?:\.\d+)?b)\b", _F)),
     ("status", re.compile(r"^\s*/status\s*$", _F)),
@@ -81,7 +85,15 @@ _ABOUT_FLORA = re.compile(
     r"|\bwhat\s+(?:are|were)\s+you\s+(?:doing|working\s+on)\b|\bhow\s+many\s+tasks\b|\btasks?\s+(?:have\s+)?i\s+"
     r"|\bwhat(?:'s|\s+is)\s+(?:still\s+)?(?:running|pending|waiting)\b|\bany(?:thing)?\s+(?:running|pending)\b"
     r"|我的(?:\w{0,4})?(?:任务|定时任务|提醒|计划任务|循环任务)|你(?:在|正在)(?:帮我)?(?:做|干)什么|(?:多少|几)个任务"
-    r"|(?:哪些|什么)(?:任务|提醒|定时任务)(?:还)?(?:在|是)?(?:运行|生效|等待|进行)", _F)
+    r"|(?:哪些|什么)(?:任务|提醒|定时任务)(?:还)?(?:在|是)?(?:运行|生效|等待|进行)"
+    # the work the person handed over, said as such: "我交给你的事情办得怎么样了", "我之前都让你做过哪些任务",
+    # "show me what I've had you run so far", "how's the stuff I asked you to do?"
+    r"|(?:交给|交代给|托|拜托|让|叫)你(?:帮我)?(?:做|办|跑|执行|处理|弄|查)?(?:过)?的(?:那些|这些|那个|这个)?(?:事|事情|任务|活|东西)"
+    r"|你(?:帮我|替我|给我)(?:做|办|跑|执行|处理|弄|查)(?:过)?的(?:那些|这些|那个|这个)?(?:事|事情|任务|活)"
+    r"|让你(?:帮我)?(?:做|跑|执行|办|处理|查)(?:过|了)(?:哪些|什么|些什么|多少)"
+    r"|\bwhat\s+(?:have|did)\s+i\s+(?:asked|ask|had|have|told|tell|got|get)\s+you\s+(?:to\s+)?(?:do|run|handle|work\s+on|look\s+into)\b"
+    r"|\bwhat\s+(?:i'?ve|i\s+have|i)\s+(?:asked|had|told|got)\s+you\s+(?:to\s+)?(?:do|run|handle|work\s+on)\b"
+    r"|\b(?:the\s+)?(?:stuff|things|tasks|work|jobs)\s+(?:that\s+)?i\s+(?:asked|gave|handed|told|left)\s+you\b", _F)
 
 _OWN_RECORD_NOUNS = (
     r"orders?|parcels?|packages?|shipments?|deliver(?:y|ies)|tracking|invoices?|bills?|payments?|refunds?|"
@@ -97,6 +109,10 @@ _OWN_RECORDS = re.compile(
     r"(?:号|状态|信息|情况|还有|到哪|在哪|多少|里)"
     r"|(?:我的|我们的|我提的|我下的|我买的|我订的|我点的)[^，,。]{0,6}(?:订单|快递|包裹|外卖|工单|票)[^，,。]{0,8}(?:了没|没有|吗|呢|到哪|怎么)"
     r"|外卖[^，,。]{0,6}(?:还没|怎么|到哪|什么时候)|(?:快递|包裹)单号"
+    # something bought, by what it is: "我京东买的洗衣机到哪了", "where's the lamp I ordered?"
+    r"|(?:我|我们)[^，,。]{0,6}(?:买|订|点|寄|下单|网购)的[^，,。]{0,10}(?:到哪|到了没|到了吗|发货|什么时候到|寄到|送到|物流|还没到|签收)"
+    r"|\b(?:i|we)\s+(?:ordered|bought|purchased)\b[^.?!]{0,40}\b(?:ship(?:ped)?|arriv\w*|deliver\w*|here\s+yet|on\s+(?:its|the)\s+way)\b"
+    r"|\bwhere(?:'s|\s+is|\s+are)\s+(?:the|my|our)\s+(?:\w+\s+){1,2}(?:i|we)\s+(?:ordered|bought|purchased)\b"
     r"|(?:查|看|查询|查一下|看看|看一下)(?:一下)?(?:我的|我们的)?(?:订单|快递|包裹|物流|发票|账单|工单|账户|余额|邮箱|邮件|日程|航班|服务器)"
     r"|订单\s*[A-Za-z]{0,4}-?\d{3,}"
     # the person's calendar: "我明天有什么会", "下周一我有哪些安排", "what meetings do I have tomorrow"
@@ -116,6 +132,27 @@ _REQUEST_VERB = re.compile(
     r"search|check|tell|give|make|create|write|remind|schedule|cancel|delete|open|call|book|buy|translate|"
     r"summari[sz]e|explain|help)\b"
     r"|^\s*(?:请|帮我|麻烦|给我|替我|执行|运行|启动|查|看|告诉|发|写|提醒|取消|删除|打开|翻译|总结|解释)", _F)
+
+
+# chat spelling, read as the words it stands for before any rule looks at the message
+_TEXT_SPEAK = {
+    "u": "you", "ur": "your", "wat": "what", "wut": "what", "wht": "what", "whats": "what's", "hows": "how's",
+    "pls": "please", "plz": "please", "thx": "thanks", "tmrw": "tomorrow", "tmr": "tomorrow", "2moro": "tomorrow",
+    "abt": "about", "sth": "something", "smth": "something", "msg": "message", "rn": "right now",
+    "cuz": "because", "bc": "because", "gimme": "give me", "lemme": "let me", "wanna": "want to",
+    "gonna": "going to", "kinda": "kind of", "sorta": "sort of", "dont": "don't", "cant": "can't", "wont": "won't", "im": "I'm", "ive": "I've",
+}
+_SPOKEN_WORD = re.compile(r"(?<![\w/.:@#-])(?:r(?=\s+u\b)|" + "|".join(sorted(_TEXT_SPEAK, key=len, reverse=True))
+                          + r")(?![\w/.:@#-]|'\w)", _F)
+
+
+def spelled_out(text: str) -> str:
+    """The message with chat spelling written out ("wat can u do" -> "what can you do"), so a
+    rule reads what a person means however they type it; addresses and ids are left alone."""
+    def word(match: re.Match) -> str:
+        said = match.group(0).lower()
+        return "are" if said == "r" else _TEXT_SPEAK[said]
+    return _SPOKEN_WORD.sub(word, text)
 
 
 def is_greeting(text: str) -> bool:
@@ -176,7 +213,10 @@ _LIVE_DATA = re.compile(
     r"|(?:要|需要|得)带(?:把)?伞|(?:冷不冷|热不热|会不会下雨)"
     # flights and machines: "明早北京飞成都最早的航班", "线上那台机器CPU满了没"
     r"|[\u4e00-\u9fff]{2,4}飞[\u4e00-\u9fff]{2,4}[^，,。]{0,6}航班|(?:机器|服务器|主机|实例)[^，,。]{0,6}(?:CPU|cpu|内存|磁盘|负载)"
-    r"|(?:CPU|cpu|内存|磁盘|负载)[^，,。]{0,6}(?:满|多少|还剩|高不高|挂)", _F)
+    r"|(?:CPU|cpu|内存|磁盘|负载)[^，,。]{0,6}(?:满|多少|还剩|高不高|挂)"
+    r"|\bis\s+(?:the|our|my)\s+(?:[\w-]+\s+){0,2}(?:server|host|machine|box|vm|instance|cluster|database|db|website|site)"
+    r"\s+(?:still\s+)?(?:up|down|alive|online|offline|reachable)\b"
+    r"|\b(?:check|show|what'?s|what\s+is|how\s+much)\s+(?:\w+\s+){0,3}(?:cpu|memory|ram|disk)\s+(?:usage|load|space|left)\b", _F)
 _THINGS_ZH = r"订单|快递|包裹|外卖|邮件|会议|(?:的|个|场)会(?!议)|日程|工单|bug|缺陷|预约|预订|账单|报销单|审批"
 _ACTS_ZH = r"取消|退掉|退了|申请|回复|回一下|回个|改到|改成|改期|推迟|提前到|挪到|移到|催一下|催催|催|提个|提一个|关掉|驳回|通过"
 _THINGS_EN = r"orders?|deliver(?:y|ies)|e-?mails?|messages?|meetings?|calls?|appointments?|standups?|bookings?|reservations?|tickets?|bugs?|issues?"
@@ -192,11 +232,12 @@ _WORLD_ACT = re.compile(
     r"|申请退款|(?:我要|我想)(?:退货|退款)"
     r"|^\s*(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:book|reserve|buy|purchase|pay|transfer|wire|order\s+(?:me\s+)?(?:a|an|some)"
     r"|send\s+(?:an?\s+)?(?:e-?mail|text|sms|message)|e-?mail\s+\w+|text\s+\w+|call\s+(?:my|\w+\s+at)|restart|reboot|"
-    r"deploy|roll\s*back|schedule\s+a\s+meeting|set\s+up\s+a\s+meeting|cancel\s+my\s+(?:order|booking|subscription|flight)"
+    r"deploy|roll\s*back|(?:schedule|set\s+up|arrange|organi[sz]e)\s+(?:a|an)\s+(?:[\w-]+\s+)?(?:meeting|call|appointment|interview|sync|session)"
+    r"|cancel\s+my\s+(?:order|booking|subscription|flight)"
     r"|return\s+(?:the|my|these|those|this|that)\s+\w+|refund\s+(?:me|my))\b"
     r"|\b(?:want|need|like)\s+to\s+return\s+(?:the|my|these|those|this|that)\b|\b(?:want|need|get)\s+(?:me\s+)?a\s+refund\b"
     # records in the person's own systems: tickets, issues, bug reports
-    r"|\b(?:open|create|file|raise|submit|close|assign)\s+(?:a\s+|an\s+|the\s+|my\s+|our\s+)?(?:new\s+)?"
+    r"|\b(?:open|create|file|raise|submit|close|assign)\s+(?:a\s+|an\s+|the\s+|my\s+|our\s+)?(?:new\s+)?(?:[\w-]+\s+)?"
     r"(?:ticket|issue|bug(?:\s+report)?|case|pull\s+request|jira)\b"
     r"|(?:开|建|提|创建|新建|关掉|关闭)(?:一个|个|一张|张)?(?:工单|bug单|缺陷单|需求单|jira)", _F)
 # an action on one of the person's things, in one clause, either order: "那个订单帮我取消掉", "回一下
@@ -237,6 +278,32 @@ _VAGUE = re.compile(
     r"^\s*(?:please\s+|pls\s+)?(?:do|run|send|handle|process|fix|check|sort\s+out|take\s+care\s+of|finish)\s+"
     r"(?:it|this|that|them|the\s+thing|that\s+thing|this\s+one|it\s+out)\s*(?:please|now)?\s*[.!]*\s*$"
     r"|^\s*(?:帮我|请|麻烦)?(?:发出去|处理一下|弄一下|搞一下|办一下|搞定它|处理它|发一下|执行一下|跑一下)\s*(?:吧|呗)?\s*[。!！]*\s*$", _F)
+
+
+_UNCLEAR_EN = re.compile(
+    r"^\s*(?:(?:hey|ok(?:ay)?|so|um+|also|and)[,\s]+)?(?:please\s+|pls\s+)?"
+    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+|just\s+)?|i\s+need\s+you\s+to\s+|go\s+ahead\s+and\s+)?"
+    r"(?:send|forward|fix|change|update|edit|redo|finish|handle|process|check|review|sort\s+out|take\s+care\s+of"
+    r"|look\s+at|go\s+over|improve|correct|rewrite|share|post|submit|upload|print|move|rename|resend|delete|remove)"
+    r"\s+(?P<ref>it|this|that|them|these|those|this\s+one|that\s+one|the\s+thing|that\s+thing"
+    r"|(?:the|that|this)\s+(?:file|document|doc|draft|report|spreadsheet|sheet|deck|slides))"
+    r"(?:\s+(?:to|for|with|over\s+to)\s+(?:them|him|her|everyone|everybody|the\s+team|the\s+others|the\s+client|the\s+boss|it))?"
+    r"(?:\s+(?:with|using)\s+(?:the\s+)?(?:new|latest|updated|same|other|right|correct)\s+\w+)?"
+    r"(?:\s+(?:again|now|please|pls|asap|real\s+quick|for\s+me))*\s*[.!?？。！]*\s*$", _F)
+_UNCLEAR_ZH = re.compile(
+    r"^\s*(?:(?:帮我|请|麻烦你|麻烦|你|能不能|可以|再)\s*)*(?:把|将)?"
+    r"(?P<ref>它|这个文件|那个文件|这份文件|那份文件|这个东西|那个东西|这个|那个|这份|那份|这|那)\s*(?:再)?(?:给)?"
+    r"(?:改|修改|处理|弄|搞|发|发出去|整理|检查|看|更新|修)(?:一下|下|好)?"
+    r"(?:[，,]?\s*(?:再|然后)?(?:发给|转给|给|交给)(?:他|她|他们|她们|大家|对方|领导|老板))?"
+    r"\s*(?:吧|呗|啊)?\s*[。!！?？]*\s*$")
+
+
+def unclear_reference(text: str) -> str | None:
+    """"send it to them", "can you fix this?", "把那个文件再改一下发给他": a request that names
+    what it acts on only by pointing ("it", "那个文件"). Answers the pointing words; with
+    nothing said before in the conversation they point at nothing, and the person is asked."""
+    found = _UNCLEAR_EN.match(text) or _UNCLEAR_ZH.match(text)
+    return found.group("ref") if found else None
 
 
 def vague_request(text: str) -> bool:

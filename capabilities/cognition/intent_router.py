@@ -67,6 +67,7 @@ class Intent:
     source: str = "rules"  # rules | llm
     command: str | None = None
     elapsed_ms: float = 0.0
+    refers_to: str | None = None  # clarify: the pointing words ("it", "那个文件") nothing before explains
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,11 @@ class IntentRouter:
         """``memories``: what is remembered of the person that bears on the message (it can
         turn "what's the weather at home?" into a request the person's city completes)."""
         started = time.perf_counter()
-        intent = self._classify(content.strip(), history or [], pending, memories or [])
+        intent = self._classify(cues.spelled_out(content.strip()), history or [], pending, memories or [])
+        if pending is not None and intent.kind in ("task", "query") and intent.capability == pending.capability \
+                and set(intent.parameters) & set(pending.names):
+            # "just call this one: https://…" while the task waits for its address: the answer
+            intent = Intent("answer", pending.capability, source=intent.source)
         intent.elapsed_ms = (time.perf_counter() - started) * 1000
         return intent
 
@@ -163,6 +168,9 @@ class IntentRouter:
         sure = self.certain(text)
         if sure is not None:
             return sure
+        pointed = cues.unclear_reference(text) if not history and pending is None else None
+        if pointed:  # "send it to them" as the first thing said: "it" is nothing yet, so ask
+            return Intent("clarify", options=choices(self._router.routable(), language_of(text)), refers_to=pointed)
         ruled = self.decide_by_rules(text)
         if ruled is not None and (pending is None or ruled.capability != pending.capability):
             return ruled  # a capability the words name (not the one a question waits for)

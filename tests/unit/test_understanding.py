@@ -354,3 +354,87 @@ def test_acts_on_the_persons_things_and_the_live_world_need_a_capability(text):
 ])
 def test_advice_and_talk_about_the_same_things_do_not(text):
     assert not cues.needs_the_world(text)
+
+
+@pytest.mark.parametrize("text", [
+    "我在淘宝买的台灯什么时候到", "我们上周下单的打印机发货了吗", "where's the blender I ordered last week?",
+    "did the books we bought arrive yet?", "is our staging database still up?", "show me the disk space left on prod",
+    "arrange an interview with the candidate for Monday", "file a jira bug about the broken export",
+])
+def test_purchases_machines_meetings_and_records_said_in_other_words_need_a_capability(text):
+    assert cues.needs_the_world(text)
+
+
+@pytest.mark.parametrize("text", [
+    "我买的那本书写得真好", "I bought a guitar last year and love it", "how much RAM does a laptop need?",
+    "what's a good way to set up a meeting agenda?", "remind me to arrange a call with Tom at 5",
+])
+def test_talk_about_purchases_machines_and_meetings_does_not(text):
+    assert not cues.needs_the_world(text)
+
+
+@pytest.mark.parametrize("text", [
+    "你帮我办的那些事情进展如何", "我都让你跑过什么", "what have I asked you to do today?",
+    "how are the tasks I gave you going?", "list what I've had you handle",
+])
+def test_the_work_handed_to_flora_said_as_such_is_about_flora(text):
+    assert cues.asks_about_flora(text)
+
+
+@pytest.mark.parametrize("text, command", [
+    ("好了你下线吧，今天到这", "shutdown"), ("那就先关机，改天聊", "shutdown"),
+    ("let's use claude-3-haiku instead", "switch_model"), ("try qwen2.5-7b please", "switch_model"),
+])
+def test_commands_said_in_passing_are_read(text, command):
+    assert cues.command(text) == command
+
+
+@pytest.mark.parametrize("text", ["use a different approach", "try again later", "关机键在哪里", "电脑怎么关机"])
+def test_the_same_words_about_other_things_are_no_command(text):
+    assert cues.command(text) is None
+
+
+@pytest.mark.parametrize("text, spelled", [
+    ("wat can u do 4 me", "what can you do 4 me"), ("r u still there?", "are you still there?"),
+    ("pls check tmrw", "please check tomorrow"), ("write an R script", "write an R script"),
+    ("fetch https://u.example.com/ur/pls", "fetch https://u.example.com/ur/pls"), ("key app-u-1", "key app-u-1"),
+])
+def test_chat_spelling_is_written_out_and_addresses_are_left_alone(text, spelled):
+    assert cues.spelled_out(text) == spelled
+
+
+def test_what_can_you_do_in_chat_spelling_is_a_question_about_flora(registry):
+    llm = ScriptedLLM([])
+    intent = router(registry, llm).classify("so wat kinda things can u do?")
+    assert intent.kind == "status" and llm.calls == []
+
+
+@pytest.mark.parametrize("text, pointing", [
+    ("forward that to everyone", "that"), ("could you review the draft please", "the draft"),
+    ("update this with the latest figures", "this"), ("把那份改一下给领导", "那份"), ("帮我把这个处理下", "这个"),
+])
+def test_a_request_that_only_points_at_its_object_is_asked_about_when_nothing_came_before(registry, text, pointing):
+    llm = ScriptedLLM([reading("chat")])
+    intent = router(registry, llm).classify(text)
+    assert intent.kind == "clarify" and intent.refers_to == pointing and intent.options
+    assert llm.calls == []
+
+
+def test_after_earlier_turns_the_pointing_words_are_the_model_s_to_read(registry):
+    llm = ScriptedLLM([reading("chat")])
+    history = [{"role": "user", "content": "def f(x): return x+"}, {"role": "assistant", "content": "That is incomplete."}]
+    assert router(registry, llm).classify("can you fix this?", history=history).kind == "chat"
+
+
+@pytest.mark.parametrize("text", ["fix the login bug in auth.py", "send the report to Anna", "这个怎么改比较好",
+                                  "check it out, it's great"])
+def test_requests_that_name_their_object_are_not_pointing(text):
+    assert cues.unclear_reference(text) is None
+
+
+def test_a_request_for_the_waiting_capability_that_gives_the_awaited_value_answers_it(registry):
+    pending = Pending("task_1", "http_request", ("url",))
+    llm = ScriptedLLM([reading("http_request")])
+    intent = router(registry, llm).classify("ok just call this one then https://api.example.com/v2/items",
+                                            pending=pending)
+    assert (intent.kind, intent.capability) == ("answer", "http_request")
