@@ -27,19 +27,40 @@ from capabilities.loop.schedule import ScheduleError
 from capabilities.loop.vocabulary import _REMIND
 
 _F = re.IGNORECASE
+# words for loop tasks. "提醒" is a thing ("站会那个提醒", "GRPO提醒") unless it asks someone to be
+# reminded ("提醒我…", "提醒他把…"); "remind me", "reminding" ask for a reminder (see _REMIND_VERB);
+# "定时" is one after "个/的/把" ("把定时关了"), not in "每天定时删掉旧日志" (on a schedule)
 _REFERENCE = re.compile(r"\bloop_[0-9a-f]{6,32}\b|\bloop\s*tasks?\b|\breminders?\b|\bremind\w*|\bscheduled\s+(?:tasks?|jobs?|runs?)\b"
-                        r"|\bschedules\b|\brecurring\b|循环任务|定时任务|定时|提醒|计划任务", _F)
+                        r"|\bschedules\b|\brecurring\b|循环任务|定时任务|(?<=[个的把将])定时|提醒|计划任务", _F)
+# a reference that asks to be reminded rather than names a loop task: an operation word counts for it
+# only just before it ("stop reminding me", "不要再提醒我喝水了"), never elsewhere ("cancel the
+# subscription, then remind me tomorrow", "删了这个文件再提醒我": a new reminder)
+_REMIND_VERB = re.compile(r"(?:remind(?!ers?\b)\w*|提醒(?=\s*(?:我|你|您|他|她|咱|大家|一下|一声|把|将|让|去|要|记得)))", _F)
+# a reminder being asked for, not one the user has: "set a reminder", "I need a reminder to…", "加个提醒"
+_NEW_REFERENCE = re.compile(r"(?:\b(?:set|add|create|make|schedule|need|want|give\s+me|get\s+me)\s+(?:up\s+)?(?:me\s+)?"
+                            r"(?:an?|another|one\s+more|new)\s+(?:[\w-]+\s+){0,2}"
+                            r"|(?:设置|设定|添加|新建|新增|创建)(?:一)?(?:个|条)?|(?:设|加|建|定|弄|搞|来)(?:一)?(?:个|条|下))$", _F)
+# between a loop task's word and an operation word after it: what makes the operation the thing to
+# be reminded of ("提醒小王把文件删了", "a reminder to turn the heater on")
+_ASKS_SOMEONE = re.compile(r"把|将|让|叫|去|\bto\b", _F)
 _OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes; "resume the paused one" resumes
     ("list", re.compile(r"^\s*(?:please\s+)?(?:list|show|display|what\s+are|which\s+are|view)\b"
                         r"|^\s*(?:what|which)\s+(?:loop\s*tasks?|reminders?|schedules?|scheduled\s+\w+)\b"
                         r"|列出|查看|看看|显示|有哪些|列表", _F)),
     ("modify", re.compile(r"\b(?:change|modify|reschedule|move|update|edit)\b|修改|改成|改为|改到|调整|更改", _F)),
-    ("resume", re.compile(r"\b(?:resume|unpause|reactivate|re-enable|enable)\b|\b(?:turn|switch|put)\s+(?:\w+\s+){0,5}back\s+on\b"
-                          r"|\b(?:turn|switch)\s+on\b|\bstart\s+(?:\w+\s+){0,5}again\b"
-                          r"|恢复|重新开始|继续执行|重新打开|再打开|打开|重新启用|启用|(?:重新|再)?开起来|重新开", _F)),
+    # "switch the standup reminder on again", "turn it back on", "re-enable", "把提醒重新开启", "继续提醒我"
+    ("resume", re.compile(r"\b(?:resume|unpause|reactivate|re-?activate|re-?enable|enable|unmute)\b"
+                          r"|\b(?:turn|switch|flip)\s+(?:(?!off\b)[\w'-]+\s+){0,5}?(?:back\s+)?on\b(?!\s+hold)"
+                          r"|\bput\s+(?:\w+\s+){0,5}back\s+on\b"
+                          r"|\bstart\s+(?:\w+\s+){0,5}again\b|\bbring\s+(?:\w+\s+){0,5}back\b"
+                          r"|恢复|重新开始|(?<!不)(?<!别)(?<!不用)(?<!不要)(?<!不必)继续|重新打开|再打开|打开|重新启用|启用|(?:重新|再)?开起来|重新开|开回来|(?:重新)?开启", _F)),
     ("pause", re.compile(r"\b(?:pause|suspend|hold)\b|\b(?:turn|switch)\s+(?:\w+\s+){0,5}off\b"
-                         r"|暂停|停一下|停一停|先停|停几天|先别|关掉|关了", _F)),
-    ("delete", re.compile(r"\b(?:delete|remove|cancel|stop|drop|disable|get\s+rid\s+of)\b|删除|删掉|取消|停止|不要再", _F)),
+                         r"|暂停|停一下|停一停|先停|停几天|先别|关掉|关了|关一下|关上|停掉|停了", _F)),
+    # "站会那个提醒删了吧", "那个提醒不要了", "reminder for standup, kill it", "I don't need the standup reminder anymore"
+    ("delete", re.compile(r"\b(?:delete|remove|cancel|stop|drop|disable|kill|scrap|ditch|trash|get\s+rid\s+of)\b"
+                          r"|\b(?:don'?t|do\s+not|no\s+longer)\s+(?:need|want)\b|\bnot\s+needed\b"
+                          r"|删除|删掉|删了|删去|删一下|删吧|去掉|取消|停止|不要再|别再|不用再|不必再"
+                          r"|(?:不用|不必|别|不要)(?=\s*提醒)|(?:不用|不必|别|不要)再?继续|不要了|不用了|不需要了|用不着了?|没用了", _F)),
     ("trigger", re.compile(r"\b(?:run|trigger|fire|execute|start)\b.*\bnow\b|\bnow\b.*\b(?:run|trigger|fire)\b"
                            r"|立即|立刻|马上|现在(?:就)?(?:运行|执行|触发|跑)|手动(?:运行|执行|触发|跑)", _F)),
 )
@@ -125,8 +146,8 @@ def reminder_text(text: str) -> str:
 
 
 def _operation(text: str) -> LoopOperation | None:
-    reference = _REFERENCE.search(text)
-    if reference is None:
+    references = [r for r in _REFERENCE.finditer(text) if not _NEW_REFERENCE.search(text[:r.start()])]
+    if not references:
         return None
     remind = _REMIND.search(text)
     for op, pattern in _OPS:
@@ -136,12 +157,24 @@ def _operation(text: str) -> LoopOperation | None:
         if remind is not None and found.start() > remind.start() and op != "list" \
                 and re.match(r"(?:remind|alert|notify|ping)\s+me\b|提醒我|叫我|通知我", text[remind.start():], _F):
             return None  # "remind me to cancel...": a new reminder, not an operation
+        if not any(_said_of(text, found, reference) for reference in references):
+            return None  # "cancel the subscription, then remind me": the operation is on something else
         if op == "modify":
             after = text[found.end():]
             parameters = named_values(after, _parameter_names(after)) if "=" in after else {}
             return LoopOperation(op, text, schedule_text=after, parameters=parameters)
         return LoopOperation(op, text)
     return None
+
+
+def _said_of(text: str, found: re.Match, reference: re.Match) -> bool:
+    """Whether the operation word ``found`` is said of the loop task ``reference`` names."""
+    if _REMIND_VERB.match(text, reference.start()):  # "stop reminding me", "不要再提醒我", "don't want to be reminded"
+        return found.end() <= reference.start() and \
+            bool(re.fullmatch(r"\s*(?:to\s+be\s+)?(?:再|again|ever)?\s*", text[found.end():reference.start()], _F))
+    if found.start() >= reference.end():  # "站会那个提醒删了吧", not "提醒小王把文件删了"
+        return not _ASKS_SOMEONE.search(text[reference.end():found.start()])
+    return True  # "delete the plants reminder", "turn the standup reminder back on"
 
 
 def _parameter_names(text: str) -> list[str]:

@@ -9,7 +9,8 @@ kind                  said as                                         ``text``
 ``revise_result``     "revise it: use euros", "把结果改成英文",          the added instruction
                       "re-run it with prices in euros"
 ``re_run_task``       "re-run it", "run task_3f… again", "重新执行"      ""
-``cancel_task``       "cancel task t_123", "stop it", "取消刚才的任务"    ""
+``cancel_task``       "cancel task t_123", "stop it", "取消刚才的任务",   ""
+                      "这个任务不要了", "I don't need that anymore"
 ====================  ==============================================  ===========================
 
 ``task_ref`` is the task id written in the text (``task_…`` or ``t_…``) or ``"last"`` (the
@@ -37,31 +38,68 @@ _EN_REF = (rf"(?:(?:the\s+)?task\s+)?{_ID}|(?:the\s+)?result\s+of\s+(?:task\s+)?
            r"|the\s+(?:task|job|run|result|results|answer|output|response|workflow|query|download|search|lookup)"
            r"|(?:my|that|this)\s+(?:last\s+|previous\s+)?(?:task|job|request|result)")
 _ZH_WHICH = r"(?:刚才|刚刚|上一个|上个|之前|前面|最近|这个|那个|该)?(?:的)?"
-_ZH_REF = (rf"(?:任务\s*)?{_ID}(?:\s*的?(?:结果|输出))?|{_ZH_WHICH}(?:任务|请求)(?:的?(?:结果|输出))?"
+_ZH_THAT_TASK = r"(?:刚才|刚刚|上一个|上个|之前|最近)(?:那个|这个)(?:任务|请求)"  # "刚才那个任务"
+_ZH_REF = (rf"(?:任务\s*)?{_ID}(?:\s*的?(?:结果|输出))?|(?:{_ZH_THAT_TASK}|{_ZH_WHICH}(?:任务|请求))(?:的?(?:结果|输出))?"
            rf"|{_ZH_WHICH}(?:结果|回答|答案|输出)|(?:刚才|刚刚|上一个|之前)(?:那个|这个|的)?|它")
 _LEAD_EN = r"(?:(?:never\s*mind|actually|ok(?:ay)?|sorry|hmm|no|wait)\s*[,，.!]?\s*)?"
-_POLITE_EN = rf"^\s*{_LEAD_EN}(?:please\s+|can\s+you\s+|could\s+you\s+)?"
-_POLITE_ZH = r"^\s*(?:(?:算了|不用了|等等|哦|嗯)\s*[,，。!！]?\s*)?(?:请|帮我|麻烦|请帮我)?\s*"
+_POLITE_EN = rf"^\s*{_LEAD_EN}(?:please\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
+# a request's polite or question lead: "请", "帮我", "麻烦你", "能不能", "可不可以帮我", "你能"
+_ASK_ZH = (r"(?:(?:你|您)?(?:能不能|能否|可不可以|可否|可以|能|帮忙)(?:请)?|麻烦(?:你|您)?|请(?:你|您)?)?"
+           r"\s*(?:帮我|帮忙|给我)?")
+_POLITE_ZH = rf"^\s*(?:(?:算了|不用了|等等|哦|嗯|哎|唉|好吧)\s*[,，。!！]?\s*)?{_ASK_ZH}\s*"
 _AFTERWORD = r"please|pls|plz|now|again|thanks|thx"  # what may end an operation and add nothing to it
-_END = rf"\s*(?:{_AFTERWORD})?\s*[.!。！?？]*\s*$"
+_END = rf"\s*(?:[,，]?\s*(?:{_AFTERWORD}))?\s*[.!。！?？]*\s*$"
 _END_ZH = r"\s*(?:掉了|掉|了)?\s*(?:吧|一下|呗)?\s*[.!。！?？]*\s*$"
-_LEADS_ZH = r"(?:(?:算了|不用了|不要了|等等|哦|嗯)\s*[,，。!！]?\s*)*"
-_NO_MORE_ZH = r"(?:先)?(?:不用|别|不要)(?:再)?(?:跑|做|执行|运行|弄|查)了"  # "先别跑了": stop it
+_LEADS_ZH = r"(?:(?:算了|不用了|不要了|等等|哦|嗯|哎|唉|哎呀|好吧)\s*[,，。!！]?\s*)*"
+_NO_MORE_ZH = r"(?:先)?(?:(?:不用|别|不要)(?:再)?|不)(?:跑|做|执行|运行|弄|查)了"  # "先别跑了", "不做了": stop it
+# the task no longer wanted: "这个任务不要了", "刚才那个就不用做了", "不需要这个任务了" (bare "不要了",
+# "不用了" answer an offer as often as they stop a task: those need a task named)
+_UNWANTED_ZH = (r"(?:我|咱们|我们)?(?:就|也|都|先|暂时|还是)?(?:不要了|不用了|不需要了|用不着了|没必要了"
+                r"|(?:(?:不用|别|不要|不必|不需要)(?:再)?|不)(?:跑|做|执行|运行|弄|查|继续)了)")
+_ZH_TASK_REF = rf"(?:任务\s*)?{_ID}|{_ZH_THAT_TASK}|{_ZH_WHICH}(?:任务|请求)|(?:刚才|刚刚|上一个|之前|这个|那个)(?:那个|这个|的)?|它"
+# a reason after it, which adds nothing to do: "这个任务不要了，用不着了", "forget it, I'll do it myself"
+_REASON_ZH = (r"(?:\s*[,，。!！]\s*(?:(?:已经|真的|暂时)?(?:用不着了?|没必要了?|不需要了|不用了|没用了|不急了?)"
+              r"|我自己(?:来|弄|做|查)(?:吧)?|太慢了|等不及了))?")
+_REASON_EN = (r"(?:\s*[,;.!-]+\s*(?:i(?:'ll|\s+will)\s+do\s+it\s+myself|(?:i|we)\s+don'?t\s+need\s+it(?:\s+any\s*more)?"
+              r"|(?:it'?s\s+)?(?:not\s+needed|no\s+longer\s+needed)(?:\s+any\s*more)?|it'?s\s+taking\s+too\s+long))?")
+_EN_TASK_REF = (rf"(?:the\s+)?(?:task\s+)?{_ID}"
+                r"|(?:the|that|this|my)\s+(?:last\s+|previous\s+|current\s+|running\s+)?(?:task|job|run|request)")
+# the result to be made into something else: "the result", "that output", "task_12's output"
+_MADE = (rf"(?:the\s+)?(?:task\s+)?{_ID}(?:'s)?(?:\s+(?:result|output))?"
+         r"|(?:the|that|this)\s+(?:last\s+|previous\s+)?(?:task'?s?\s+)?(?:result|results|output|answer|report)")
 _CANCEL_ZH = r"(?:取消|终止|停止|中止|停掉|撤销|撤掉|撤回|撤|叫停)"
 _CANCEL_VERB_ZH = rf"(?:还是)?(?:请|帮我)?(?:{_CANCEL_ZH}|停下来?)"
 _REDO_ZH = r"重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总)(?:一次|一遍|一下)?"
-_ZH_CHANGE = (r"改成|改为|换成|改用|修改为|修改成|调整为|调整成|翻译成|译成|转成|转换成|写成|改写成|变成"
-              r"|精简成|简化成|缩短成|压缩成|总结成|概括成|整理成")
+_ZH_CHANGE = (r"改成|改为|换成|改用|修改为|修改成|调整为|调整成|翻译成|译成|翻成|转成|转换成|写成|改写成|改写为|变成"
+              r"|精简成|简化成|缩短成|压缩成|总结成|概括成|整理成|弄成|做成|搞成|整成|列成|排成|输出成|输出为")
+# how the result is to be shown: "把结果用表格展示", "把结果按日期排序"
+_ZH_SHOW = (r"(?:用|以|按照?)[^，,。]{1,20}?(?:展示|显示|呈现|列出来?|输出|排列|排序|整理|表示|重写|重新写|再写)"
+            r"(?:一下|一遍|出来)?")
+# what may end a revision said as a question and add nothing to it: "…改成表格的形式吗？"
+_ASKED_END = re.compile(r"\s*(?:吗|呢|吧|呀|啊|好吗|好不好|行吗|行不行|可以吗|可不可以|谢谢"
+                        r"|[,，]?\s*(?:please|pls|plz|thanks|thx|thank\s+you))?\s*[?？.!。！]*\s*$", _F)
 _LOOP = re.compile(r"\bloop_[0-9a-f]|\bloop\s*tasks?\b|\breminders?\b|\bschedul\w*|循环任务|定时|提醒|计划任务", _F)
 
 _CANCEL = (
-    re.compile(rf"{_POLITE_EN}(?:cancel|abort|stop|kill|terminate|halt)\s+(?P<ref>{_EN_REF}){_END}", _F),
+    re.compile(rf"{_POLITE_EN}(?:cancel|abort|stop|kill|terminate|halt|drop|scrap|ditch|forget(?:\s+about)?)"
+               rf"\s+(?P<ref>{_EN_REF}){_REASON_EN}{_END}", _F),
+    # no longer wanted: "I don't need that anymore", "we no longer need the task", "that job is not needed anymore"
+    re.compile(rf"{_POLITE_EN}(?:i|we)\s+(?:really\s+)?(?:don'?t|do\s+not|no\s+longer)\s+(?:really\s+)?(?:need|want)\s+"
+               rf"(?:(?P<ref>it|that|this|that\s+one|this\s+one)\s+(?:any\s*more|after\s+all)"
+               rf"|(?P<ref2>{_EN_TASK_REF})(?:\s+(?:any\s*more|after\s+all))?){_END}", _F),
+    re.compile(rf"{_POLITE_EN}(?P<ref>it|that|this|that\s+one|this\s+one|{_EN_TASK_REF})\s*(?:is|'s)\s+"
+               rf"(?:no\s+longer\s+needed|not\s+needed\s+any\s*more){_END}", _F),
+    # the task no longer wanted: "算了，这个任务不要了", "刚才那个就不用做了", "不需要这个任务了"
+    re.compile(rf"^\s*{_LEADS_ZH}(?:把|将)?(?P<ref>{_ZH_TASK_REF})\s*{_UNWANTED_ZH}\s*(?:吧|呗|啊|哈)?{_REASON_ZH}{_END_ZH}", _F),
+    re.compile(rf"^\s*{_LEADS_ZH}(?:我|咱们|我们)?(?:就|也|都|先|暂时|还是)?(?:不要|不用|不需要|不做|别做)(?:了)?"
+               rf"\s*(?P<ref>{_ZH_TASK_REF})\s*了\s*(?:吧|呗|啊|哈)?{_REASON_ZH}{_END_ZH}", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})\s*(?:给)?{_CANCEL_ZH}{_END_ZH}", _F),
     re.compile(rf"{_POLITE_ZH}{_CANCEL_ZH}(?:掉)?\s*(?P<ref>{_ZH_REF}){_END_ZH}", _F),
     # the verb alone ("cancel", "never mind, stop", "scratch that", "算了，不用跑了，取消吧"): the latest unfinished task
     re.compile(rf"{_POLITE_EN}(?:just\s+)?(?:(?:cancel|abort|stop)(?:\s+(?:it|that|this))?|scratch\s+that|call\s+it\s+off)"
                rf"{_END}", _F),
-    re.compile(rf"^\s*{_LEADS_ZH}(?:{_NO_MORE_ZH}(?:\s*[,，。!！]?\s*{_CANCEL_VERB_ZH})?|{_CANCEL_VERB_ZH}){_END_ZH}", _F),
+    re.compile(rf"^\s*{_LEADS_ZH}(?:{_NO_MORE_ZH}(?:\s*[,，。!！]?\s*{_CANCEL_VERB_ZH})?|{_CANCEL_VERB_ZH})"
+               rf"\s*(?:吧|呗)?{_REASON_ZH}{_END_ZH}", _F),
 )
 _RERUN = (
     re.compile(rf"{_POLITE_EN}(?:re-?run|re-?execute|retry|redo|repeat|restart)(?:\s+(?P<ref>{_EN_REF}))?"
@@ -80,12 +118,16 @@ _REVISE = (
     re.compile(rf"{_POLITE_EN}(?:revise|rewrite|redo|change|modify|fix|amend|update|edit|adjust)\s+(?P<ref>{_EN_REF})"
                r"(?:\s*[:：,，;-]\s*|\s+(?:and|so\s+that|so)\s+|\s+(?=(?:to|with|using|by|in(?:to)?)\s))"
                r"(?P<text>\S.*)$", _F),
-    # "make the result shorter", "make task_12's output more formal" ("make it shorter" after a chat
-    # reply is about that reply: the model reads it)
-    re.compile(rf"{_POLITE_EN}make\s+(?P<ref>(?:the\s+)?(?:task\s+)?{_ID}(?:'s)?(?:\s+(?:result|output))?"
-               r"|the\s+(?:last\s+|previous\s+)?(?:task'?s?\s+)?(?:result|results|output|report))\s+(?P<text>(?:(?:a\s+(?:bit|little)\s+|much\s+)?"
-               r"(?:more|less)\s+\w+|(?:a\s+(?:bit|little)\s+|much\s+)?\w+er|in\s+\w+|into\s+.+|bullet\s+points)\b.*)$", _F),
+    # "make the result shorter", "make that result shorter, just the key numbers", "turn the output
+    # into a table", "make task_12's output more formal" ("make it shorter" after a chat reply is
+    # about that reply: the model reads it)
+    re.compile(rf"{_POLITE_EN}make\s+(?P<ref>{_MADE})\s+(?P<text>(?:(?:a\s+(?:bit|little|lot)\s+|much\s+|way\s+)?(?:(?:more|less)\s+\w+|\w+er"
+               r"|concise|brief|formal|informal|casual|simple|readable|compact|detailed|professional|polite|friendly)"
+               r"|in\s+\w+|into\s+.+|(?:an?\s+|one\s+)(?:\w+\s+){0,2}(?:table|list|chart|paragraph|summary|bullet\s+list|csv|spreadsheet)"
+               r"|bullet\s+points)\b.*)$", _F),
+    re.compile(rf"{_POLITE_EN}turn\s+(?P<ref>{_MADE})\s+(?P<text>into\s+\S.*)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)(?P<ref>{_ZH_REF})\s*(?P<text>(?:{_ZH_CHANGE}).+)$", _F),
+    re.compile(rf"{_POLITE_ZH}(?:把|将)(?P<ref>{_ZH_REF})\s*(?P<text>{_ZH_SHOW}.*)$", _F),
     # "结果里的金额换成欧元": what in the result, and what it becomes
     re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_WHICH}(?:结果|输出|回答))(?:里|中)?的?"
                rf"(?P<text>[^，,。]{{1,12}}(?:{_ZH_CHANGE}).+)$", _F),
@@ -114,7 +156,8 @@ class TaskOperation:
 def read_operation(content: str) -> TaskOperation | None:
     """The operation ``content`` asks for on an existing task, or None. What leads up to it
     in clauses of its own is said about it, not asked ("actually scratch that, cancel the
-    workflow", "刚才网络抽风了，再重跑一遍"), unless it is a request or a step of its own."""
+    workflow", "刚才网络抽风了，再重跑一遍"), unless it is a request or a step of its own, or
+    names a loop task ("reminder for standup, kill it" is the loop reader's)."""
     text = content.strip()
     if not text:
         return None
@@ -123,7 +166,7 @@ def read_operation(content: str) -> TaskOperation | None:
         return found
     for clause in _CLAUSE_END.finditer(text):
         lead, rest = text[:clause.end()], text[clause.end():].strip()
-        if not rest or _NOT_A_LEAD.search(lead) or reads_as_new_request(lead.strip()):
+        if not rest or _NOT_A_LEAD.search(lead) or _LOOP.search(lead) or reads_as_new_request(lead.strip()):
             return None
         found = _read_whole(rest)
         if found is not None:
@@ -142,14 +185,16 @@ def _read_whole(text: str) -> TaskOperation | None:
         for pattern in patterns:
             match = pattern.match(text)
             if match and not _about_loops(text, match):
-                said = match.groupdict().get("text") or ""
-                return TaskOperation(kind, _task_ref(match), said.strip().rstrip(_TRAILING) if said else "")
+                said = (match.groupdict().get("text") or "").strip()
+                if kind == "revise_result":
+                    said = _ASKED_END.sub("", said)
+                return TaskOperation(kind, _task_ref(match), said.rstrip(_TRAILING) if said else "")
     for pattern in _RERUN:
         match = pattern.match(text)
         if not match or _about_loops(text, match):
             continue
         rest = match.group("rest").strip().rstrip(_TRAILING)
-        if not rest or re.fullmatch(rf"(?:{_AFTERWORD}|吧|一下|一次|一遍)", rest, _F):
+        if not rest or re.fullmatch(rf"(?:{_AFTERWORD}|吧|一下|一次|一遍|吗|好吗|行吗|可以吗)", rest, _F):
             return TaskOperation("re_run_task", _task_ref(match), "")
         added = _RERUN_REST.match(rest) or _RERUN_REST_ZH.match(rest)
         if added:  # a re-run with something to change is a revision

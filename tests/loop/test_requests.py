@@ -33,6 +33,31 @@ def test_operations(text, op):
     assert isinstance(found, LoopOperation) and found.op == op
 
 
+@pytest.mark.parametrize("text, op", [
+    # switched on again; the object first, said as no longer wanted, with a reason after it
+    ("I'm back from holiday, turn the water reminder on again", "resume"),
+    ("flip the stretching reminder on again please", "resume"), ("re-enable the plants reminder", "resume"),
+    ("把站会提醒重新开启", "resume"), ("继续提醒我喝水", "resume"),
+    ("喝水那个提醒删了吧，没用了", "delete"), ("GRPO的提醒不需要了", "delete"),
+    ("那个站会提醒给我删掉吧，不开会了", "delete"), ("那个提醒不用继续了", "delete"),
+    ("the plants reminder - get rid of it", "delete"), ("reminder about stretching, scrap it", "delete"),
+    ("I don't need the plants reminder anymore", "delete"), ("别再提醒我喝水了", "delete"),
+    ("把喝水提醒停了", "pause"),
+])
+def test_operations_said_object_first_or_as_no_longer_wanted(text, op):
+    found = read(text)
+    assert isinstance(found, LoopOperation) and found.op == op
+
+
+@pytest.mark.parametrize("text", [
+    "remind me to switch the heater on again at 7", "set a reminder to turn the lights back on at 6",
+    "cancel the subscription, then remind me tomorrow", "把旧文件删了，明天提醒我检查一下",
+    "明天提醒我把不要的照片删了", "提醒小王把旧文件删掉", "每天定时删掉旧日志",
+])
+def test_an_operation_word_on_something_else_leaves_a_new_loop_task(text):
+    assert isinstance(read(text), NewLoop)
+
+
 def test_modify_keeps_the_new_schedule_text_and_parameters():
     found = read("change loop_0123456789ab to every day at 10:00")
     assert found.schedule_text.strip().endswith("to every day at 10:00")

@@ -374,6 +374,43 @@ def test_ordinary_requests_and_loop_operations_are_not_task_operations(planner, 
     assert planner.operation(text) is None
 
 
+@pytest.mark.parametrize("text, expected", [
+    # the task no longer wanted, with or without a lead, a task named or pointed at, a reason after it
+    ("哎，刚才那个任务不需要了", TaskOperation("cancel_task", "last", "")),
+    ("那个就不用做了吧", TaskOperation("cancel_task", "last", "")),
+    ("不要刚才那个任务了", TaskOperation("cancel_task", "last", "")),
+    ("任务 t_42 不要了", TaskOperation("cancel_task", "t_42", "")),
+    ("这个任务我不要了，我自己来", TaskOperation("cancel_task", "last", "")),
+    ("先不做了", TaskOperation("cancel_task", "last", "")),
+    ("ok, forget it", TaskOperation("cancel_task", "last", "")),
+    ("ditch that job", TaskOperation("cancel_task", "last", "")),
+    ("drop task t_8", TaskOperation("cancel_task", "t_8", "")),
+    ("never mind, we don't need it any more", TaskOperation("cancel_task", "last", "")),
+    ("that task is no longer needed", TaskOperation("cancel_task", "last", "")),
+    ("scrap it, I'll do it myself", TaskOperation("cancel_task", "last", "")),
+    # a revision asked politely or as a question
+    ("可不可以把结果翻译成英文？", TaskOperation("revise_result", "last", "翻译成英文")),
+    ("你能把输出改成中文吗", TaskOperation("revise_result", "last", "改成中文")),
+    ("麻烦你帮我把结果按金额排序", TaskOperation("revise_result", "last", "按金额排序")),
+    ("could you make this output more concise, only the totals",
+     TaskOperation("revise_result", "last", "more concise, only the totals")),
+    ("turn the answer into a bullet list", TaskOperation("revise_result", "last", "into a bullet list")),
+    ("make the output a table", TaskOperation("revise_result", "last", "a table")),
+])
+def test_a_task_no_longer_wanted_and_a_revision_asked_politely_are_read(planner, text, expected):
+    assert planner.operation(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "能不能帮我写一封邮件", "可以把这个文件改成PDF吗", "能不能把这句话翻译成英文",  # a request, no task named
+    "不需要了", "算了，不用了",  # an offer declined: nothing says which task
+    "I don't need help with that anymore", "we don't need an umbrella anymore", "make that a table",
+    "the reminder for standup, drop it", "forget the reminder",  # the loop reader's
+])
+def test_polite_requests_declined_offers_and_loop_tasks_are_not_task_operations(planner, text):
+    assert planner.operation(text) is None
+
+
 # -- wiring --------------------------------------------------------------------------------
 
 def test_planning_and_context_resolver_are_registered_services():
