@@ -216,7 +216,11 @@ _LIVE_DATA = re.compile(
     r"|(?:CPU|cpu|内存|磁盘|负载)[^，,。]{0,6}(?:满|多少|还剩|高不高|挂)"
     r"|\bis\s+(?:the|our|my)\s+(?:[\w-]+\s+){0,2}(?:server|host|machine|box|vm|instance|cluster|database|db|website|site)"
     r"\s+(?:still\s+)?(?:up|down|alive|online|offline|reachable)\b"
-    r"|\b(?:check|show|what'?s|what\s+is|how\s+much)\s+(?:\w+\s+){0,3}(?:cpu|memory|ram|disk)\s+(?:usage|load|space|left)\b", _F)
+    # a machine of theirs, not this one (where the agent's tools can look): "the server's memory",
+    # "disk space on the staging box"
+    r"|\b(?:server|host|machine|box|vm|instance|cluster)(?:'s)?\s+(?:cpu|memory|ram|disk)\b"
+    r"|\b(?:cpu|memory|ram|disk)\s+(?:usage|load|space)\b[^.?!]{0,30}\b(?:on|of)\s+(?:the\s+|our\s+|my\s+)?"
+    r"(?:[\w-]+\s+)?(?:server|host|machine|box|vm|instance|cluster)\b", _F)
 _THINGS_ZH = r"订单|快递|包裹|外卖|邮件|会议|(?:的|个|场)会(?!议)|日程|工单|bug|缺陷|预约|预订|账单|报销单|审批"
 _ACTS_ZH = r"取消|退掉|退了|申请|回复|回一下|回个|改到|改成|改期|推迟|提前到|挪到|移到|催一下|催催|催|提个|提一个|关掉|驳回|通过"
 _THINGS_EN = r"orders?|deliver(?:y|ies)|e-?mails?|messages?|meetings?|calls?|appointments?|standups?|bookings?|reservations?|tickets?|bugs?|issues?"
@@ -342,6 +346,8 @@ _FORGET = re.compile(
     r"|^\s*(?:请|麻烦)?(?:你)?(?:忘掉|忘记|忘了吧|别记着|不要记住|删掉关于)", _F)
 _SELF = re.compile(
     r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|mine|myself|we|our)\b|我|咱", _F)
+_A_TASK = re.compile(r"^(?:(?:about\s+)?(?:that|this|the|my|it|the\s+last|that\s+last)\s+)?(?:task|job|run|request|reminder|workflow|one)s?"
+                     r"(?:\s*,.*)?$|^(?:那个|这个|刚才的?)?(?:任务|提醒|请求)", _F)
 _NOTHING_NAMED = {"it", "that", "this", "about it", "about that", "it all", "吧", "了", "这个", "那个", "算了"}
 
 
@@ -356,6 +362,8 @@ def memory_command(text: str) -> tuple[str, str] | None:
     found = _FORGET.match(text)
     if found and command(text) != "clear_history":
         what = text[found.end():].strip(" \t.。!！")
+        if _A_TASK.match(what):  # "forget that task", "forget about the reminder": an operation on it
+            return None
         return ("forget", what) if what and what.lower() not in _NOTHING_NAMED else None
     return None
 

@@ -358,7 +358,8 @@ def test_advice_and_talk_about_the_same_things_do_not(text):
 
 @pytest.mark.parametrize("text", [
     "我在淘宝买的台灯什么时候到", "我们上周下单的打印机发货了吗", "where's the blender I ordered last week?",
-    "did the books we bought arrive yet?", "is our staging database still up?", "show me the disk space left on prod",
+    "did the books we bought arrive yet?", "is our staging database still up?", "show me the disk usage on the prod box",
+    "what's the web server's memory at right now?",
     "arrange an interview with the candidate for Monday", "file a jira bug about the broken export",
 ])
 def test_purchases_machines_meetings_and_records_said_in_other_words_need_a_capability(text):
@@ -367,6 +368,7 @@ def test_purchases_machines_meetings_and_records_said_in_other_words_need_a_capa
 
 @pytest.mark.parametrize("text", [
     "我买的那本书写得真好", "I bought a guitar last year and love it", "how much RAM does a laptop need?",
+    "how much disk space do I have left here?",
     "what's a good way to set up a meeting agenda?", "remind me to arrange a call with Tom at 5",
 ])
 def test_talk_about_purchases_machines_and_meetings_does_not(text):
@@ -438,3 +440,12 @@ def test_a_request_for_the_waiting_capability_that_gives_the_awaited_value_answe
     intent = router(registry, llm).classify("ok just call this one then https://api.example.com/v2/items",
                                             pending=pending)
     assert (intent.kind, intent.capability) == ("answer", "http_request")
+
+
+@pytest.mark.parametrize("text, asked", [
+    ("forget that I moved to Berlin", ("forget", "I moved to Berlin")), ("忘掉我养了一只猫", ("forget", "我养了一只猫")),
+    ("forget everything about me", ("clear", "")), ("what do you remember about me?", ("list", "")),
+    ("forget that job", None), ("forget about the last request", None), ("忘掉刚才的任务吧", None),
+])
+def test_forgetting_a_fact_is_asked_of_memory_and_forgetting_a_task_is_not(text, asked):
+    assert cues.memory_command(text) == asked
