@@ -31,7 +31,8 @@ _THANKS = re.compile(
 _GREETING = re.compile(
     r"^\s*(?:hi|hello|hey|yo|hiya|howdy|good\s+(?:morning|afternoon|evening|night)|bye|goodbye|see\s+you|"
     r"good\s*night|how\s+are\s+you(?:\s+(?:today|doing))?|what'?s\s+up|"
-    r"你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|再见|拜拜|你好吗|在吗)[\s!,.?！，。？~～]*$", _F)
+    r"你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|再见|拜拜|你好吗|在吗)"
+    r"(?:\s+(?:there|again|everyone|all|guys|folks|friend|buddy|mate|flora))?[\s!,.?！，。？~～]*$", _F)
 # after thanks, words that turn the message into a request ("thanks, now fetch …")
 _THEN_ASK = re.compile(r"\b(?:now|next|also|please|could you|can you|then)\b|接下来|然后|再帮|帮我|请", _F)
 

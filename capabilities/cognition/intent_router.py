@@ -168,8 +168,10 @@ class IntentRouter:
         sure = self.certain(text)
         if sure is not None:
             return sure
-        pointed = cues.unclear_reference(text) if not history and pending is None else None
-        if pointed:  # "send it to them" as the first thing said: "it" is nothing yet, so ask
+        said_before = any(turn.get("role") == "user" and not cues.conversation_only(str(turn.get("content", "")))
+                          for turn in history)
+        pointed = cues.unclear_reference(text) if not said_before and pending is None else None
+        if pointed:  # "send it to them" with nothing said before but "hi": "it" is nothing yet, so ask
             return Intent("clarify", options=choices(self._router.routable(), language_of(text)), refers_to=pointed)
         ruled = self.decide_by_rules(text)
         if ruled is not None and (pending is None or ruled.capability != pending.capability):

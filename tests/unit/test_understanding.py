@@ -422,6 +422,12 @@ def test_a_request_that_only_points_at_its_object_is_asked_about_when_nothing_ca
     assert llm.calls == []
 
 
+def test_after_a_greeting_alone_the_pointing_words_still_point_at_nothing(registry):
+    history = [{"role": "user", "content": "hey there!"}, {"role": "assistant", "content": "Hi! How can I help?"}]
+    intent = router(registry, ScriptedLLM([reading("chat")])).classify("pls forward it to the team", history=history)
+    assert intent.kind == "clarify" and intent.refers_to == "it"
+
+
 def test_after_earlier_turns_the_pointing_words_are_the_model_s_to_read(registry):
     llm = ScriptedLLM([reading("chat")])
     history = [{"role": "user", "content": "def f(x): return x+"}, {"role": "assistant", "content": "That is incomplete."}]
