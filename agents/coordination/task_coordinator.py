@@ -98,6 +98,8 @@ class TaskCoordinator:
             if self._rules is not None and msg.get("intent") not in ("chat", "system"):
                 rules = self._rules.within(persona.allowed if persona is not None else None)
                 ruled = rules.decide_by_rules(msg["content"], msg.get("capability"))
+        if ruled is not None and self._gives_awaited(msg, ruled):
+            ruled = None  # the value a paused task of the same work waits for: understood as its answer
         if ruled is not None:
             return self._start(msg, ruled.kind, ruled.capability, ruled.parameters)
         self._pending[msg["task_id"]] = msg
@@ -107,6 +109,16 @@ class TaskCoordinator:
                                      memories=msg.get("memories"),
                                      pending_task_id=msg.get("pending_task_id"), stream=msg.get("stream"),
                                      persona=msg.get("persona"), pick_persona=msg.get("pick_persona")))]
+
+    def _gives_awaited(self, msg: m.AgentTask, ruled) -> bool:
+        """Whether the rules' reading is the work of the paused task this message may answer,
+        with a value that task waits for ("just call this one: https://…" while it waits for
+        its address)."""
+        if not msg.get("pending_task_id"):
+            return False
+        waiting = self._store.get_task(msg["tenant_id"], msg["pending_task_id"])
+        return waiting is not None and waiting.capability == ruled.capability \
+            and bool(set(ruled.parameters) & {p["name"] for p in waiting.missing})
 
     def on_reply_chunk(self, msg: m.ReplyChunk) -> list[Out]:
         """A piece of a reply being written for a request still waiting for its analysis."""

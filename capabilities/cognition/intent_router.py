@@ -156,13 +156,19 @@ class IntentRouter:
         """``memories``: what is remembered of the person that bears on the message (it can
         turn "what's the weather at home?" into a request the person's city completes)."""
         started = time.perf_counter()
-        intent = self._classify(cues.spelled_out(content.strip()), history or [], pending, memories or [])
-        if pending is not None and intent.kind in ("task", "query") and intent.capability == pending.capability \
-                and set(intent.parameters) & set(pending.names):
+        text = cues.spelled_out(content.strip())
+        intent = self._classify(text, history or [], pending, memories or [])
+        if pending is not None and intent.kind in ("task", "query", "clarify", "chat") \
+                and intent.capability in (None, pending.capability) and self._gives_awaited(text, pending):
             # "just call this one: https://…" while the task waits for its address: the answer
             intent = Intent("answer", pending.capability, source=intent.source)
         intent.elapsed_ms = (time.perf_counter() - started) * 1000
         return intent
+
+    def _gives_awaited(self, text: str, pending: Pending) -> bool:
+        """Whether the waiting capability's own readers find a value it waits for in ``text``."""
+        spec = self._router.find(pending.capability)
+        return spec is not None and bool(set(self._router.extract_parameters(spec, text)) & set(pending.names))
 
     def _classify(self, text: str, history: list[dict], pending: Pending | None, memories: list[dict]) -> Intent:
         sure = self.certain(text)

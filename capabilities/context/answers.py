@@ -88,7 +88,8 @@ def answer_values(text: str, asked: list[str], schemas: dict[str, dict] | None =
     if not stripped or not asked:
         return None
     if len(asked) == 1:
-        return {asked[0]: stripped}
+        said = _SAID_VALUE.search(stripped)  # "the key is app-…", "here you go: …", "密钥发你：…"
+        return {asked[0]: _unquoted(said.group(1)) if said else stripped}
     parts = [p.strip() for p in re.split(r"\n|;|；|,|，", stripped) if p.strip()]
     if len(parts) == len(asked):
         return dict(zip(asked, parts))
@@ -97,6 +98,17 @@ def answer_values(text: str, asked: list[str], schemas: dict[str, dict] | None =
         if placed:
             return placed
     return None
+
+
+# one value said last, after the words that hand it over: "the key is app-X", "here you go: X",
+# "it's X", "use X please", "地址是 X", "密钥发你：X"
+_SAID_VALUE = re.compile(
+    r"^[^=()*<>{}\[\]]{0,30}?(?:\bis\b|\bit'?s\b|\bhere(?:'s|\s+it\s+is|\s+you\s+go)?\b|\buse\b|\btry\b|是|为|用|[:：](?!//))\s*"
+    r"(\"[^\"]*\"|'[^']*'|“[^”]*”|[^\s,;，；。！？\"'“”]+)\s*(?:please|pls|thanks|thx|吧|呢|哈|啊)?[\s.!。！~]*$", re.I)
+
+
+def _unquoted(value: str) -> str:
+    return value[1:-1] if len(value) > 1 and value[0] in "\"'“" and value[-1] in "\"'”" else value
 
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")

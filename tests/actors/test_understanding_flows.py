@@ -99,3 +99,15 @@ def test_a_request_nothing_can_serve_is_not_scheduled_as_a_reminder_in_its_place
     assert (reply["message_type"], reply["intent"]) == ("chat_reply", "unsupported"), reply
     assert "没有安装" in reply["message"] and "提醒" in reply["message"]  # says so, and offers the reminder
     assert store.list_tasks(flora.config.default_tenant, user_id=user) == []
+
+
+def test_an_answer_said_as_a_request_or_in_a_sentence_resumes_the_task_that_waits(flora, user, dify):
+    paused = ask(flora, user, "send an http request")
+    assert paused["message_type"] == "task_paused" and [p["name"] for p in paused["missing_parameters"]] == ["url"]
+    done = ask(flora, user, f"ok just call this one then {dify.url}/v1/status")  # the rules name http_request too
+    assert (done["message_type"], done["task_id"]) == ("task_completed", paused["task_id"]), done
+
+    waiting = ask(flora, user, "执行Dify工作流")
+    assert waiting["message_type"] == "task_paused"
+    resumed = ask(flora, user, "the key is sk-xxxxx")
+    assert (resumed["message_type"], resumed["task_id"]) == ("task_completed", waiting["task_id"]), resumed

@@ -62,6 +62,15 @@ def test_a_bare_answer_fills_the_one_missing_parameter(text, value):
     assert answer_values(text, ["city"]) == {"city": value}
 
 
+@pytest.mark.parametrize("text, value", [
+    ("the token is sk-91Xa", "sk-91Xa"), ("ok here you go: tok_55Rt", "tok_55Rt"), ("口令是 Zq-77", "Zq-77"),
+    ("账号发你：alice_01", "alice_01"), ("use 'gold plan' please", "gold plan"), ("it's https://a.example/x", "https://a.example/x"),
+    ("my name is Ana Lopez", "my name is Ana Lopez"),  # more than one word after it: the whole answer
+])
+def test_one_value_handed_over_in_a_sentence_is_the_value(text, value):
+    assert answer_values(text, ["value"]) == {"value": value}
+
+
 @pytest.mark.parametrize("text", ["Paris, 3", "Paris,3", "北京，3", "Paris\n3", "Paris; 3", "北京；3"])
 def test_n_separated_answers_fill_n_missing_parameters_in_order(text):
     values = answer_values(text, ["city", "days"])

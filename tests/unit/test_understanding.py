@@ -455,3 +455,20 @@ def test_a_request_for_the_waiting_capability_that_gives_the_awaited_value_answe
 ])
 def test_forgetting_a_fact_is_asked_of_memory_and_forgetting_a_task_is_not(text, asked):
     assert cues.memory_command(text) == asked
+
+
+@pytest.mark.parametrize("route", ["chat", "clarify", "web_fetch"])
+def test_an_address_for_a_task_that_waits_for_one_answers_it_whatever_the_model_reads(registry, route):
+    pending = Pending("task_1", "http_request", ("url",))
+    intent = router(registry, ScriptedLLM([reading(route)])).classify("this one: https://api.example.com/v1/a",
+                                                                      pending=pending)
+    if route == "web_fetch":  # another capability named: a new request, the task keeps waiting
+        assert intent.kind == "task" and intent.capability == "web_fetch"
+    else:
+        assert (intent.kind, intent.capability) == ("answer", "http_request")
+
+
+def test_a_question_while_a_key_is_awaited_is_not_taken_for_the_key(registry):
+    pending = Pending("task_1", "dify_workflow", ("api_key",))
+    assert router(registry, ScriptedLLM([reading("chat")])).classify("what's that key for anyway?",
+                                                                     pending=pending).kind == "chat"
