@@ -303,12 +303,21 @@ _UNCLEAR_ZH = re.compile(
     r"\s*(?:吧|呗|啊)?\s*[。!！?？]*\s*$")
 
 
+# "就按之前说的办", "do what we discussed": what was said before, as the whole request
+_AS_SAID = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|alright|so|then|just)[,\s]+)*(?:please\s+)?(?:(?:just\s+)?(?:do|go\s+with|proceed\s+with|go\s+ahead\s+with)\s+)"
+    r"(?P<ref>what\s+(?:we|i)\s+(?:discussed|said|agreed(?:\s+on)?|talked\s+about|planned|mentioned)(?:\s+(?:before|earlier|yesterday))?)"
+    r"\s*(?:please|then)?\s*[.!]*\s*$"
+    r"|^\s*(?:那|好|行)?(?:就|那就)?(?:按|照|按照|依照)(?P<ref_zh>(?:之前|刚才|上次|我们|咱们|我)(?:说|讲|聊|定|商量)(?:好)?的)"
+    r"(?:办|做|来|弄|执行|处理)(?:吧|呗|就行|就好)?\s*[。!！]*\s*$", _F)
+
+
 def unclear_reference(text: str) -> str | None:
     """"send it to them", "can you fix this?", "把那个文件再改一下发给他": a request that names
     what it acts on only by pointing ("it", "那个文件"). Answers the pointing words; with
     nothing said before in the conversation they point at nothing, and the person is asked."""
-    found = _UNCLEAR_EN.match(text) or _UNCLEAR_ZH.match(text)
-    return found.group("ref") if found else None
+    found = _UNCLEAR_EN.match(text) or _UNCLEAR_ZH.match(text) or _AS_SAID.match(text)
+    return (found.groupdict().get("ref") or found.groupdict().get("ref_zh")) if found else None
 
 
 def vague_request(text: str) -> bool:

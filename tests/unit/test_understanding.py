@@ -414,6 +414,7 @@ def test_what_can_you_do_in_chat_spelling_is_a_question_about_flora(registry):
 @pytest.mark.parametrize("text, pointing", [
     ("forward that to everyone", "that"), ("could you review the draft please", "the draft"),
     ("update this with the latest figures", "this"), ("把那份改一下给领导", "那份"), ("帮我把这个处理下", "这个"),
+    ("ok just go with what we agreed on", "what we agreed on"), ("那就照我们商量好的来吧", "我们商量好的"),
 ])
 def test_a_request_that_only_points_at_its_object_is_asked_about_when_nothing_came_before(registry, text, pointing):
     llm = ScriptedLLM([reading("chat")])
