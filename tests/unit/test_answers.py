@@ -66,6 +66,7 @@ def test_a_bare_answer_fills_the_one_missing_parameter(text, value):
     ("the token is sk-91Xa", "sk-91Xa"), ("ok here you go: tok_55Rt", "tok_55Rt"), ("口令是 Zq-77", "Zq-77"),
     ("账号发你：alice_01", "alice_01"), ("use 'gold plan' please", "gold plan"), ("it's https://a.example/x", "https://a.example/x"),
     ("my name is Ana Lopez", "my name is Ana Lopez"),  # more than one word after it: the whole answer
+    ("http://localhost:3000/api/ping", "http://localhost:3000/api/ping"), ("url:https://a.example/x", "url:https://a.example/x"),
 ])
 def test_one_value_handed_over_in_a_sentence_is_the_value(text, value):
     assert answer_values(text, ["value"]) == {"value": value}
