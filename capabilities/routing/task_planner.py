@@ -73,7 +73,7 @@ _ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|thos
 # step before it takes the value; it is never a step of its own
 _GIVES_A_VALUE = re.compile(r"^(?:and\s+|with\s+)?(?:the\s+|my\s+|its\s+|our\s+)?"
                             r"(?:[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}|[\u4e00-\u9fff]{1,6}|[A-Za-z][\w -]{0,20}[\u4e00-\u9fff]{1,3})"
-                            r"\s*(?:是|为|[:：=](?!//)|\bis\b|\bare\b)\s*\S+$", _F)
+                            r"\s*(?:是|为|[:：](?!//)|\bis\b|\bare\b)\s*\S+$", _F)  # "k=v" names a step's own value
 _CJK_NUMBERS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
 
 

@@ -479,3 +479,8 @@ def test_a_clause_that_only_gives_a_value_is_part_of_the_step_before(registry, t
 @pytest.mark.parametrize("text", ["查询数据库里各省的销量，按从高到低排一下", "从数据库查本月的新用户，只要前十个"])
 def test_a_short_clause_that_says_how_is_no_second_object(planner, text):
     assert planner.plan(text) is None
+
+
+def test_a_step_that_names_its_values_with_equals_is_still_a_step(planner):
+    plan = planner.plan("download url=https://a.example/a, send mail to=li@example.com")
+    assert [s.capability for s in plan.steps] == ["http_get", "send_mail"]
