@@ -192,12 +192,8 @@ class TaskExecutionService:
             return m.analysis_result(task_id=msg["task_id"], intent="chat", timing=timing,
                                      message=say(reply_language(msg["content"]), "no_longer_waiting"))
         asked = [p["name"] for p in task.missing]
-        spec = self._intents.router.find(task.capability)
-        # what the capability's own readers find in the answer ("the key is app-…", "就请求这个吧 https://…")
-        found = {k: v for k, v in self._intents.router.extract_parameters(spec, msg["content"]).items()
-                 if k in asked} if spec is not None else {}
-        values = {**(answers.answer_values(msg["content"], asked,
-                                           {p["name"]: p.get("schema", {}) for p in task.missing}) or {}), **found}
+        values = {**(answers.answer_values(msg["content"], asked, {p["name"]: p.get("schema", {}) for p in task.missing})
+                     or {}), **self._intents.awaited_values(task.capability, asked, msg["content"])}
         decision = self._conversation.complete_task_parameters(task.tenant_id, task.task_id, task.user_id, values)
         if decision.action == "error":
             return m.analysis_result(task_id=msg["task_id"], intent="chat", message=decision.message, timing=timing)

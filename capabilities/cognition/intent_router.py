@@ -166,9 +166,15 @@ class IntentRouter:
         return intent
 
     def _gives_awaited(self, text: str, pending: Pending) -> bool:
-        """Whether the waiting capability's own readers find a value it waits for in ``text``."""
-        spec = self._router.find(pending.capability)
-        return spec is not None and bool(set(self._router.extract_parameters(spec, text)) & set(pending.names))
+        return bool(self.awaited_values(pending.capability, pending.names, text))
+
+    def awaited_values(self, capability: str, names, text: str) -> dict:
+        """The values of ``names`` that ``capability``'s own readers find in ``text`` ("the key
+        is app-…", "就请求这个吧 https://…"): what a paused task of it waits for, given."""
+        spec = self._router.find(capability)
+        if spec is None:
+            return {}
+        return {k: v for k, v in self._router.extract_parameters(spec, text).items() if k in names}
 
     def _classify(self, text: str, history: list[dict], pending: Pending | None, memories: list[dict]) -> Intent:
         sure = self.certain(text)

@@ -80,6 +80,8 @@ _ASKED_END = re.compile(r"\s*(?:吗|呢|吧|呀|啊|好吗|好不好|行吗|行�
                         r"|[,，]?\s*(?:please|pls|plz|thanks|thx|thank\s+you))?\s*[?？.!。！]*\s*$", _F)
 _LOOP = re.compile(r"\bloop_[0-9a-f]|\bloop\s*tasks?\b|\breminders?\b|\bschedul\w*|循环任务|定时|提醒|计划任务", _F)
 
+_CLOSE_ZH = rf"\s*(?:吧|呗|啊|哈)?{_REASON_ZH}{_END_ZH}"  # how a no-longer-wanted clause may end: "…吧，我自己来"
+
 _CANCEL = (
     re.compile(rf"{_POLITE_EN}(?:cancel|abort|stop|kill|terminate|halt|drop|scrap|ditch|forget(?:\s+about)?)"
                rf"\s+(?P<ref>{_EN_REF}){_REASON_EN}{_END}", _F),
@@ -90,9 +92,9 @@ _CANCEL = (
     re.compile(rf"{_POLITE_EN}(?P<ref>it|that|this|that\s+one|this\s+one|{_EN_TASK_REF})\s*(?:is|'s)\s+"
                rf"(?:no\s+longer\s+needed|not\s+needed\s+any\s*more){_END}", _F),
     # the task no longer wanted: "算了，这个任务不要了", "刚才那个就不用做了", "不需要这个任务了"
-    re.compile(rf"^\s*{_LEADS_ZH}(?:把|将)?(?P<ref>{_ZH_TASK_REF})\s*{_UNWANTED_ZH}\s*(?:吧|呗|啊|哈)?{_REASON_ZH}{_END_ZH}", _F),
+    re.compile(rf"^\s*{_LEADS_ZH}(?:把|将)?(?P<ref>{_ZH_TASK_REF})\s*{_UNWANTED_ZH}{_CLOSE_ZH}", _F),
     re.compile(rf"^\s*{_LEADS_ZH}(?:我|咱们|我们)?(?:就|也|都|先|暂时|还是)?(?:不要|不用|不需要|不做|别做)(?:了)?"
-               rf"\s*(?P<ref>{_ZH_TASK_REF})\s*了\s*(?:吧|呗|啊|哈)?{_REASON_ZH}{_END_ZH}", _F),
+               rf"\s*(?P<ref>{_ZH_TASK_REF})\s*了{_CLOSE_ZH}", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})\s*(?:给)?{_CANCEL_ZH}{_END_ZH}", _F),
     re.compile(rf"{_POLITE_ZH}{_CANCEL_ZH}(?:掉)?\s*(?P<ref>{_ZH_REF}){_END_ZH}", _F),
     # the verb alone ("cancel", "never mind, stop", "scratch that", "算了，不用跑了，取消吧"): the latest unfinished task
