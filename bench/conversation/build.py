@@ -1,5 +1,5 @@
-"""Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``
-and ``fresh2.jsonl``.
+"""Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``,
+``fresh2.jsonl`` and ``fresh3.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -9,7 +9,8 @@ the held-out file, drawn with a fixed seed, so the split is the same on every ru
 
 ``FRESH`` (at the end) is a third split, written after the held-out split had been looked at
 in tuning: never tuned against, reported apart, and not part of the dev/held-out draw.
-``FRESH2`` is a fourth, written the same way after the fresh split's misses had been read.
+``FRESH2`` is a fourth, written the same way after the fresh split's misses had been read;
+``FRESH3`` a fifth, written the same way after the second fresh split's misses had been read.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -30,6 +31,7 @@ CASES: list[dict] = []
 
 FRESH: list[dict] = []  # the fresh split: see the end of this file
 FRESH2: list[dict] = []  # the second fresh split, after it
+FRESH3: list[dict] = []  # the third fresh split, after that
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -639,6 +641,169 @@ fresh2("zh", "answer/time", "后天上午十点", setup=["提醒我去体检"])
 fresh2("en", "answer/time", "8:30 tomorrow morning", setup=["remind me to pick up the dry cleaning"])
 
 
+# =========================================================================== FRESH3
+# A fifth split, written after the second fresh split's misses had been read and fixed, the same
+# way: from how people talk, without reading Flora's rules first, new situations and new wordings.
+# These go to fresh3.jsonl only, with ids like zh-chat-h001.
+
+
+def fresh3(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the third fresh split."""
+    FRESH3.append(make(lang, category, say, setup, expect))
+
+
+ZH_PILLS = ["每天晚上10点提醒我吃药"]
+EN_VITAMINS = ["every day at 10pm remind me to take my vitamins"]
+
+# --------------------------------------------------------------------------- fresh3: chat
+fresh3("zh", "chat/greeting", "嘿嘿，我又来啦～")
+fresh3("en", "chat/greeting", "heyyy, long time no chat! how's it going?")
+fresh3("zh", "chat/thanks", "多亏你了，不然今晚得通宵🙏")
+fresh3("en", "chat/thanks", "thx a ton, saved me like an hour lol")
+fresh3("zh", "chat/feelings", "明天就要论文答辩了，手心一直冒汗")
+fresh3("zh", "chat/feelings", "宝宝今天第一次开口叫妈妈，我直接感动哭了😭")
+fresh3("en", "chat/feelings", "been feeling really burnt out at work lately, like nothing I do matters")
+fresh3("en", "chat/feelings", "my best friend is moving abroad next month and I'm kinda gutted tbh")
+fresh3("zh", "chat/smalltalk", "你喜欢下雨天还是大晴天呀")
+fresh3("en", "chat/smalltalk", "ok be honest, pineapple on pizza: yes or no? 🍍")
+fresh3("zh", "chat/joke", "来个谐音梗，越冷越好")
+fresh3("en", "chat/joke", "got a joke about cats? my 6yo wants one before bed")
+fresh3("zh", "chat/knowledge", "世界上最高的山峰叫什么名字", answer_contains=["珠穆朗玛", "珠峰"])
+fresh3("zh", "chat/knowledge", "《红楼梦》是谁写的来着", answer_contains=["曹雪芹"])
+fresh3("en", "chat/knowledge", "what's the boiling point of water in Fahrenheit?", answer_contains=["212"])
+fresh3("zh", "chat/arithmetic", "36乘25等于几", answer_contains=["900"])
+fresh3("zh", "chat/arithmetic", "我月薪8500，每个月存30%，一年下来能存多少钱？", answer_contains=["30600", "30,600", "3.06万"])
+fresh3("en", "chat/arithmetic", "if a train goes 90 km/h for 2.5 hours, how far does it get?", answer_contains=["225"])
+fresh3("en", "chat/arithmetic", "2 to the power of 10 = ?", answer_contains=["1024", "1,024"])
+fresh3("zh", "chat/advice", "租房是选离公司近但贵的，还是远点但便宜的，纠节死了")
+fresh3("en", "chat/advice", "how do I tell my manager I'm overwhelmed without sounding like I can't cope?")
+fresh3("zh", "chat/translation", "帮我把“see you tomorrow”翻译成中文", answer_contains=["明天见"])
+fresh3("en", "chat/translation", "how would I ask 'where is the bathroom' in Spanish?", answer_contains=["baño", "bano"])
+fresh3("zh", "chat/writing", "帮我给房东写条微信，说空调坏了麻烦找人来修一下，语气客气点")
+fresh3("en", "chat/writing", "can you write a short LinkedIn post saying I've joined a new company? not too cheesy")
+
+# --------------------------------------------------------------------------- fresh3: task
+fresh3("zh", "task/http_request", "能不能帮我看下 https://shop.example.com/api/inventory?sku=A12 返回的库存是多少",
+       capability=HTTP, parameters={"url": "https://shop.example.com/api/inventory?sku=A12"})
+fresh3("zh", "task/http_request", "用POST把 {\"status\": \"ok\"} 发到 https://hooks.example.net/deploy 这个地址",
+       capability=HTTP, parameters={"url": "https://hooks.example.net/deploy", "method": "POST"})
+fresh3("en", "task/http_request", "yo can u pull https://data.example.com/exports/latest.csv real quick",
+       capability=HTTP, parameters={"url": "https://data.example.com/exports/latest.csv"})
+fresh3("en", "task/http_request", "I think https://blog.example.com/feed.xml is broken, can you load it and see what "
+       "you get?", capability=HTTP, parameters={"url": "https://blog.example.com/feed.xml"})
+fresh3("zh", "task/data_query", "帮我从数据库里拉一下上周退款最多的10个商品", capability=DQ)
+fresh3("en", "task/data_query", "could you maybe check how many orders came in over the weekend? should be in the db",
+       capability=DQ)
+fresh3("en", "task/data_query", "run this against the db: SELECT region, SUM(amount) FROM orders GROUP BY region",
+       capability=DQ, parameters={"sql": "SELECT region, SUM(amount) FROM orders GROUP BY region"})
+fresh3("zh", "task/dify_workflow", "把dify里的“合同审查”工作流跑一遍", capability=DIFY)
+fresh3("zh", "task/dify_workflow", "dify那个workflow帮我trigger一下吧，key用这个 app-Jd72nQs5", capability=DIFY,
+       parameters={"api_key": "app-Jd72nQs5"})
+fresh3("en", "task/dify_workflow", "can you kick off the lead-scoring workflow in Dify? here's the key: app-Pf93kLm2",
+       capability=DIFY, parameters={"api_key": "app-Pf93kLm2"})
+fresh3("zh", "task/ask_experts", "想听听专家们的意见：我们要不要把客服外包出去", capability=EXP)
+fresh3("en", "task/ask_experts", "could your expert panel debate whether we should go fully remote next year?",
+       capability=EXP)
+fresh3("en", "task/ask_experts", "get the experts to weigh this up for me: is it smart to launch in Japan before the US?",
+       capability=EXP)
+
+# --------------------------------------------------------------------------- fresh3: plan
+fresh3("zh", "plan/multi_step", "帮我把 https://api.example.com/competitors 的数据抓下来，再查下我们库里同类产品的价格，"
+       "两边对比一下")
+fresh3("zh", "plan/multi_step", "让专家们先讨论下要不要做会员制，讨论完把结论POST到 https://hooks.example.com/decisions")
+fresh3("en", "plan/multi_step", "ask the experts whether we should sunset the free tier, and run the dify pricing "
+       "workflow too so I can compare")
+fresh3("en", "plan/multi_step", "three things: fetch https://api.example.com/stock, look up today's orders in the db, "
+       "then tell me if we're about to run out of anything")
+
+# --------------------------------------------------------------------------- fresh3: loop
+fresh3("zh", "loop/reminder", "明早六点半remind我去机场", schedule="tomorrow at 06:30")
+fresh3("en", "loop/reminder", "can u remind me at 2:15pm to move the car 🚗", schedule="today at 14:15")
+fresh3("zh", "loop/recurring", "工作日每天下午5点半提醒我打卡下班", schedule="every weekday at 17:30")
+fresh3("zh", "loop/recurring", "每隔两小时查一下数据库里待发货的订单有多少", capability=DQ, schedule="every 2 hours")
+fresh3("en", "loop/recurring", "every Sunday at 8pm remind me to plan the week ahead", schedule="every Sunday at 20:00")
+fresh3("en", "loop/recurring", "check https://api.example.com/queue/depth every 10 minutes and tell me what it says",
+       capability=HTTP, schedule="every 10 minutes")
+fresh3("zh", "loop/relative", "40分钟后提醒我收衣服", schedule="in 40 minutes")
+fresh3("en", "loop/relative", "nudge me in 90 minutes to get up and walk around", schedule="in 90 minutes")
+
+# --------------------------------------------------------------------------- fresh3: task_op
+fresh3("zh", "task_op/cancel", "诶等下，key我还没找到，这个任务先取消掉吧", setup=ZH_TASK)
+fresh3("en", "task_op/cancel", "oops, wrong workflow. kill that task", setup=EN_TASK)
+fresh3("zh", "task_op/revise", "结果能不能按时间倒序重新排一下", setup=ZH_DONE)
+fresh3("en", "task_op/revise", "redo that, but only keep the name and price fields", setup=EN_DONE)
+fresh3("zh", "task_op/comment", "在这个任务下面写一句：客户反馈数字对不上，周三前复查", setup=ZH_DONE)
+fresh3("en", "task_op/comment", "leave a comment on that task saying it's for the Q3 audit", setup=EN_DONE)
+fresh3("zh", "task_op/rerun", "服务器刚才重启了，麻烦重新请求一次", setup=ZH_DONE)
+fresh3("en", "task_op/rerun", "one more time pls, the endpoint should be back up now", setup=EN_DONE)
+
+# --------------------------------------------------------------------------- fresh3: loop_op
+fresh3("zh", "loop_op/list", "我都定了些啥提醒来着？", setup=ZH_PILLS)
+fresh3("en", "loop_op/list", "can I see evrything I've got scheduled?", setup=EN_VITAMINS)
+fresh3("zh", "loop_op/pause", "下周休年假，站会提醒先暂停，回来再开", setup=ZH_LOOP)
+fresh3("en", "loop_op/pause", "put the vitamins reminder on hold till I buy more", setup=EN_VITAMINS)
+fresh3("zh", "loop_op/resume", "药又买回来了，吃药的提醒继续吧", setup=ZH_PILLS + ["暂停吃药提醒"])
+fresh3("en", "loop_op/resume", "standups are starting again, un-pause that reminder pls",
+       setup=EN_LOOP + ["pause my standup reminder"])
+fresh3("zh", "loop_op/delete", "疗程结束了，每天那个吃药提醒帮我删掉", setup=ZH_PILLS)
+fresh3("en", "loop_op/delete", "remove the standup reminder for good, the team got disbanded", setup=EN_LOOP)
+fresh3("zh", "loop_op/trigger", "站会提醒能不能现在先响一次，我看看是啥效果", setup=ZH_LOOP)
+fresh3("en", "loop_op/trigger", "run the vitamin reminder right now, I want to test it", setup=EN_VITAMINS)
+
+# --------------------------------------------------------------------------- fresh3: status
+fresh3("zh", "status/abilities", "说说你的本事呗，都能帮我干点啥")
+fresh3("en", "status/abilities", "before we start — what are you actually capable of?")
+fresh3("zh", "status/state", "有没有啥任务卡住了在等我回复的？", must_not_claim=True)
+fresh3("en", "status/state", "are you in the middle of something for me, or is it all done?", must_not_claim=True)
+fresh3("zh", "status/history", "帮我回顾下，这个月一共跑了多少个任务，成功几个失败几个", must_not_claim=True)
+fresh3("en", "status/history", "give me a rundown of the tasks I had you do this week", must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh3: command
+fresh3("zh", "command/clear", "上下文太乱了，帮我把会话清一下")
+fresh3("en", "command/clear", "let's start from scratch, clear the conversation")
+fresh3("zh", "command/switch_model", "这个模型太笨了，给我切个聪明点的")
+fresh3("en", "command/switch_model", "could you swap to claude-3-opus for the rest of this chat?")
+fresh3("zh", "command/shutdown", "收工！flora你也下班吧，把进程关了")
+fresh3("en", "command/shutdown", "power down flora, we're done for today")
+
+# --------------------------------------------------------------------------- fresh3: unsupported
+fresh3("zh", "unsupported/orders", "唯品会那单能不能帮我改个收货地址", **NO)
+fresh3("en", "unsupported/orders", "can you reorder the coffee beans I bought on Amazon last month?", **NO)
+fresh3("zh", "unsupported/email", "把这个月的报销单用邮件发给财务老王", **NO)
+fresh3("en", "unsupported/email", "did anyone email me about the contract today?", **NO)
+fresh3("zh", "unsupported/calendar", "下周三下午我有空吗", **NO)
+fresh3("en", "unsupported/calendar", "put a dentist appointment in my calendar on the 14th at 10am", **NO)
+fresh3("zh", "unsupported/weather", "今天出门要穿羽绒服吗，外面几度了", **NO)
+fresh3("en", "unsupported/weather", "how windy is it in Chicago today?", **NO)
+fresh3("zh", "unsupported/flights", "我那趟航班帮我改签到明天下午", **NO)
+fresh3("en", "unsupported/flights", "find me the cheapest flight from Tokyo to Seoul next weekend", **NO)
+fresh3("zh", "unsupported/bank", "帮我查下支付宝上个月一共花了多少", **NO)
+fresh3("en", "unsupported/bank", "pay my electricity bill from my checking account", **NO)
+fresh3("zh", "unsupported/delivery", "饿了么点的奶茶到哪了，等了快一个小时", **NO)
+fresh3("en", "unsupported/delivery", "my 顺丰 parcel has been stuck for 3 days, where is it now?", **NO)
+fresh3("zh", "unsupported/servers", "帮我看下k8s集群里有几个pod挂了", **NO)
+fresh3("en", "unsupported/servers", "ssh into web-01 and clear out the /tmp folder", **NO)
+fresh3("zh", "unsupported/tickets", "我上周提的那个IT工单有人接了没", **NO)
+fresh3("en", "unsupported/tickets", "create a Zendesk ticket for the customer who can't log in", **NO)
+
+# --------------------------------------------------------------------------- fresh3: clarify
+fresh3("zh", "clarify/ambiguous", "就用上次那个吧")
+fresh3("en", "clarify/ambiguous", "do it the other way")
+fresh3("en", "clarify/ambiguous", "ok now the other one")
+
+# --------------------------------------------------------------------------- fresh3: answer
+fresh3("zh", "answer/api_key", "哦对，key在这：app-Ug58wQ3z", setup=["帮我把dify上的工作流跑一下"], capability=DIFY,
+       parameters={"api_key": "app-Ug58wQ3z"})
+fresh3("en", "answer/api_key", "use app-Ke27rT6y", setup=["can you run our Dify workflow?"], capability=DIFY,
+       parameters={"api_key": "app-Ke27rT6y"})
+fresh3("zh", "answer/url", "请求这个地址就行 https://api.example.com/v2/orders", setup=["帮我发个GET请求"],
+       capability=HTTP, parameters={"url": "https://api.example.com/v2/orders"})
+fresh3("en", "answer/url", "sure - https://api.example.com/v2/orders?limit=10", setup=["can you make an http call for me?"],
+       capability=HTTP, parameters={"url": "https://api.example.com/v2/orders?limit=10"})
+fresh3("zh", "answer/time", "下班前吧，6点", setup=["提醒我给花浇水"])
+fresh3("en", "answer/time", "tomorrow around 7 in the evening", setup=["remind me to call the plumber"])
+
+
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
     running number per both."""
@@ -691,6 +856,10 @@ def main() -> None:
     write(HERE / "fresh2.jsonl", fresh2_cases)
     zh = sum(c["lang"] == "zh" for c in fresh2_cases)
     print(f"{len(fresh2_cases)} second fresh cases ({zh} zh, {len(fresh2_cases) - zh} en)")
+    fresh3_cases = numbered(FRESH3, prefix="h", width=3)
+    write(HERE / "fresh3.jsonl", fresh3_cases)
+    zh = sum(c["lang"] == "zh" for c in fresh3_cases)
+    print(f"{len(fresh3_cases)} third fresh cases ({zh} zh, {len(fresh3_cases) - zh} en)")
 
 
 if __name__ == "__main__":
