@@ -4,6 +4,12 @@
   fails loudly unless the test is marked ``real_model``.
 - ``FLORA_REQUIRE_REAL_MODEL=1`` (set by scripts/test.sh) turns a real-model test that
   would skip for a missing install into a failure, so CI cannot pass without the model.
+- Tests that open embedded Chroma in this process run after all the others. Chroma's native
+  runtime does not survive a fork, and Thespian forks actor processes from this one: a
+  MemoryActor forked after Chroma was opened here would find it unusable (the store refuses
+  it, see capabilities/memory/store.py). Such tests are the ones on ``simpleSystemBase``
+  (their actors live in this process), those under tests/memory/, and any marked
+  ``chroma_here``; a test that opens it here without being one of them fails, naming the marker.
 - No process the suite starts may outlive it. Every process started from here carries
   ``FLORA_TEST_SUITE`` in its environment, and on Linux this process adopts the orphans of
   its descendants (a child subreaper: Thespian's admin double-forks away from whoever started
@@ -29,6 +35,33 @@ def pytest_sessionstart(session):
     os.environ[SUITE_ENV] = uuid.uuid4().hex  # inherited by every process the tests start
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _opens_chroma_here(item) -> bool:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return ("simpleSystemBase" in params.values() or item.get_closest_marker("chroma_here") is not None
+            or "memory" in item.path.relative_to(item.config.rootpath).parts[1:2])
+
+
+@pytest.hookimpl(trylast=True)  # after pytest grouped the items by their fixtures' parameters
+def pytest_collection_modifyitems(session, config, items):
+    late = {id(item) for item in items if _opens_chroma_here(item)}
+    for item in items:
+        if id(item) in late:
+            item.add_marker("chroma_here")
+    items.sort(key=lambda item: id(item) in late)  # stable: the order within each part is kept
+
+
+@pytest.fixture(autouse=True)
+def _chroma_opened_only_where_ordered(request):
+    from capabilities.memory.store import embedded_opened_in
+
+    before = embedded_opened_in()
+    yield
+    if before is None and embedded_opened_in() == os.getpid() and not request.node.get_closest_marker("chroma_here"):
+        pytest.fail("this test opened embedded Chroma in the test process, so the actor processes forked by the "
+                    "tests after it could not use it: mark it @pytest.mark.chroma_here (it then runs after them)",
+                    pytrace=False)
 
 
 @pytest.fixture(autouse=True)

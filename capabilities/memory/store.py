@@ -29,6 +29,13 @@ the same message twice writes nothing new (``seen_sources`` / ``mark_sources``).
 Backends: ``embedded`` (``PersistentClient`` under ``<data_dir>/memory``) and
 ``chroma_http`` (``HttpClient`` for a Chroma server shared by several nodes).
 
+Embedded Chroma and fork: its native runtime keeps worker threads, and a process forked
+after Chroma was opened inherits the runtime without them; its first write waits forever.
+Thespian forks actor processes, so embedded Chroma must be opened only in a process that
+forks no MemoryActor afterwards (Flora's start-up never opens it before its actors are up).
+A store asked to open embedded Chroma in a process forked from one that had opened it
+refuses at once (``MemoryUnavailable``, naming both processes) instead of hanging.
+
 Exceptions::
 
     MemoryError_
@@ -43,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -58,6 +66,14 @@ from capabilities.memory.embedding import Embedder
 log = logging.getLogger("flora.memory")
 
 COLLECTION_PREFIX = "flora_mem_"
+
+_embedded_opened_in: int | None = None  # the process that opened embedded Chroma, inherited by its forks
+
+
+def embedded_opened_in() -> int | None:
+    """The id of the process whose memory image opened embedded Chroma (this one, or the one
+    this process was forked from); None if none did."""
+    return _embedded_opened_in
 QUESTIONS_PREFIX = "flora_memq_"  # a person's memories' questions
 SOURCES_COLLECTION = "flora_memory_sources"
 KINDS = ("name", "preference", "project", "relation", "recurring_need", "work", "personal", "other")
@@ -168,8 +184,16 @@ class MemoryStore:
 
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         if self._backend == "embedded":
+            global _embedded_opened_in
+            if _embedded_opened_in not in (None, os.getpid()):
+                raise RuntimeError(f"embedded Chroma was opened in process {_embedded_opened_in} before this "
+                                   f"process ({os.getpid()}) was forked from it; Chroma's runtime does not survive "
+                                   "a fork and would hang here (open it only after forking, or use "
+                                   "memory.backend: chroma_http)")
             self._path.mkdir(parents=True, exist_ok=True)
-            return chromadb.PersistentClient(path=str(self._path), settings=settings)
+            client = chromadb.PersistentClient(path=str(self._path), settings=settings)
+            _embedded_opened_in = os.getpid()
+            return client
         import httpx
 
         parts = urlparse(self._url)

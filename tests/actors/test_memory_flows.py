@@ -87,6 +87,7 @@ def test_questions_about_memory_are_answered_in_chinese_and_events_recorded(flor
         flora.config.default_tenant, user_id="mem_dan")}
 
 
+@pytest.mark.chroma_here  # embedded Chroma in this process (tests/conftest.py)
 def test_a_turn_left_waiting_is_distilled_after_a_restart(tmp_path, dify, sales_db):
     from agents.coordination.memory_desk import turn_work
 
@@ -104,6 +105,7 @@ def test_a_turn_left_waiting_is_distilled_after_a_restart(tmp_path, dify, sales_
         again.shutdown()
 
 
+@pytest.mark.chroma_here  # embedded Chroma in this process (tests/conftest.py)
 def test_with_memory_off_flora_says_so_and_keeps_nothing(tmp_path, dify, sales_db):
     config = flora_config(tmp_path, dify.url, sales_db, "simpleSystemBase")
     off = main.start_flora({**config, "memory": {"enabled": False}})

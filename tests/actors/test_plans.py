@@ -108,6 +108,7 @@ def flora_continue(tmp_path_factory, dify, sales_db):
     running.shutdown()
 
 
+@pytest.mark.chroma_here  # embedded Chroma in this process (tests/conftest.py)
 def test_continue_answers_with_what_succeeded_and_names_what_failed(flora_continue, user):
     done = ask(flora_continue, user, "please fail and slow fetch label=x")
     assert done["message_type"] == "task_completed", done

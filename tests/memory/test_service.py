@@ -156,9 +156,9 @@ def test_the_registry_builds_the_memory_service_from_config(tmp_path):
     assert len(memory.store.questions("acme", "li", written[0].memory_id)) == 4
 
 
-def test_questions_are_off_by_default_and_facts_stored_alone(tmp_path):
-    config = load_config({"data_dir": str(tmp_path)}, env={})
-    assert config.memory.questions_per_language == 0
+def test_questions_are_on_by_default_and_zero_stores_facts_alone(tmp_path):
+    assert load_config({"data_dir": str(tmp_path)}, env={}).memory.questions_per_language == 2
+    config = load_config({"data_dir": str(tmp_path), "memory": {"questions_per_language": 0}}, env={})
     llm = ScriptedLLM([facts(("Prefers answers in Chinese", "language", "preference"))])
     memory = build_registry(config, llm=llm).get_capability("memory")
     written = memory.remember_turn("acme", "li", Turn("请用中文回答我", "好的", "m1"))

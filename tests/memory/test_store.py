@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from capabilities.memory.store import MemoryStore
@@ -249,3 +251,35 @@ def test_another_persons_questions_never_bring_their_memory(store, three_people)
     assert store.questions(T, U, wang_cat) == []
     with pytest.raises(KeyError):
         store.set_questions(T, U, wang_cat, ["Whose cat is this?"])
+
+
+def test_a_process_forked_after_embedded_chroma_was_opened_refuses_it_instead_of_hanging(store, embedder, tmp_path):
+    """Chroma's native runtime does not survive a fork: the child says so at once (and its
+    parent's store goes on working)."""
+    import multiprocessing
+
+    from capabilities.memory.store import MemoryUnavailable, embedded_opened_in
+
+    remember(store, "I have a cat named Mochi")
+    assert embedded_opened_in() == os.getpid()
+
+    def child(answer):
+        try:
+            MemoryStore(embedder, path=tmp_path / "child").count(T, U)
+            answer.send("opened")
+        except MemoryUnavailable as exc:
+            answer.send(str(exc))
+
+    parent_end, child_end = multiprocessing.Pipe(duplex=False)
+    process = multiprocessing.get_context("fork").Process(target=child, args=(child_end,))
+    process.start()
+    try:
+        assert parent_end.poll(30), "the forked process did not answer"
+        said = parent_end.recv()
+    finally:
+        process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    assert "does not survive a fork" in said and str(os.getpid()) in said
+    assert store.count(T, U) == 1

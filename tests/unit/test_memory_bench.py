@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bench import memory as bench
 
 
@@ -25,6 +27,7 @@ def test_the_data_set_has_enough_facts_in_both_languages_with_paraphrased_questi
     assert all(f["fact"] != f["question"] for f in facts)
 
 
+@pytest.mark.chroma_here  # embedded Chroma in this process (tests/conftest.py)
 def test_quick_run_reports_recall_latency_size_and_throughput(tmp_path, capsys):
     out = tmp_path / "memory.json"
     result = bench.main(["--quick", "--json", str(out)])
