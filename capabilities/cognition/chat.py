@@ -3,7 +3,9 @@
 The model answers with the recent turns of the conversation in view, told which language
 to answer in (the person's, read from their message, not left to a small model to notice)
 and what it must not do: invent facts about the person's systems, orders, accounts or
-tasks, which it cannot see. ``reply`` streams: each piece of text is handed to
+tasks, which it cannot see. A calculation the message asks for is worked out exactly
+(arithmetic.py) and handed to the model beside the message, so the number it states is
+right. ``reply`` streams: each piece of text is handed to
 ``on_text`` as it comes, and the whole reply is returned. Without a model, Flora says
 plainly what it can do instead of pretending to converse.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
+from capabilities.cognition import arithmetic
 from capabilities.memory import recalled
 from capabilities.registry import CapabilityRegistry
 from common.i18n import EN, answer_in, say
@@ -87,7 +90,8 @@ def chat_prompt(content: str, language: str, history: list[dict], memories: list
     """The system prompt (the persona's, else Flora's own, with the limits every persona keeps;
     identical across calls and people, so the model host reuses its evaluated state), the
     recent turns within a character budget, the language to answer in, what Flora remembers
-    of the person that bears on the message, and the message."""
+    of the person that bears on the message, the calculation it asks for worked out, and the
+    message."""
     system = SYSTEM_PROMPT if not persona_prompt or persona_prompt == FLORA_PROMPT else persona_prompt + " " + LIMITS
     messages = [{"role": "system", "content": system}]
     kept: list[dict] = []
@@ -104,5 +108,9 @@ def chat_prompt(content: str, language: str, history: list[dict], memories: list
     known = recalled.block(memories)
     if known:  # next to the message: a small model heeds what it read last
         messages.append({"role": "system", "content": known})
+    calculation = arithmetic.worked(content)
+    if calculation is not None:
+        messages.append({"role": "system", "content": f"Worked out exactly for this message: {calculation.shown()}. "
+                                                      "State this result."})
     messages.append({"role": "user", "content": content})
     return messages
