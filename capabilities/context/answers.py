@@ -1,9 +1,11 @@
 """Reading values out of what a user typed: the rules that work without a model.
 
 ``named_values`` finds ``name=value``, ``name: value``, ``name is value`` and JSON objects
-for the parameter names it is given; ``answer_values`` maps an answer to the parameters a
-paused task asked for (a bare value fills the one missing parameter; N comma- or
-line-separated values fill N missing parameters in order).
+for the parameter names it is given; ``spotted`` finds a value by its look, as the
+parameter's schema describes it (``x-flora-value-pattern``: "here's the key: app-…", "run
+this against the db: SELECT …"; an address for a parameter that takes one); ``answer_values``
+maps an answer to the parameters a paused task asked for (a bare value fills the one missing
+parameter; N comma- or line-separated values fill N missing parameters in order).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import json
 import re
 
 _URL = re.compile(r"https?://[^\s\"'<>，。]+")
+# JSON-schema keyword a capability puts on a string parameter: a regular expression that finds
+# the value in running text, however it is introduced ("the key is…", "key用这个…", "run this: …")
+VALUE_PATTERN = "x-flora-value-pattern"
 _CONTINUE = re.compile(r"^\s*(continue|go on|resume|carry on|keep going|继续|接着|继续吧|接着来)\s*[.!。！]*\s*$", re.I)
 _HELP = re.compile(
     r"^\s*(help|/help|what can you do|which capabilities|list capabilities|status|"
@@ -88,6 +93,9 @@ def answer_values(text: str, asked: list[str], schemas: dict[str, dict] | None =
     if not stripped or not asked:
         return None
     if len(asked) == 1:
+        seen = spotted(stripped, (schemas or {}).get(asked[0], {}), asked[0])
+        if seen is not None:  # "sure - https://…", "ok the key: app-…"
+            return {asked[0]: seen}
         said = _SAID_VALUE.search(stripped)  # "the key is app-…", "here you go: …", "密钥发你：…"
         return {asked[0]: _unquoted(said.group(1)) if said else stripped}
     parts = [p.strip() for p in re.split(r"\n|;|；|,|，", stripped) if p.strip()]
@@ -109,6 +117,41 @@ _SAID_VALUE = re.compile(
 
 def _unquoted(value: str) -> str:
     return value[1:-1] if len(value) > 1 and value[0] in "\"'“" and value[-1] in "\"'”" else value
+
+
+def spotted(text: str, schema: dict, name: str = "") -> str | None:
+    """The one value in ``text`` that looks like what the parameter takes: a match of its
+    ``x-flora-value-pattern``, or the address for a parameter that takes one (named url, or
+    ``format: uri``, or a pattern that starts with http); None when there is none, or several
+    different ones."""
+    pattern = schema.get(VALUE_PATTERN)
+    if pattern:
+        found = [_trimmed(m.group(0)) for m in _compiled(pattern).finditer(text)]
+    elif _takes_address(name, schema):
+        found = [u.rstrip(".,;)!?") for u in urls(text)]
+    else:
+        return None
+    distinct = list(dict.fromkeys(v for v in found if v))
+    return distinct[0] if len(distinct) == 1 else None
+
+
+def _takes_address(name: str, schema: dict) -> bool:
+    return (name in ("url", "base_url", "endpoint") or schema.get("format") == "uri"
+            or str(schema.get("pattern", "")).lower().replace("[hh][tt][tt][pp]", "http").startswith("^http"))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def _trimmed(value: str) -> str:
+    """Without the punctuation that ends the sentence, and the quotes or backticks that wrap it."""
+    value = value.strip().rstrip(" ,;，；。.!！?？").strip()
+    for first, last in ("``", '""', "''", "“”", "‘’"):
+        if len(value) > 1 and value[0] == first and value[-1] == last:
+            return value[1:-1].strip()
+    return value.strip("`").strip()
 
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")

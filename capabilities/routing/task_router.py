@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from capabilities.base import CapabilitySpec
-from capabilities.context.answers import mentions, named_values, text_after, urls, values_by_schema
+from capabilities.context.answers import VALUE_PATTERN, mentions, named_values, spotted, text_after, urls, values_by_schema
 from capabilities.registry import CapabilityRegistry
 
 CONFIDENT_SCORE = 2.0
@@ -126,7 +126,14 @@ class TaskRouter:
     @staticmethod
     def extract_parameters(spec: CapabilitySpec, content: str) -> dict:
         """Values the request states outright; never guesses."""
-        values = named_values(content, list(spec.properties))
+        # values known by their look first ("here's the key: app-…", "the database: SELECT …"): the
+        # words around them are not values of other parameters
+        seen = {name: value for name, schema in spec.properties.items()
+                if schema.get(VALUE_PATTERN) and (value := spotted(content, schema, name)) is not None}
+        around = content
+        for value in seen.values():
+            around = around.replace(value, " ", 1)
+        values = {**named_values(around, list(spec.properties)), **seen}
         found_urls = urls(content)
         for name, schema in spec.properties.items():
             if name in values or not found_urls:

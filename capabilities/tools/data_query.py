@@ -10,6 +10,11 @@ from __future__ import annotations
 from capabilities.base import CapabilityError, ExecutionContext, capability
 from capabilities.tools.data_access import DEFAULT_MAX_ROWS, MAX_ROWS_LIMIT, DataAccessor
 
+# a statement written out in a request ("run this against the db: SELECT region, SUM(amount) FROM
+# orders …"): SQL keywords in capitals, or a lower-case select that reads as SQL (select *, a
+# column list, an aggregate), up to the end or to Chinese text after it
+SQL_IN_TEXT = (r"(?:\b(?:SELECT|WITH|EXPLAIN)\b|(?i:\bselect\s+(?:\*|distinct\b|(?:count|sum|avg|min|max)\s*\(|"
+               r"[\w.]+\s*,\s*[\w.]+)))[^\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]*")
 _SCALAR = {"type": ["string", "number", "integer", "boolean", "null"]}
 
 PARAMETERS = {
@@ -23,6 +28,7 @@ PARAMETERS = {
                            "Leave values out of the text and use placeholders: ? or :name for SQLite, "
                            "%s or %(name)s for PostgreSQL.",
             "x-flora-description": {"zh": "要执行的一条只读 SQL 语句（SELECT、WITH 等）"},
+            "x-flora-value-pattern": SQL_IN_TEXT,
         },
         "params": {
             "type": ["array", "object"],

@@ -41,6 +41,7 @@ PARAMETERS = {
             "description": "API key of the Dify app that holds the workflow (it starts with app-); "
                            "find it in Dify under the app's API Access page.",
             "x-flora-description": {"zh": "保存这个工作流的 Dify 应用的 API 密钥（以 app- 开头）"},
+            "x-flora-value-pattern": r"(?<![\w-])app-[A-Za-z0-9_-]{4,}",
         },
         "inputs": {
             "type": "object",

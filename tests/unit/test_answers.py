@@ -8,6 +8,7 @@ from capabilities.cognition.cues import conversation_only
 from capabilities.context.answers import (
     answer_values, is_continue, is_help, mentions, named_values, urls,
 )
+from capabilities.routing.task_router import TaskRouter
 
 
 @pytest.mark.parametrize("text, names, expected", [
@@ -163,3 +164,56 @@ def test_a_request_text_parameter_takes_the_question_only_when_nothing_is_named(
     assert TaskRouter.extract_parameters(spec, "ask the experts") == {}
     assert TaskRouter.extract_parameters(spec, "ask the experts question=why strategy=voting") == {
         "question": "why", "strategy": "voting"}
+
+
+# -- values known by their look (x-flora-value-pattern) ------------------------------------
+def _spec(name):
+    from config import load_config
+    from init_plugins import build_registry
+
+    registry = build_registry(load_config({"memory": {"enabled": False}}, env={}))
+    return TaskRouter(registry).find(name)
+
+
+@pytest.mark.parametrize("said, key", [
+    ("please start the invoice workflow on dify, the key's app-Kq72Lm91", "app-Kq72Lm91"),
+    ("dify的审批流跑一下吧，密钥在这 app-8dJw2Pq0，谢谢", "app-8dJw2Pq0"),
+    ("run my dify flow — api key: `app-Xx00Yy11`", "app-Xx00Yy11"),
+])
+def test_a_key_handed_over_in_a_request_is_read_by_its_look(said, key):
+    assert TaskRouter.extract_parameters(_spec("dify_workflow"), said)["api_key"] == key
+
+
+def test_two_different_keys_are_not_guessed_between():
+    said = "run the dify workflow with app-Aa11Bb22 or maybe app-Cc33Dd44"
+    assert "api_key" not in TaskRouter.extract_parameters(_spec("dify_workflow"), said)
+
+
+@pytest.mark.parametrize("said, sql", [
+    ("could you run this against our db: SELECT team, AVG(score) FROM games GROUP BY team",
+     "SELECT team, AVG(score) FROM games GROUP BY team"),
+    ("帮我在库里跑 select count(*) from signups where day = '2026-11-01' 看下结果",
+     "select count(*) from signups where day = '2026-11-01'"),
+    ("query the warehouse database: WITH t AS (SELECT 1) SELECT * FROM t;", "WITH t AS (SELECT 1) SELECT * FROM t"),
+])
+def test_a_statement_written_in_a_request_is_the_query(said, sql):
+    values = TaskRouter.extract_parameters(_spec("data_query"), said)
+    assert values["sql"] == sql and "database" not in values  # "the database: SELECT" names no database
+
+
+@pytest.mark.parametrize("said", ["select the customers who spent most last month", "how many orders came in today?",
+                                  "统计一下上周的新用户"])
+def test_words_about_data_are_not_a_statement(said):
+    assert "sql" not in TaskRouter.extract_parameters(_spec("data_query"), said)
+
+
+def test_an_address_answer_with_words_around_it_gives_the_address():
+    schema = {"url": {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://"}}
+    assert answer_values("yep - https://status.example.org/health?full=1", ["url"], schema) == {
+        "url": "https://status.example.org/health?full=1"}
+    assert answer_values("地址是这个：https://a.example.cn/x，麻烦了", ["url"], schema) == {"url": "https://a.example.cn/x"}
+
+
+def test_a_key_answer_with_words_around_it_gives_the_key():
+    schemas = {"api_key": _spec("dify_workflow").properties["api_key"]}
+    assert answer_values("found it!! app-Rt56Yu78 :)", ["api_key"], schemas) == {"api_key": "app-Rt56Yu78"}
