@@ -96,16 +96,18 @@ class TaskRouter:
     def has_evidence_beyond_name(spec: CapabilitySpec, content: str) -> bool:
         """Whether ``content`` points at ``spec`` by more than its name: a keyword, or an
         address for a capability that takes one."""
-        return any(mentions(content, kw) for kw in spec.keywords) or bool(urls(content) and _takes_url(spec))
+        words = _without_addresses(content)
+        return any(mentions(words, kw) for kw in spec.keywords) or bool(urls(content) and _takes_url(spec))
 
     def rank(self, content: str) -> list[Candidate]:
         """Capabilities with any evidence in ``content``, best first."""
         ranked = []
         found_urls = urls(content)
+        words = _without_addresses(content)  # "data" in https://data.example.com is no keyword
         for spec in self.routable():
-            score = sum(2.0 for kw in spec.keywords if mentions(content, kw))
-            score += sum(1.0 for word in spec.name.split("_") if len(word) > 2 and mentions(content, word))
-            if mentions(content, spec.name):
+            score = sum(2.0 for kw in spec.keywords if mentions(words, kw))
+            score += sum(1.0 for word in spec.name.split("_") if len(word) > 2 and mentions(words, word))
+            if mentions(words, spec.name):
                 score += 3.0
             if found_urls and _takes_url(spec):  # "post the result to https://…": an address is evidence
                 score += spec.address_evidence
@@ -154,6 +156,12 @@ class TaskRouter:
                     rest.pop(name)
                 break
         return {**values_by_schema(unclaimed, rest), **values}
+
+
+def _without_addresses(content: str) -> str:
+    for address in urls(content):
+        content = content.replace(address, " ")
+    return content
 
 
 def _takes_url(spec: CapabilitySpec) -> bool:

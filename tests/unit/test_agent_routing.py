@@ -31,7 +31,7 @@ def test_requests_that_name_what_only_tools_can_do_reach_the_agent_without_the_m
     assert intent.capability == "agent" and intent.kind in ("task", "query") and llm.calls == []
 
 
-@pytest.mark.parametrize("text", ["summarise https://example.org/page", "我的磁盘还有多少空间",
+@pytest.mark.parametrize("text", ["compress last week's logs into one archive", "我的磁盘还有多少空间",
                                   "find the biggest log file on this box and tell me its size"])
 def test_the_understanding_model_can_choose_the_agent(registry, text):
     intent = router(registry, ScriptedLLM([{"route": "agent"}])).classify(text)

@@ -217,3 +217,13 @@ def test_an_address_answer_with_words_around_it_gives_the_address():
 def test_a_key_answer_with_words_around_it_gives_the_key():
     schemas = {"api_key": _spec("dify_workflow").properties["api_key"]}
     assert answer_values("found it!! app-Rt56Yu78 :)", ["api_key"], schemas) == {"api_key": "app-Rt56Yu78"}
+
+
+@pytest.mark.parametrize("said", ["could you grab https://data.example.net/exports/today.csv",
+                                  "请求一下 https://api.example.com/workflow/status 看看"])
+def test_words_inside_an_address_are_not_keywords(said):
+    from config import load_config
+    from init_plugins import build_registry
+
+    router = TaskRouter(build_registry(load_config({"memory": {"enabled": False}}, env={})))
+    assert router.confident(said).spec.name == "http_request"
