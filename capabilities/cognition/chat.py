@@ -13,6 +13,7 @@ plainly what it can do instead of pretending to converse.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Callable
 
 from capabilities.cognition import arithmetic
@@ -38,6 +39,17 @@ SYSTEM_PROMPT = FLORA_PROMPT + " " + LIMITS
 MAX_CHAT_TOKENS = 200
 HISTORY_TURNS = 6
 HISTORY_CHARS = 1500  # the budget for earlier turns in a chat prompt
+# a request to translate: the translation is in the other language, the words around it in the person's
+_TRANSLATION = re.compile(r"\btranslat\w*|\bhow (?:do|would|can|should) (?:you|i|we) (?:say|ask|write)\b|"
+                          r"\bwhat(?:'s| is) .{1,60}\bin (?:english|chinese|mandarin|french|german|spanish|japanese|"
+                          r"korean|italian|russian|portuguese)\b|翻译|翻成|译成|用\S{1,4}(?:语|文)怎么说|\S{1,4}(?:语|文)怎么说",
+                          re.IGNORECASE)
+_TRANSLATION_FRAME = {
+    "zh": "When asked to translate, write the translation itself in the language asked for, introduced by a short "
+          "phrase in Chinese (for example: 英文是：“…”).",
+    EN: "When asked to translate, write the translation itself in the language asked for, introduced by a short "
+        "phrase in English (for example: In French: “…”).",
+}
 
 
 class ChatResponder:
@@ -104,7 +116,8 @@ def chat_prompt(content: str, language: str, history: list[dict], memories: list
         budget -= len(text)
         kept.append({"role": turn["role"], "content": text})
     messages += reversed(kept)
-    messages.append({"role": "system", "content": answer_in(language)})
+    messages.append({"role": "system", "content": answer_in(language)
+                     + (" " + _TRANSLATION_FRAME.get(language, _TRANSLATION_FRAME[EN]) if _TRANSLATION.search(content) else "")})
     known = recalled.block(memories)
     if known:  # next to the message: a small model heeds what it read last
         messages.append({"role": "system", "content": known})

@@ -238,3 +238,15 @@ def test_a_time_refused_for_having_passed_is_asked_for_again_in_chinese():
     assert "这个时间已经过去了" in zh and "什么时候运行" in zh and "already" not in zh and is_mostly(zh, "zh")
     en = ask_message("remind", asked, request="remind me at 8pm tonight to feed the dog")
     assert "that time has already passed" in en and "when to run it" in en
+
+
+@pytest.mark.parametrize("said, language", [("帮我把“明天见”翻成德语", "zh"), ("what's 'good night' in Korean?", "en"),
+                                            ("please translate this into Spanish: the meeting moved to Monday", "en"),
+                                            ("“慢走”用英文怎么说", "zh")])
+def test_a_translation_is_introduced_in_the_persons_language(said, language):
+    instruction = [m for m in chat_prompt(said, language, []) if m["role"] == "system"][-1]["content"]
+    assert "translat" in instruction and ("Chinese" if language == "zh" else "English") in instruction
+
+
+def test_other_messages_get_the_plain_language_instruction():
+    assert chat_prompt("哪些国家说西班牙语", "zh", [])[-2]["content"] == "Always answer in Simplified Chinese (简体中文)."
