@@ -13,6 +13,9 @@ understanding model's to read. Each function here answers one narrow question:
 - ``needs_the_world``: that, or live data (today's weather, a flight's status, a price now),
   or an act in the world (book, pay, send, restart a server) — what only a capability could
   answer or do, so a model's answer would be made up;
+- ``beyond_this_machine``: the part of that no tool of this machine reaches either (a remote
+  machine, records in other systems, an act in the world), which the agent may not take;
+- ``computes_on_given_figures``: a sum on figures the message itself gives — conversation;
 - ``reads_as_new_request``: a message that asks for something (a question, a request
   verb, a sentence) rather than giving a value, for telling an answer from a new request
   while a task waits.
@@ -50,10 +53,20 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         # what was said, not its name: "把咱俩之前聊的都清掉", "forget everything we talked about"
         r"|(?:把|将)?(?:咱俩|咱们|我们|我俩)?(?:之前|以前|刚才)?(?:聊的|聊过的)(?:内容|东西)?(?:都|全)?(?:给)?"
         r"(?:清掉|清空|清除|删掉|删了|清了)"
-        r"|\b(?:forget|wipe|erase|clear)\s+(?:everything|all)\s+(?:that\s+)?we(?:'ve|\s+have)?\s+(?:talked|chatted|said)\b", _F)),
+        r"|\b(?:forget|wipe|erase|clear)\s+(?:everything|all)\s+(?:that\s+)?we(?:'ve|\s+have)?\s+(?:talked|chatted|said)\b"
+        # the conversation by another name, the verb after it: "把会话清一下", "上下文重置一下",
+        # "clear out the context", "reset this chat"
+        r"|(?:把|将)\s*(?:我的|我们的|咱们的|这个|当前的?|现在的?|之前的)?(?:全部|所有)?(?:的)?(?:对话|聊天|会话|上下文)"
+        r"(?:历史|记录|内容)?(?:都|全)?(?:给)?(?:清|删|重置|重新开始)"
+        r"|(?:清空|清除|清理|清掉|重置|删除|删掉)(?:一下)?(?:我的|我们的|这个|当前的?)?(?:全部|所有)?(?:的)?上下文"
+        r"|(?:会话|上下文)(?:记录)?(?:都|全)?(?:给)?(?:清空|清除|清理|清掉|清一下|重置)"
+        r"|\b(?:clear|wipe|reset|erase|flush|clean)\s+(?:out\s+|up\s+)?(?:all\s+)?(?:of\s+)?(?:my|our|the|this|your)\s+"
+        r"(?:chat\s+|conversation\s+)?(?:context|session)\b"
+        r"|\b(?:clear|wipe|reset)\s+(?:out\s+)?(?:this|the|our)\s+(?:chat|conversation)\b", _F)),
     ("shutdown", re.compile(
-        r"^\s*/(?:shutdown|stop|quit-server)\b|\b(?:shut\s*down|power\s+off|turn\s+off|kill|stop|terminate|exit|quit)"
-        r"\s+(?:flora|yourself|the\s+(?:flora\s+)?(?:server|system|assistant|service)|flora'?s?\s+(?:server|service)"
+        r"^\s*/(?:shutdown|stop|quit-server)\b|\b(?:shut\s*down|power\s+(?:off|down)|turn\s+off|switch\s+off|kill|stop|terminate|exit|quit|close)"
+        r"\s+(?:flora|yourself|the\s+(?:flora\s+)?(?:server|system|assistant|service|process)|flora'?s?\s+(?:server|service|process)"
+        r"|your\s+(?:own\s+)?(?:process|server|service)"
         r"|everything|all\s+services)\b"
         r"|\b(?:turn|switch|shut|power)\s+(?:yourself|flora|the\s+(?:server|system|assistant))\s+(?:off|down)\b"
         r"|^\s*shut\s*down\s*[.!]*\s*$"
@@ -61,7 +74,10 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         # said to Flora, with a reason after it: "你先关机吧，明天再说"
         r"|^\s*(?:(?:那|那你|你|好|好了|行|行了|嗯)\s*)*(?:先|就|现在)*\s*(?:关机|下线)(?:吧|了|啦)?\s*(?:[，,。!！~～]|$)"
         # the object first: "把系统关掉", "将服务停了"
-        r"|(?:把|将)\s*(?:flora|系统|服务|服务器|你自己|整个系统|整个服务)\s*(?:给)?(?:关掉|关了|关闭|停掉|停了|停止|关机)", _F)),
+        r"|(?:把|将)\s*(?:flora|系统|服务|服务器|你自己|整个系统|整个服务)\s*(?:给)?(?:关掉|关了|关闭|停掉|停了|停止|关机)"
+        # its process, said to Flora: "flora你也下班吧，把进程关了", "把你的进程停掉"
+        r"|(?:把|将)\s*(?:你的|你自己的|flora的?\s*)(?:进程|程序)\s*(?:给)?(?:关|停|杀|结束)"
+        r"|^(?=.*(?:flora|你))[^。？?]*(?:把|将)\s*(?:进程|程序)\s*(?:给)?(?:关掉|关了|关闭|停掉|停了|杀掉|杀了|结束掉?)", _F)),
     ("switch_model", re.compile(
         r"^\s*/model\b|\b(?:switch|change|swap|use)\s+(?:to\s+)?(?:the\s+|a\s+|another\s+|your\s+)?"
         r"(?:(?:larger|bigger|smaller|faster|better|other|different|\w+)\s+)?(?:language\s+)?(?:model|llm)\b"
@@ -73,7 +89,13 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         r"|^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+|let'?s\s+)?(?:use|try)\s+(?:[\w.-]*(?:llama|qwen|gpt|mistral|gemma|phi|deepseek|claude|glm)"
         r"[\w.-]*|[\w.]+-\d+(?:\.\d+)?b)\s*(?:instead|from\s+now\s+on|for\s+now|going\s+forward|please|pls)?\s*[.!]*\s*$"
         r"|(?:切换|换成|改用|换到|切到)(?:成|到)?\s*(?:[\w.-]*(?:llama|qwen|gpt|mistral|gemma|phi|deepseek|claude|glm)[\w.-]*"
-        r"|[\w.]+-\d+(?:\.\d+)?b)\b", _F)),
+        r"|[\w.]+-\d+(?:\.\d+)?b)\b"
+        # the model named first, the switch asked for after it: "这个模型太笨了，给我切个聪明点的",
+        # "this model is useless, swap it for a smarter one", "give me a better model"
+        r"|模型[^。？?]{0,16}(?:切|换|改用)(?:一?个|成|到|掉)(?:[^，,。？?\s]{0,6}(?:的|模型))?\s*(?:吧|呗|啊|行不行|好不好)?\s*[。!！~～]*\s*$"
+        r"|\b(?:model|llm)\b[^.?!]{0,40}\b(?:switch|swap|change)\s+(?:it\s+)?(?:out\s+)?(?:to|for)\s+(?:a|an|another|the)\s+"
+        r"(?:\w+\s+)?(?:one|model|llm)\b"
+        r"|\b(?:give|get)\s+me\s+(?:a|an|another)\s+(?:smarter|better|bigger|larger|faster|different|new|stronger)\s+(?:language\s+)?(?:model|llm)\b", _F)),
     ("status", re.compile(r"^\s*/status\s*$", _F)),
     ("help", re.compile(r"^\s*/help\s*$|^\s*/\?\s*$", _F)),
 )
@@ -102,6 +124,8 @@ _OWN_RECORD_NOUNS = (
     r"meetings?|appointments?|flights?|bookings?|reservations?|servers?|disk|database\s+password|salary|payslip|"
     r"credit\s+card|password"
 )
+_SERVICES = (r"淘宝|天猫|拼多多|京东|美团|饿了么|滴滴|携程|12306|禅道|飞书|钉钉|企业微信|支付宝"
+             r"|jira|github|gitlab|slack|outlook|gmail|trello|asana|notion")
 _OWN_RECORDS = re.compile(
     rf"\b(?:my|our|mine)\s+(?:\w+\s+){{0,2}}(?:{_OWN_RECORD_NOUNS})\b"
     rf"|\b(?:order|ticket|tracking|invoice|booking|case)\s*(?:no\.?|number|#|id)?\s*[:#]?\s*[A-Z]{{0,4}}-?\d{{3,}}\b"
@@ -124,7 +148,28 @@ _OWN_RECORDS = re.compile(
     r"\s+(?:reply|response|answer|e-?mail|message|letter|call|text|invoice|parcel|package|delivery)s?\b"
     r"|\bheard\s+back\s+from\b|\b(?:any|new)\s+(?:replies|e-?mails|messages)\s+from\b"
     r"|(?:我|我们)(?:有没有|是否)?收到(?:了)?[^，,。]{0,10}(?:回复|回信|邮件|消息|短信|快递|包裹|通知)"
-    r"|[^，,。]{1,8}(?:回复|回信给|回)(?:我|我们)了?(?:吗|没有|没)", _F)
+    r"|[^，,。]{1,8}(?:回复|回信给|回)(?:我|我们)了?(?:吗|没有|没)"
+    # someone reaching the person: "did anyone email me about the lease?", "has Tom texted us back?",
+    # "who called me this morning?"
+    r"|\b(?:did|has|have|hasn't|haven't)\s+(?!you\b|i\b|we\b)(?:any(?:one|body)|some(?:one|body)|\w+)\s+(?:\w+\s+){0,3}"
+    r"(?:e-?mail(?:ed)?|messag(?:e|ed)|text(?:ed)?|call(?:ed)?|ping(?:ed)?|dm(?:ed|'d)?|slack(?:ed)?|repl(?:y|ied)\s+to"
+    r"|wr(?:ite|ote|itten)\s+(?:to|back\s+to)|got(?:ten)?\s+back\s+to)\s+(?:me|us)\b"
+    r"|\bwho\s+(?:e-?mailed|messaged|texted|called|pinged|wrote\s+to|dm'?e?d)\s+(?:me|us)\b"
+    r"|\bany\s+(?:new\s+)?(?:e-?mails?|messages?|texts?|calls?|voicemails?)\s+(?:for\s+me|today|this\s+morning|yet)\b"
+    # the person's free time: "下周三下午我有空吗", "我周五晚上忙不忙", "do I have anything on Thursday?"
+    r"|(?:今天|明天|后天|大后天|周[一二三四五六日天末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|下周|这周|本周|月底|上午|下午|晚上|中午|\d+\s*[点号])"
+    r"[^，,。？?]{0,8}(?:我|我们)[^，,。？?]{0,4}(?:有空|有时间|空闲|闲着|忙|有安排|有事|有约)(?:吗|么|没|不|嘛)"
+    r"|(?:我|我们)[^，,。？?]{0,10}(?:有没有空|有没有时间|忙不忙|有空没|有没有安排|哪天有空|什么时候有空|几点有空)"
+    r"|\bdo\s+(?:i|we)\s+have\s+(?:anything|something|any\s+(?:meetings?|plans?|appointments?|calls?)|time|a\s+(?:meeting|call|slot))"
+    r"\s+(?:on|at|this|next|tomorrow|today|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"|\b(?:is|are)\s+(?:my|our)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|morning|afternoon|evening|day)"
+    r"(?:\s+\w+)?\s+(?:free|open|busy|booked)\b"
+    # something ordered, by the service or by how it was got: "饿了么点的奶茶到哪了", "拼多多买的那个还没发货吗"
+    rf"|(?:{_SERVICES}|网上|外卖)[^，,。？?]{{0,12}}(?:到哪|到了没|到了吗|到没到|发货|什么时候到|怎么还没|还没到|还不到|送到|派送|签收)"
+    r"|(?:点|买|订|寄|下单|网购)的[^，,。？?]{0,8}(?:到哪|到了没|到了吗|到没到|怎么还没|还没到|还不到|还没发货|发货了没|发货了吗)"
+    # a record the person opened: "我上周提的那个IT工单有人接了没", "我报的那个故障处理了吗"
+    r"|(?:我|我们)[^，,。？?]{0,6}(?:提|开|报|交|建|发)的[^，,。？?]{0,8}(?:工单|单子|申请|故障|报修|bug|需求|审批|报销)"
+    r"[^，,。]{0,10}(?:了没|没有|吗|呢|怎么样|到哪|进度)", _F)
 
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|do|does|did|can|could|"
                        r"would|will|should|shall)\b|(?:吗|呢|么|怎么样|怎么|如何|为什么|什么|哪|几|多少)\s*[?？。!！]*\s*$", _F)
@@ -189,7 +234,16 @@ _ABILITIES = re.compile(
     r"|\byour\s+(?:capabilities|skills|features)|\bwhat\s+(?:exactly|else)\s+(?:can|could)\s+you\s+(?:do|help)"
     r"|\bintroduce\s+yourself|你(?:都)?(?:能|会|可以)(?:帮我)?(?:做|干)?(?:些)?(?:什么|啥)|介绍(?:一下)?你自己|你是谁|你有(?:哪些|什么)(?:能力|功能|本事)"
     # "你除了聊天还能干啥" (撒, 嘛: the spoken 啥)
-    r"|你[^，,。？?！!]{0,8}?(?:还|都)(?:能|会|可以)(?:帮我)?(?:做|干)(?:些)?(?:什么|啥|撒|嘛)", _F)
+    r"|你[^，,。？?！!]{0,8}?(?:还|都)(?:能|会|可以)(?:帮我)?(?:做|干)(?:些)?(?:什么|啥|撒|嘛)"
+    # the asker left out "你" or said it in other words: "都能帮我干点啥", "说说你的本事", "你擅长什么",
+    # "what are you actually capable of?", "what can you actually do", "what are your skills?"
+    r"|(?:^|你|[，,。!！?？\s])(?:都|还|又)?(?:能|可以|会)帮(?:我|上|到)?(?:我)?(?:做|干|弄|办|搞)?(?:点|些|一些)?(?:什么|啥|嘛|哪些)"
+    r"|(?:说说|讲讲|聊聊|介绍(?:一下)?|展示(?:一下)?|亮亮)你的(?:本事|本领|能力|功能|技能|特长)"
+    r"|你的(?:本事|本领|能力|功能|技能|特长)(?:都)?(?:有(?:哪些|什么|啥)|是(?:什么|啥|哪些))|你(?:有|会)(?:啥|哪些|什么)(?:本事|本领|技能|功能|能力|特长)|你(?:最)?擅长(?:什么|啥|哪些|干啥|做什么)"
+    r"|\bwhat\s+(?:\w+\s+)?are\s+you\s+(?:\w+\s+)?(?:capable\s+of|able\s+to\s+do|good\s+(?:at|for))"
+    r"|\bwhat\s+(?:can|could)\s+you\s+(?:actually|really|even|possibly)\s+(?:do|help)\b"
+    r"|\bwhat(?:'s|\s+is|\s+are)\s+your\s+(?:\w+\s+)?(?:abilities|capabilities|skills|skill\s+set|powers|features)\b"
+    r"|\bwhat\s+(?:can|could)\s+i\s+(?:use\s+you\s+for|ask\s+you\s+(?:to\s+do|for))\b", _F)
 
 
 def asks_about_abilities(text: str) -> bool:
@@ -212,6 +266,14 @@ _LIVE_DATA = re.compile(
     r"|\b(?:is|will)\s+it\s+(?:\w+\s+){0,2}(?:be\s+)?(?:cold|hot|warm|chilly|rainy|sunny|windy|snowy|freezing)\b"
     r"[^.?!]{0,30}\b(?:today|tomorrow|tonight|this\s+(?:morning|afternoon|evening|week(?:end)?)|out(?:side)?)\b"
     r"|(?:要|需要|得)带(?:把)?伞|(?:冷不冷|热不热|会不会下雨)"
+    # what to wear today, how cold it is out: "今天出门要穿羽绒服吗", "外面几度了", "should I wear a jacket today?"
+    r"|(?:今天|明天|后天|今晚|明早|现在|出门|待会|等会|一会)[^，,。？?]{0,8}(?:要|需要|得|该|用|能)(?:穿|带)[^，,。？?]{0,6}"
+    r"(?:羽绒服|外套|大衣|棉袄|棉服|毛衣|秋裤|短袖|短裤|厚|薄|雨衣|雨伞|防晒)"
+    r"|(?:外面|外头|室外|现在|今天|今晚|明天)[^，,。？?]{0,4}(?:几度|多少度|多冷|多热|冷吗|热吗)"
+    r"|\bhow\s+(?:cold|hot|warm|chilly)\s+is\s+it\s+(?:\w+\s+)?(?:outside|out\s+there|right\s+now|now|today|tonight|this\s+morning)\b"
+    r"|\bhow\s+many\s+degrees\s+is\s+it\b|\btemperature\s+(?:outside|out\s+there)\b"
+    r"|\b(?:should|do|will)\s+i\s+(?:need\s+to\s+)?(?:wear|bring|take|pack)\s+(?:a\s+|an\s+|my\s+)?(?:\w+\s+)?"
+    r"(?:coat|jacket|umbrella|sweater|scarf|gloves|shorts|raincoat|boots|layers)\b[^.?!]{0,20}\b(?:today|tonight|tomorrow|now|out(?:side)?)\b"
     # flights and machines: "明早北京飞成都最早的航班", "线上那台机器CPU满了没"
     r"|[\u4e00-\u9fff]{2,4}飞[\u4e00-\u9fff]{2,4}[^，,。]{0,6}航班|(?:机器|服务器|主机|实例)[^，,。]{0,6}(?:CPU|cpu|内存|磁盘|负载)"
     r"|(?:CPU|cpu|内存|磁盘|负载)[^，,。]{0,6}(?:满|多少|还剩|高不高|挂)"
@@ -222,12 +284,12 @@ _LIVE_DATA = re.compile(
     r"|\b(?:server|host|machine|box|vm|instance|cluster)(?:'s)?\s+(?:cpu|memory|ram|disk)\b"
     r"|\b(?:cpu|memory|ram|disk)\s+(?:usage|load|space)\b[^.?!]{0,30}\b(?:on|of)\s+(?:the\s+|our\s+|my\s+)?"
     r"(?:[\w-]+\s+)?(?:server|host|machine|box|vm|instance|cluster)\b", _F)
-_THINGS_ZH = r"订单|快递|包裹|外卖|邮件|会议|(?:的|个|场)会(?!议)|日程|工单|bug|缺陷|预约|预订|账单|报销单|审批"
-_ACTS_ZH = r"取消|退掉|退了|申请|回复|回一下|回个|改到|改成|改期|推迟|提前到|挪到|移到|催一下|催催|催|提个|提一个|关掉|驳回|通过"
+_THINGS_ZH = (r"订单|快递|包裹|外卖|邮件|会议|(?:的|个|场)会(?!议)|日程|工单|bug|缺陷|预约|预订|账单|报销单|审批"
+              r"|航班|机票|火车票|车票|高铁|动车|酒店|房间")
+_ACTS_ZH = (r"取消|退掉|退了|申请|回复|回一下|回个|改到|改成|改期|推迟|提前到|挪到|移到|催一下|催催|催|提个|提一个|关掉|驳回|通过"
+            r"|改签|退票|值机|选座|续住|退房")
 _THINGS_EN = r"orders?|deliver(?:y|ies)|e-?mails?|messages?|meetings?|calls?|appointments?|standups?|bookings?|reservations?|tickets?|bugs?|issues?"
 _ACTS_EN = r"reply|respond|answer|move|reschedule|push\s+back|postpone|cancel|chase|hurry\s+up|close|approve|reject"
-_SERVICES = (r"淘宝|天猫|拼多多|京东|美团|饿了么|滴滴|携程|12306|禅道|飞书|钉钉|企业微信|支付宝"
-             r"|jira|github|gitlab|slack|outlook|gmail|trello|asana|notion")
 _WORLD_ACT = re.compile(
     r"^\s*(?:请|帮我|给我|麻烦|替我|帮忙)?(?:在日历上)?(?:订|预订|预约|买|购买|支付|付款|转账|汇款|打款"
     r"|发(?:一|个)?(?:封|条|份)?(?:邮件|短信|微信|消息)|打电话|重启|部署|回滚|下单|点(?:个|份)?外卖|约(?:个|一下)?|退(?:货|款|订|票|掉))"
@@ -254,8 +316,31 @@ _ACT_ON_THINGS = re.compile(
     r"|(?:想|要|申请)(?:退货|退款|换货)"
     rf"|^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?:{_ACTS_EN})\s+(?:to\s+)?"
     rf"(?:my|our|the|that|this|his|her|their|\w+'s|tomorrow's|today's)\s+(?:\w+\s+){{0,2}}(?:{_THINGS_EN})\b"
+    # a trip of theirs: "change my flight to Friday", "rebook our train for the evening"
+    r"|^\s*(?:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?:change|switch|rebook|move|cancel|upgrade|extend|check\s+(?:me\s+)?in\s+for)\s+"
+    r"(?:my|our)\s+(?:\w+\s+){0,2}(?:flight|train|hotel|room|seat|booking|reservation|trip)s?\b"
     rf"|(?:{_SERVICES})[^。？?]{{0,24}}(?:帮我|给我|替我|请你|麻烦)"
     rf"|(?:在|到)\s*(?:{_SERVICES})\s*(?:上|里)?[^。？?]{{0,8}}(?:提|发|建|开|回|改|删|取消|催)", _F)
+# the person's machines elsewhere — a cluster, its pods, a server reached over ssh — asked about
+# or acted on: "帮我看下k8s集群里有几个pod挂了", "ssh into db-02 and tail the logs", "线上那台服务器重启一下".
+# The shell and file tools reach this machine only; "how does k8s restart a pod?" is knowledge.
+_REMOTE_THING = (r"k8s|kubernetes|kubectl|集群|\bpods?\b|服务器|云主机|跳板机|堡垒机|机房|虚拟机|生产环境|测试环境|预发环境"
+                 r"|线上(?:环境|服务|机器|集群)|\b(?:my|our|the|that|these|those|all\s+the)\s+(?:[\w-]+\s+){0,2}"
+                 r"(?:clusters?|pods?|servers?|vms?|instances?)\b"
+                 r"|\b(?:prod|production|staging|remote|web|db|database|app|build)\s+(?:servers?|boxes|box|hosts?|machines?|clusters?|instances?|vms?)\b")
+_REMOTE_STATE = (r"挂了|挂掉|宕机|宕了|掉线|重启|有几个|多少个|几台|状态|正常吗|还活着|跑着|起来了|满了|清理|清一下|清空|删掉|日志|部署|扩容|"
+                 r"缩容|看下|看一下|查一下|查下|登录|登上|\bdown\b|\bcrash\w*|\brunning\b|\brestart\w*|\breboot\w*|\bclear\s+out\b"
+                 r"|\bclean\s+up\b|\bdelete\b|\blogs?\b|\bdeploy\w*|\bscale\b|\bhealthy\b|\bfailing\b|\bpending\b|\bhow\s+many\b"
+                 r"|\bcheck\b|\bup\b")
+_REMOTE = re.compile(
+    r"\bssh\s+(?:in(?:to)?\s+|onto\s+|to\s+)?(?:the\s+)?(?:[\w.-]+@)?[\w.-]*\d[\w.-]*\b|\bssh\s+(?:into|onto)\b"
+    r"|\b(?:log\s*(?:in|on)(?:to)?|connect\s+to|remote\s+into)\s+(?:the\s+)?(?:[\w.-]+@)?[a-z][\w.]*-\d+\b"
+    r"|(?:登录|登陆|登上|连上|连到|ssh\s*到?)\s*(?:到|上)?[^，,。]{0,8}(?:服务器|主机|机器|跳板机|堡垒机)"
+    rf"|(?:{_REMOTE_THING})[^。？?!！]{{0,20}}(?:{_REMOTE_STATE})|(?:{_REMOTE_STATE})[^。？?!！]{{0,20}}(?:{_REMOTE_THING})", _F)
+# knowledge about such things, and code written about them, is conversation
+_KNOWLEDGE = re.compile(r"为什么|为啥|是什么|什么是|原理|解释|一般|通常|比较好|最好|建议|写(?:一个|个|段)?[^，,。]{0,20}(?:脚本|代码|程序|函数)"
+                        r"|\bwhy\b|\bwhat\s+(?:is|are|does)\b|\bhow\s+(?:does|do|did|is|are|come)\b|\bexplain\b|\bin\s+general\b"
+                        r"|\bwrite\b|\bscript\b", _F)
 _HOW_TO = re.compile(r"怎么|如何|怎样|咋|\bhow\s+(?:do|should|can|could|would|to)\b|\bbest\s+way\b|\btips?\b", _F)
 
 
@@ -275,8 +360,45 @@ def needs_the_world(text: str) -> bool:
     text = _unquoted(text)
     if _REMINDER.search(text):  # "明天提醒我给李老师打电话" asks for a reminder, which Flora does
         return False
-    return bool(_OWN_RECORDS.search(text) or _LIVE_DATA.search(text) or _WORLD_ACT.search(text)
-                or _ACT_ON_THINGS.search(text) and not _HOW_TO.search(text))
+    records = _OWN_RECORDS.search(text) and not computes_on_given_figures(text)  # "my salary is 5000, …how much…"
+    return bool(records or _LIVE_DATA.search(text) or _WORLD_ACT.search(text)
+                or (_ACT_ON_THINGS.search(text) or remote_machine(text)) and not _HOW_TO.search(text))
+
+
+_THIS_MACHINE = re.compile(r"磁盘|硬盘|\bdisk\b|\bthis\s+(?:machine|box|computer)\b|这台(?:电脑|机器)|本机|\bworkspace\b|工作区", _F)
+
+
+def beyond_this_machine(text: str) -> bool:
+    """What no tool of this machine reaches: a machine of the person's elsewhere, their records
+    in other systems (mailbox, tickets, orders — not this machine's disk), an act in the world.
+    The agent's tools (a shell, files, the web) cannot look there, so it is not the agent's."""
+    text = _unquoted(text)
+    if _REMINDER.search(text):
+        return False
+    return bool(remote_machine(text) or _WORLD_ACT.search(text)
+                or _ACT_ON_THINGS.search(text) and not _HOW_TO.search(text)
+                or _OWN_RECORDS.search(text) and not _THIS_MACHINE.search(text))
+
+
+# a sum on the person's own figures: "I earn 6200 a month and save 15%, how much in two years?"
+_FIGURE = re.compile(r"(?<![A-Za-z0-9.#/-])\d+(?:[.,]\d+)?\s*(?:%|k|w|万|千|百|元|块|美元|刀|dollars?|bucks)?(?![A-Za-z0-9-])", _F)
+_ASKS_AMOUNT = re.compile(
+    r"多少|几(?:个|年|月|天|次|倍|成)|总共|一共|合计|平均|划算|能存|能攒|要还|算一?算|算一下|哪个(?:更)?(?:多|少|便宜|贵|省)"
+    r"|\bhow\s+(?:much|many|long)\b|\bwhat(?:'s|\s+is|\s+will\s+be|\s+would\s+be)\s+(?:the\s+|my\s+)?(?:total|sum|average|result|difference|monthly|yearly|annual)"
+    r"|\bcalculate\b|\bwork\s+out\b|\bwhich\s+is\s+(?:cheaper|more|less|better\s+value)\b", _F)
+
+
+def computes_on_given_figures(text: str) -> bool:
+    """A calculation on figures the message itself gives (two or more, and a question of how
+    much / how many): every number is there, so it is conversation, not a look into the
+    person's accounts."""
+    return len(_FIGURE.findall(text)) >= 2 and bool(_ASKS_AMOUNT.search(text))
+
+
+def remote_machine(text: str) -> bool:
+    """A question about, or an act on, a machine of the person's other than this one (a
+    cluster, a server, a host reached over ssh) — not a question of how such things work."""
+    return bool(_REMOTE.search(text)) and not (_HOW_TO.search(text) or _KNOWLEDGE.search(text))
 
 
 _VAGUE = re.compile(
@@ -312,11 +434,27 @@ _AS_SAID = re.compile(
     r"(?:办|做|来|弄|执行|处理)(?:吧|呗|就行|就好)?\s*[。!！]*\s*$", _F)
 
 
+# "就用上次那个吧", "do it the other way", "ok now the other one": a choice among things said
+# before — the last one, the other one, the same as last time — as the whole request
+_EARLIER_CHOICE = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|alright|so|now|and|then|just|fine|hmm+|no|nah)[,\s]+)*(?:please\s+|pls\s+)?"
+    r"(?:(?:(?:let'?s|i'?ll|we'?ll)\s+)?(?:do|try|use|go\s+with|pick|take|choose|give\s+me|show\s+me|run|make|send)\s+(?:it\s+|them\s+|that\s+)?)?"
+    r"(?P<ref>the\s+other\s+(?:one|ones|way|option|version)|(?:the\s+)?(?:same|usual)(?:\s+(?:one|thing|way))?(?:\s+as\s+(?:before|last\s+time))?"
+    r"|(?:the\s+)?(?:last|previous)\s+(?:one|option|version|way)|the\s+one\s+(?:from\s+)?(?:before|last\s+time)"
+    r"|(?:like|as)\s+(?:last\s+time|before)|that\s+one\s+again|the\s+first\s+one|the\s+second\s+one)"
+    r"(?:\s+(?:please|pls|then|instead|now|again|this\s+time))*\s*[.!?]*\s*$"
+    r"|^\s*(?:(?:那|那就|就|好|行|嗯|算了|还是|这次|换)\s*)*(?:用|选|按|要|来|换|照|换成|改成|改用)?\s*"
+    r"(?P<ref_zh>上次那个|上回那个|之前那个|刚才那个|原来那个|另一个|另外一个|另一种|别的那个|第一个|第二个|上次的|之前的|原来的"
+    r"|(?:跟|和|照)(?:上次|之前|原来)一样(?:的)?|老样子)"
+    r"(?:方案|办法|方法|版本|的)?\s*(?:吧|呗|就行|就好|好了|试试|来)?\s*[。!！~～]*\s*$", _F)
+
+
 def unclear_reference(text: str) -> str | None:
     """"send it to them", "can you fix this?", "把那个文件再改一下发给他": a request that names
     what it acts on only by pointing ("it", "那个文件"). Answers the pointing words; with
     nothing said before in the conversation they point at nothing, and the person is asked."""
-    found = _UNCLEAR_EN.match(text) or _UNCLEAR_ZH.match(text) or _AS_SAID.match(text)
+    found = (_UNCLEAR_EN.match(text) or _UNCLEAR_ZH.match(text) or _AS_SAID.match(text)
+             or _EARLIER_CHOICE.match(text))
     return (found.groupdict().get("ref") or found.groupdict().get("ref_zh")) if found else None
 
 

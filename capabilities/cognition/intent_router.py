@@ -55,6 +55,9 @@ HISTORY_CHARS = 600
 EXAMPLES_PER_CAPABILITY = 2
 CLAIMED = 3.0  # a keyword score at which an installed capability clearly claims a message (its name, two keywords)  # worked examples from each capability's own (often one English, one Chinese)
 AGENT = "agent"  # the capability that calls the others as tools (capabilities/agent)
+# capabilities that answer a question as chat does, run only when the words ask for them (its keywords):
+# "租房选近的还是便宜的，纠结死了" is a dilemma to talk over, "ask the experts whether …" the panel
+ASKED_FOR_BY_NAME = ("ask_experts",)
 ROUTES = ("chat", "plan", "status", "command", "unsupported", "clarify", "answer")  # beside the capabilities' names
 
 
@@ -220,6 +223,9 @@ class IntentRouter:
             kind = "chat"
         if kind == "answer":
             return Intent("answer", pending.capability, source="llm")
+        if capability == AGENT and cues.beyond_this_machine(text) \
+                and self._router.confident(text, min_score=CLAIMED) is None:
+            return self._unsupported(text, "llm")  # a cluster, a mailbox, a ticket elsewhere: no tool here reaches it
         if capability == AGENT and AGENT in names:  # the tool-using loop: it finds out itself what it can do
             spec = next(s for s in specs if s.name == AGENT)
             return Intent("task", AGENT, self._router.extract_parameters(spec, text), source="llm")
@@ -230,6 +236,11 @@ class IntentRouter:
             kind = "clarify"  # chat cannot see an address: what is there is a capability's to fetch
         if kind == "chat" and cues.asks_about_flora(text):
             kind = "status"
+        if kind == "unsupported" and cues.computes_on_given_figures(text):
+            kind = "chat"  # "I earn 6200 and save 15%, how much a year?": every figure is in the message
+        if capability in ASKED_FOR_BY_NAME and capability in names \
+                and not self._router.has_evidence_beyond_name(self._router.find(capability), text):
+            kind, capability = "chat", None  # a dilemma to talk over, not a request for the panel
         if kind == "command":
             named = cues.command(text)
             return Intent("command", command=named, source="llm") if named else Intent("chat", source="llm")

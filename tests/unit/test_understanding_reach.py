@@ -1,0 +1,170 @@
+"""What the understanding step may and may not make of a message: questions about Flora's
+abilities, commands said in passing, pointing words with nothing before them, the person's
+own world that no capability reaches, and conversation the model mistook for something else."""
+
+from __future__ import annotations
+
+import pytest
+
+from capabilities.cognition import cues
+from capabilities.cognition.intent_router import IntentRouter
+from capabilities.llm.fake import ScriptedLLM
+from capabilities.routing.task_router import TaskRouter
+from config import FloraConfig
+from init_plugins import build_registry
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return build_registry(FloraConfig(), llm=None)
+
+
+def read(registry, text: str, route: str = "chat", history=None):
+    return IntentRouter(TaskRouter(registry), ScriptedLLM([{"route": route}])).classify(text, history=history)
+
+
+# -- what Flora can do ---------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "讲讲你的本领吧", "你擅长干啥", "你有哪些技能", "能帮上我什么忙", "那你平时都可以帮我做些什么呢",
+    "so what are you really able to do?", "what exactly are you good for?", "what's your skill set?",
+    "what could I use you for?", "ok, what can you actually help with",
+])
+def test_questions_about_flora_s_abilities_in_other_words_are_answered_from_the_registry(registry, text):
+    intent = read(registry, text)
+    assert (intent.kind, intent.command, intent.source) == ("status", "help", "rules")
+
+
+@pytest.mark.parametrize("text", ["你的本事真不小", "这个插件能帮我干啥", "what is this phone capable of?",
+                                  "what are you doing tonight?", "我还能做点什么来补救"])
+def test_praise_or_questions_about_other_things_are_not_about_abilities(text):
+    assert not cues.asks_about_abilities(text)
+
+
+# -- commands said in passing ------------------------------------------------------------
+@pytest.mark.parametrize("text, command", [
+    ("聊得太杂了，把对话记录清一下吧", "clear_history"), ("上下文重置一下", "clear_history"),
+    ("please clear out the context, it's confusing you", "clear_history"), ("reset this conversation", "clear_history"),
+    ("这模型反应太慢，换个快点的", "switch_model"), ("the model keeps getting it wrong, swap it for a better one", "switch_model"),
+    ("give me a stronger model", "switch_model"),
+    ("今天就到这儿，把你的进程停掉", "shutdown"), ("行了flora，把程序关掉吧", "shutdown"),
+    ("power down the assistant now", "shutdown"), ("ok we're finished, kill your process", "shutdown"),
+])
+def test_commands_said_with_a_reason_or_another_word_are_read(text, command):
+    assert cues.command(text) == command
+
+
+@pytest.mark.parametrize("text", [
+    "which model writes better code, Llama or Qwen?", "我的电脑老是自动关机", "my phone keeps powering down at 20%",
+    "这个会话功能挺好用的", "这个模型训练完了换个数据集试试", "模型切换的原理是什么", "把那个卡死的进程关了",
+    "clear the browser cache", "reset my router", "start a new project folder",
+])
+def test_talk_about_models_machines_and_processes_elsewhere_is_no_command(text):
+    assert cues.command(text) is None
+
+
+def test_a_normal_user_asking_to_switch_the_model_gets_the_command_whatever_the_model_read(registry):
+    intent = read(registry, "这模型反应太慢，换个快点的", route="chat")
+    assert (intent.kind, intent.command) == ("command", "switch_model")
+
+
+# -- pointing at an earlier choice with nothing before -----------------------------------
+@pytest.mark.parametrize("text, pointing", [
+    ("还是用之前那个吧", "之前那个"), ("换另外一个试试", "另外一个"), ("跟上次一样", "跟上次一样"),
+    ("try it the other way then", "the other way"), ("let's go with the previous one", "the previous one"),
+    ("same as before please", "same as before"), ("fine, the second one", "the second one"),
+])
+def test_a_choice_among_earlier_things_with_nothing_before_is_asked_about(registry, text, pointing):
+    llm = ScriptedLLM([{"route": "chat"}])
+    intent = IntentRouter(TaskRouter(registry), llm).classify(text)
+    assert intent.kind == "clarify" and intent.refers_to == pointing and llm.calls == []
+
+
+def test_with_earlier_turns_the_earlier_choice_is_the_model_s_to_read(registry):
+    history = [{"role": "user", "content": "give me two titles for my talk on caching"},
+               {"role": "assistant", "content": "1. Cache Me If You Can 2. The Fast Path"}]
+    assert read(registry, "let's go with the previous one", history=history).kind == "chat"
+
+
+@pytest.mark.parametrize("text", ["the other day I met an old friend", "上次那个电影真好看", "I liked the other one better",
+                                  "用上次那个方法怎么做"])
+def test_talk_that_mentions_an_earlier_thing_is_not_pointing(text):
+    assert cues.unclear_reference(text) is None
+
+
+# -- the person's own world, which no capability reaches ---------------------------------
+@pytest.mark.parametrize("text", [
+    "has the landlord messaged me about the deposit?", "who called me while I was in the meeting?",
+    "周四上午我有空吗", "我们明天晚上忙不忙", "do I have anything on Friday afternoon?",
+    "明天出门要不要穿大衣", "现在外面多少度", "should I bring a coat tonight?", "how cold is it out there right now?",
+    "我订的那趟高铁帮我退票", "rebook my hotel for two more nights", "change our train to the later one",
+    "淘宝买的耳机怎么还没到", "点的炸鸡到哪了", "我前天报的那个网络故障处理了吗",
+])
+def test_the_persons_calendar_mail_trips_orders_and_weather_now_are_unsupported_whatever_the_model_read(registry, text):
+    assert read(registry, text, route="chat").kind == "unsupported"
+
+
+@pytest.mark.parametrize("text", [
+    "check how many nodes are down in our prod cluster", "重启一下测试环境的服务器", "看下集群里的pod是不是都跑着",
+    "log into api-03 and tail the nginx logs", "ssh to 10.0.0.12 and delete the old backups", "登录堡垒机看下日志",
+])
+def test_the_persons_machines_elsewhere_are_unsupported_even_when_the_model_picks_the_agent(registry, text):
+    assert read(registry, text, route="agent").kind == "unsupported"
+    assert read(registry, text, route="chat").kind == "unsupported"
+
+
+@pytest.mark.parametrize("text", ["我前天报的那个网络故障处理了吗", "did anyone from HR email me back?"])
+def test_the_persons_tickets_and_mail_are_not_the_agent_s(registry, text):
+    assert read(registry, text, route="agent").kind == "unsupported"
+
+
+@pytest.mark.parametrize("text", [
+    "how does kubernetes reschedule a failed pod?", "为什么pod会一直重启", "k8s集群怎么扩容", "一个集群放几个节点比较好",
+    "how do I ssh into a server with a key?", "what's a good month to fly to Iceland?", "how do airlines price tickets?",
+    "北方冬天一般几度", "what should I wear to a job interview?", "how cold is it on the moon?",
+    "how do I write a polite follow-up email?", "淘宝是哪一年成立的", "how do pods in a cluster talk to each other?",
+])
+def test_knowledge_about_the_same_things_stays_conversation(registry, text):
+    assert read(registry, text, route="chat").kind == "chat"
+
+
+@pytest.mark.parametrize("text", ["how much disk space is left here?", "我的磁盘还有多少空间",
+                                  "find the largest file in this workspace"])
+def test_this_machine_stays_the_agent_s(registry, text):
+    intent = read(registry, text, route="agent")
+    assert intent.kind in ("task", "query") and intent.capability == "agent"
+
+
+@pytest.mark.parametrize("text, capability", [
+    ("fetch https://api.example.com/v2/status", "http_request"),
+    ("run the shell command `df -h`", "shell"),
+    ("query the database: SELECT count(*) FROM orders", "data_query"),
+])
+def test_requests_installed_capabilities_serve_stay_tasks(registry, text, capability):
+    intent = read(registry, text, route=capability)
+    assert intent.kind in ("task", "query") and intent.capability == capability
+
+
+# -- conversation the model mistook ------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "我每月工资12000，房租占40%，一年房租一共多少？", "I make 5200 a month and save 15%, how much after two years?",
+    "my rent is 1400 and my salary 4100, how much is left each month?",
+])
+def test_a_sum_on_figures_the_person_gives_is_conversation_not_their_accounts(registry, text):
+    assert read(registry, text, route="unsupported").kind == "chat"
+
+
+def test_a_question_about_an_account_without_the_figures_stays_unsupported(registry):
+    assert read(registry, "how much is left in my savings account?", route="chat").kind == "unsupported"
+
+
+@pytest.mark.parametrize("text", ["offer A pays more but the commute is two hours, offer B is close but pays less… help",
+                                  "到底是先买车还是先还贷款，好纠结"])
+def test_a_personal_dilemma_is_talked_over_not_put_to_the_panel(registry, text):
+    assert read(registry, text, route="ask_experts").kind == "chat"
+
+
+@pytest.mark.parametrize("text", ["ask the experts whether we should rewrite the billing service",
+                                  "I'd like several opinions on buying versus leasing a car", "这事想听听多方意见：要不要考研"])
+def test_asking_for_experts_or_several_opinions_reaches_the_panel(registry, text):
+    intent = read(registry, text, route="ask_experts")
+    assert intent.capability == "ask_experts"
