@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from capabilities.cognition import cues
 from capabilities.context.answers import is_help, sounds_like_request, urls
 from capabilities.memory import recalled
-from capabilities.routing.task_router import TaskRouter
+from capabilities.routing.task_planner import asks_beyond
+from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter
 from common.i18n import language_of
 from common.messages import Option
 
@@ -104,6 +105,13 @@ class IntentRouter:
     def decide_by_rules(self, content: str, capability: str | None = None) -> Intent | None:
         """The task the rules are sure of (a capability the user chose, or one named by its
         keywords), without a model and without blocking; None when the rules are not sure."""
+        ruled = self._ruled(content, capability)
+        return None if ruled is not None and ruled.kind == "plan" else ruled  # a plan is the understanding step's
+
+    def _ruled(self, content: str, capability: str | None = None) -> Intent | None:
+        """What the rules read: a task, or a ``plan`` when the capability they are sure of is
+        one step of several ("fetch https://…, then look up today's orders in the db"); the plan
+        keeps that capability's task to fall back on when no plan can be made."""
         text = content.strip()
         if capability:
             spec = self._router.find(capability)
@@ -112,12 +120,22 @@ class IntentRouter:
             return None
         best = self._router.confident(text)
         if best is None:
-            return self._mcp_fallback(text)  # nothing installed fits: an MCP tool that clearly does
+            return self._mcp_fallback(text) or self._steps_of_unsure(text)  # an MCP tool that clearly does it
         if cues.needs_the_world(text) and best.score < CLAIMED:
             return None  # "restart the web server": a keyword alone does not make it this capability's
         if cues.is_question(text) and not self._router.has_evidence_beyond_name(best.spec, text):
             return None  # "what does a shell do?": a question that names a tool is not a request to run it
-        return Intent(_task_kind(text), best.spec.name, self._router.extract_parameters(best.spec, text))
+        beyond = best.spec.name != AGENT and asks_beyond(self._router, text, best.spec)  # the agent plans itself
+        kind = "plan" if beyond else _task_kind(text)
+        return Intent(kind, best.spec.name, self._router.extract_parameters(best.spec, text))
+
+    def _steps_of_unsure(self, text: str) -> Intent | None:
+        """A ``plan`` when a capability with a keyword in the message is one step of several
+        though none is sure ("把 https://… 的数据抓下来，再查下库里的价格"), else None."""
+        ranked = self._router.rank(text)
+        if not ranked or ranked[0].score < CONFIDENT_SCORE or ranked[0].spec.name == AGENT or cues.needs_the_world(text):
+            return None
+        return Intent("plan") if asks_beyond(self._router, text, ranked[0].spec) else None
 
     def _mcp_fallback(self, text: str, source: str = "rules") -> Intent | None:
         found = self._router.fallback(text)
@@ -188,9 +206,9 @@ class IntentRouter:
         pointed = cues.unclear_reference(text) if not said_before and pending is None else None
         if pointed:  # "send it to them" with nothing said before but "hi": "it" is nothing yet, so ask
             return Intent("clarify", options=choices(self._router.routable(), language_of(text)), refers_to=pointed)
-        ruled = self.decide_by_rules(text)
+        ruled = self._ruled(text)
         if ruled is not None and (pending is None or ruled.capability != pending.capability):
-            return ruled  # a capability the words name (not the one a question waits for)
+            return ruled  # a capability the words name (not the one a question waits for), or its plan
         if self._llm is not None:
             intent = self._ask_model(text, history, pending, memories)
             if intent is not None:

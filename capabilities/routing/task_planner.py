@@ -38,7 +38,7 @@ from capabilities.routing.task_operations import TaskOperation, read_operation
 from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter
 from config import DEFAULT_PLAN_MAX_STEPS
 
-__all__ = ["TaskPlanner", "TaskOperation", "DEFAULT_MAX_STEPS"]
+__all__ = ["TaskPlanner", "TaskOperation", "DEFAULT_MAX_STEPS", "asks_beyond"]
 
 log = logging.getLogger("flora.planning")
 
@@ -64,6 +64,27 @@ _SUMMARY = re.compile(
     r"(?:an?\s+)?(?:short\s+|brief\s+|quick\s+)?(?:summary|summari[sz]e|overview|digest)\b"
     r"|^(?:请|帮我|给我)?(?:写|做|生成|出|给我)?(?:一份|一个|个|一下)?(?:总结|汇总|摘要|概括|小结)"
     r"|^[^\s，,。]{0,12}(?:总结|汇总|摘要|概括|小结)(?:一下)?[。.!！]*$", _F)  # "把两个结果汇总一下"
+# a comparison or a judgement over what several steps found ("compare the two", "两边对比一下",
+# "tell me whether anything is low"): written by the model from the results, like a summary
+_JUDGEMENT = re.compile(r"^(?:and\s+)?(?:please\s+)?(?:compare\b|tell\s+me\s+(?:if|whether|which|how|what)\b)"
+                        r"|^(?:请|帮我|再)?(?:两边|两者|二者|两个|三者|它们|他们|这几个|这两个)?(?:对比|比较|比对)", _F)
+# a clause that only shows what the step before returned ("show me what it says", "看看返回了什么"):
+# every plan's result is shown, so it is no step
+_SHOWS_RESULT = re.compile(
+    r"^(?:and\s+)?(?:please\s+)?(?:show|display|print|give|tell)\s+(?:me\s+|us\s+)?"
+    r"(?:what\s+(?:it|they)\s+(?:says?|returns?|contains?|gives?)|the\s+(?:results?|output|response)|it|them)\W*$"
+    r"|^(?:给我|让我)?(?:看看|看一下|显示|展示|告诉我)(?:一下)?(?:它|结果|返回)?(?:了|的)?(?:什么|啥|内容|结果)?\W*$", _F)
+# a clause that asks for work of its own: getting or doing something with its own verb ("look up
+# today's orders in the db", "查下我们库里的价格"); reading or showing a result is not ("show me the
+# result", "find the cheapest one" in what was fetched)
+_OWN_WORK = re.compile(r"\b(?:look\s+up|query|search|fetch|pull|download|retrieve|send|e-?mail|post|run|call|"
+                       r"translate)\b|查|搜|获取|拉取|抓|下载|发送|发给|发到|调用|运行|执行|跑|翻译", _F)
+# "three things: …", "两件事：…": a lead-in that counts what follows is no step
+_LEAD_IN = re.compile(r"^\s*(?:(?:two|three|four|five|several|a\s+few|some|\d)\s+things(?:\s+to\s+do)?"
+                      r"|(?:[两二三四五几]|\d)件事(?:情)?)\s*[:：,，]\s*", _F)
+# a numbered list ("1. … 2. …", "1) …", "（1）…", "①…"): its items are done in order, like "then"
+_NUMBERED = re.compile(r"(?:^|(?<=[\s:：;；,，。]))(?:\(?\d{1,2}[.)](?=\s)|（\d{1,2}）|[①②③④⑤⑥⑦⑧⑨⑩])\s*"
+                       r"|(?:^|(?<=[\n:：;；]))\d{1,2}、\s*")
 # a part that names only an object ("the returns", a URL, "退货数据"): the verb is the previous part's
 # (a short Chinese clause that says how, "按多到少排个序", "只要前十个", is not an object)
 _ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|those|all|each)\b|^https?://|^[\d\"'“]"
@@ -126,7 +147,9 @@ class TaskPlanner:
 
     def _plan_by_rules(self, parts: list[_Part]) -> Plan | None:
         aggregation = None
-        if len(parts) > 1 and _SUMMARY.search(parts[-1].text):
+        while len(parts) > 1 and _SHOWS_RESULT.search(parts[-1].text):
+            parts = parts[:-1]
+        if len(parts) > 1 and _SUMMARY.search(parts[-1].text) or len(parts) > 2 and _JUDGEMENT.search(parts[-1].text):
             aggregation = {"strategy": "map_reduce", "reduce": "summary", "instruction": parts[-1].text}
             parts = parts[:-1]
         if len(parts) < 2 and aggregation is None:
@@ -192,7 +215,7 @@ class TaskPlanner:
         if len(parts) > 1 and (_JOINED.search(text) or sum(1 for part in parts if self._router.rank(part.text)) > 1):
             return True  # "… and …", or two clauses each asking for work: not a comma alone
         strong = [c for c in self._router.rank(text) if c.score >= CONFIDENT_SCORE]
-        return len(strong) > 1
+        return len(strong) > 1 or (bool(strong) and asks_beyond(self._router, text, strong[0].spec))
 
     # -- model ---------------------------------------------------------------------------
     def _plan_by_model(self, text: str, memories: list[dict]) -> Plan | None:
@@ -258,6 +281,35 @@ def _said_once(parts: list[_Part], specs: list[CapabilitySpec]) -> tuple[list[_P
     return kept_parts, kept_specs
 
 
+def asks_beyond(router: TaskRouter, text: str, spec: CapabilitySpec) -> bool:
+    """Whether ``text``, beside ``spec``'s work, asks in a clause of its own for other work
+    ("fetch https://…, then look up today's orders in the db", "把 https://… 抓下来，再查下库里的
+    价格"): several steps, even when the rules know only ``spec`` among them. A clause that gives
+    a value, says how, reads the result back or sums the results up asks for nothing more."""
+    parts = _with_values(_split(text.strip()))
+    if len(parts) < 2:
+        return False
+    others = [part.text for part in parts if spec.name not in {c.spec.name for c in router.rank(part.text)}]
+    if len(others) == len(parts):
+        return False  # no clause is plainly this capability's: its evidence is spread over the message
+    for other in others:
+        if _SHOWS_RESULT.search(other):
+            continue
+        if router.confident(other) is not None:
+            return True  # another capability's work
+        if _OWN_WORK.search(other) and not _POINTS_BACK.search(other) and _names_an_object(other) \
+                and not (_SUMMARY.search(other) or _JUDGEMENT.search(other)):
+            return True
+    return False
+
+
+def _names_an_object(text: str) -> bool:
+    """Whether a clause says what its verb works on: "运行" or "and run" alone goes on with the
+    work before it."""
+    rest = re.sub(r"\b(?:and|please|also|now|it|then)\b|一下|下|吧|了|再|也|请|帮我|[\W_]", "", _OWN_WORK.sub("", text), flags=_F)
+    return len(rest) >= 2
+
+
 def _with_values(parts: list[_Part]) -> list[_Part]:
     """A clause that only gives a value, joined to the clause before it in its stage."""
     joined: list[_Part] = []
@@ -274,7 +326,8 @@ _POINTS_BACK = re.compile(rf"{_BACK_REFERENCE.pattern}|\b(?:that|this|those|thes
 
 def _split(text: str) -> list[_Part]:
     parts = []
-    for stage, chunk in enumerate(c for c in _SEQUENCE.split(text) if c and c.strip(" ,，;；。.")):
+    chunks = (c for item in _NUMBERED.split(_LEAD_IN.sub("", text, count=1)) for c in _SEQUENCE.split(item))
+    for stage, chunk in enumerate(c for c in chunks if c and c.strip(" ,，;；。.")):
         for piece in _PARALLEL.split(chunk):
             piece = piece.strip(" \t,，;；。.、!！")
             if piece:
@@ -326,7 +379,8 @@ def _prompt(specs: list[CapabilitySpec], text: str, memories: list[dict] | None 
         "description (the part of the request it does). A value the request leaves implicit (\"my city\") may "
         "come from what is known about the person, never from a guess. Steps that do not need each other have no dependency "
         "between them. aggregation.strategy says how the results combine: concat (list them), map_reduce "
-        "(with reduce: summary for a written summary), voting, weighted."
+        "(with reduce: summary, and instruction: the request's words for it, for a written summary, comparison or "
+        "judgement of the results), voting, weighted."
     )
     known = recalled.block(memories, recalled.SHORT_INTRO)
     return [{"role": "system", "content": system},

@@ -12,7 +12,7 @@ from capabilities.registry import CapabilityRegistry
 from capabilities.routing.context_resolver import ContextResolver
 from capabilities.routing.plan import PLAN_SCHEMA, Plan
 from capabilities.routing.plan_graph import PlanGraph
-from capabilities.routing.task_planner import TaskOperation, TaskPlanner
+from capabilities.routing.task_planner import TaskOperation, TaskPlanner, asks_beyond
 from capabilities.routing.task_router import TaskRouter
 from config import ConfigError, load_config
 from init_plugins import build_registry
@@ -484,3 +484,67 @@ def test_a_short_clause_that_says_how_is_no_second_object(planner, text):
 def test_a_step_that_names_its_values_with_equals_is_still_a_step(planner):
     plan = planner.plan("download url=https://a.example/a, send mail to=li@example.com")
     assert [s.capability for s in plan.steps] == ["http_get", "send_mail"]
+
+
+# -- several pieces of work, only one of them known to the rules -------------------------
+
+def _router(registry) -> TaskRouter:
+    return TaskRouter(registry)
+
+
+@pytest.mark.parametrize("text", [
+    "download https://shop.example.net/prices.json, then look up last week's returns in the warehouse system",
+    "fetch https://feeds.example.org/rates.csv, also search our ledger for unpaid invoices, "
+    "then tell me which customers are late",
+    "把 https://cdn.example.org/stock.json 下载下来，再查下仓库系统里上周的出库记录，最后两边比较一下",
+    "两件事：获取 https://metrics.example.cn/api/daily 的接口数据，然后搜一下客服记录里的投诉",
+    "1. download https://a.example.com/orders.json\n2. pull the refunds from our books\n3. tell me what changed",
+])
+def test_a_request_asking_for_other_work_beside_the_known_capability_asks_beyond_it(registry, text):
+    assert asks_beyond(_router(registry), text, registry.get_executable("http_get"))
+
+
+@pytest.mark.parametrize("text, capability", [
+    ("download https://x.example.com/a.json and show me the result", "http_get"),
+    ("fetch https://x.example.com/a.json, then tell me whether it is up", "http_get"),
+    ("获取 https://x.example.com/v2/ping 接口，看看返回什么", "http_get"),
+    ("run the report workflow, the api key is app-Qm71Kd", "report_workflow"),
+    ("查询数据库里各部门的报销金额，按从高到低排个序", "sql_query"),
+    ("download https://x.example.com/a.json", "http_get"),
+])
+def test_one_request_with_its_value_its_manner_or_its_result_shown_asks_nothing_beyond(registry, text, capability):
+    assert not asks_beyond(_router(registry), text, registry.get_executable(capability))
+
+
+def test_the_model_plans_a_request_whose_second_piece_of_work_the_rules_cannot_route(registry):
+    answer = {"steps": [{"id": "s1", "capability": "http_get", "parameters": {"url": "https://a.example.com/stock"}},
+                        {"id": "s2", "capability": "sql_query", "parameters": {"sql": "select * from orders"}}],
+              "aggregation": {"strategy": "map_reduce", "reduce": "summary"}}
+    llm = ScriptedLLM([answer])
+    plan = TaskPlanner(registry, llm).plan("fetch https://a.example.com/stock, look up today's orders in our books")
+    assert [s.capability for s in plan.steps] == ["http_get", "sql_query"] and len(llm.calls) == 1
+
+
+def test_a_closing_comparison_of_several_steps_is_how_their_results_combine(planner):
+    plan = planner.plan("download https://a.example.com/q1.json and https://a.example.com/q2.json, then compare the two")
+    assert [s.capability for s in plan.steps] == ["http_get", "http_get"]
+    assert plan.aggregation == {"strategy": "map_reduce", "reduce": "summary", "instruction": "compare the two"}
+    plan = planner.plan("下载 https://a.example.com/1.csv 和 https://a.example.com/2.csv，然后两边对比一下")
+    assert len(plan.steps) == 2 and plan.aggregation["instruction"] == "两边对比一下"
+
+
+def test_a_judgement_after_a_single_step_is_no_plan(planner):
+    assert planner.plan("download https://a.example.com/q1.json, then tell me whether it changed") is None
+
+
+def test_a_lead_in_that_counts_the_steps_and_a_numbered_list_are_no_steps_of_their_own(planner):
+    plan = planner.plan("two things: download https://a.example.com/a.json, then send mail to li@example.com")
+    assert [(s.capability, s.description) for s in plan.steps] == [
+        ("http_get", "download https://a.example.com/a.json"), ("send_mail", "send mail to li@example.com")]
+    plan = planner.plan("1. 下载 https://a.example.com/a.json\n2. 翻译一下结果")
+    assert shape(plan) == [("s1", "http_get", ()), ("s2", "translate", ("s1",))]
+
+
+def test_a_clause_that_only_shows_the_result_is_no_step(planner):
+    assert planner.plan("download https://a.example.com/a.json and show me what it returns") is None
+    assert planner.plan("下载 https://a.example.com/a.json，看看返回了什么") is None

@@ -473,3 +473,38 @@ def test_a_question_while_a_key_is_awaited_is_not_taken_for_the_key(registry):
     pending = Pending("task_1", "dify_workflow", ("api_key",))
     assert router(registry, ScriptedLLM([reading("chat")])).classify("what's that key for anyway?",
                                                                      pending=pending).kind == "chat"
+
+
+# -- a capability the rules are sure of, as one step of several ----------------------------
+@pytest.mark.parametrize("text", [
+    "grab https://inventory.example.net/levels.json, then look up yesterday's refunds in our books",
+    "1. call https://metrics.example.io/api/daily\n2. search our records for last month's complaints\n"
+    "3. tell me which teams are behind",
+    "先把 https://rates.example.org/today 的接口请求一下，然后查一下我们系统里上周的报价，最后比较一下",
+    "四件事：请求 https://hr.example.cn/api/staff，再搜下考勤记录里的迟到，然后告诉我哪些人要提醒",
+])
+def test_an_address_for_one_capability_beside_other_work_is_a_plan_not_that_task(registry, text):
+    intents = router(registry, ScriptedLLM([]))  # the rules see the steps: no understanding call
+    intent = intents.classify(text)
+    assert (intent.kind, intent.capability) == ("plan", "http_request")
+    assert intents.decide_by_rules(text) is None  # the AgentActor's fast path leaves it to the planner
+
+
+@pytest.mark.parametrize("text", [
+    "把 https://prices.example.com/list 的数据抓下来，再查下我们库里同款的售价，两边对比一下",
+    "fetch the data at https://sales.example.com/eu, then look up the same week in our books",
+])
+def test_several_steps_none_of_them_certain_alone_are_a_plan(registry, text):
+    assert router(registry, ScriptedLLM([])).classify(text).kind == "plan"
+
+
+@pytest.mark.parametrize("text, capability", [
+    ("fetch https://status.example.io/health.json and show me the result", "http_request"),
+    ("请求一下 https://api.example.cn/v3/ping 看看返回什么", "http_request"),
+    ("跑一下 dify 工作流，密钥是 app-Zx81Qw", "dify_workflow"),
+    ("统计下各个部门的报销金额，按从高到低排个序", "data_query"),
+    ("call https://api.example.com/v1/items, then tell me whether it answered", "http_request"),
+])
+def test_one_request_with_an_address_a_value_or_a_manner_stays_one_task(registry, text, capability):
+    intent = router(registry).decide_by_rules(text)
+    assert (intent.kind, intent.capability) == ("task", capability)
