@@ -45,10 +45,8 @@ _TRANSLATION = re.compile(r"\btranslat\w*|\bhow (?:do|would|can|should) (?:you|i
                           r"korean|italian|russian|portuguese)\b|翻译|翻成|译成|用\S{1,4}(?:语|文)怎么说|\S{1,4}(?:语|文)怎么说",
                           re.IGNORECASE)
 _TRANSLATION_FRAME = {
-    "zh": "When asked to translate, write the translation itself in the language asked for, introduced by a short "
-          "phrase in Chinese (for example: 英文是：“…”).",
-    EN: "When asked to translate, write the translation itself in the language asked for, introduced by a short "
-        "phrase in English (for example: In French: “…”).",
+    "zh": "Reply in Chinese: one short Chinese phrase, then the translation (for example: 译文是：“…”).",
+    EN: "Reply in English: one short English phrase, then the translation (for example: Translation: “…”).",
 }
 
 
@@ -102,8 +100,8 @@ def chat_prompt(content: str, language: str, history: list[dict], memories: list
     """The system prompt (the persona's, else Flora's own, with the limits every persona keeps;
     identical across calls and people, so the model host reuses its evaluated state), the
     recent turns within a character budget, the language to answer in, what Flora remembers
-    of the person that bears on the message, the calculation it asks for worked out, and the
-    message."""
+    of the person that bears on the message, the calculation it asks for worked out, the
+    message, and for a translation how to frame it (in the person's language around it)."""
     system = SYSTEM_PROMPT if not persona_prompt or persona_prompt == FLORA_PROMPT else persona_prompt + " " + LIMITS
     messages = [{"role": "system", "content": system}]
     kept: list[dict] = []
@@ -116,8 +114,7 @@ def chat_prompt(content: str, language: str, history: list[dict], memories: list
         budget -= len(text)
         kept.append({"role": turn["role"], "content": text})
     messages += reversed(kept)
-    messages.append({"role": "system", "content": answer_in(language)
-                     + (" " + _TRANSLATION_FRAME.get(language, _TRANSLATION_FRAME[EN]) if _TRANSLATION.search(content) else "")})
+    messages.append({"role": "system", "content": answer_in(language)})
     known = recalled.block(memories)
     if known:  # next to the message: a small model heeds what it read last
         messages.append({"role": "system", "content": known})
@@ -126,4 +123,6 @@ def chat_prompt(content: str, language: str, history: list[dict], memories: list
         messages.append({"role": "system", "content": f"Worked out exactly for this message: {calculation.shown()}. "
                                                       "State this result."})
     messages.append({"role": "user", "content": content})
+    if _TRANSLATION.search(content):  # said after the message: a small model heeds what it read last
+        messages.append({"role": "system", "content": _TRANSLATION_FRAME.get(language, _TRANSLATION_FRAME[EN])})
     return messages

@@ -43,7 +43,8 @@ def is_help(text: str) -> bool:
 
 
 def urls(text: str) -> list[str]:
-    return _URL.findall(text)
+    """The addresses in ``text``, without the punctuation that ends the sentence around them."""
+    return [u.rstrip(".,;:!?") for u in _URL.findall(text)]
 
 
 def _norm(name: str) -> str:

@@ -227,3 +227,8 @@ def test_words_inside_an_address_are_not_keywords(said):
 
     router = TaskRouter(build_registry(load_config({"memory": {"enabled": False}}, env={})))
     assert router.confident(said).spec.name == "http_request"
+
+
+def test_an_address_ends_before_the_punctuation_of_its_sentence():
+    assert urls("fetch https://a.example.com/stock, then the db") == ["https://a.example.com/stock"]
+    assert urls("is https://b.example.org/x?y=1. up?") == ["https://b.example.org/x?y=1"]

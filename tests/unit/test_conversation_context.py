@@ -244,9 +244,12 @@ def test_a_time_refused_for_having_passed_is_asked_for_again_in_chinese():
                                             ("please translate this into Spanish: the meeting moved to Monday", "en"),
                                             ("“慢走”用英文怎么说", "zh")])
 def test_a_translation_is_introduced_in_the_persons_language(said, language):
-    instruction = [m for m in chat_prompt(said, language, []) if m["role"] == "system"][-1]["content"]
-    assert "translat" in instruction and ("Chinese" if language == "zh" else "English") in instruction
+    messages = chat_prompt(said, language, [])
+    assert messages[-2] == {"role": "user", "content": said}
+    assert messages[-1]["role"] == "system" and "translation" in messages[-1]["content"]
+    assert ("Chinese" if language == "zh" else "English") in messages[-1]["content"]
 
 
-def test_other_messages_get_the_plain_language_instruction():
-    assert chat_prompt("哪些国家说西班牙语", "zh", [])[-2]["content"] == "Always answer in Simplified Chinese (简体中文)."
+def test_other_messages_end_with_the_message():
+    messages = chat_prompt("哪些国家说西班牙语", "zh", [])
+    assert messages[-1]["role"] == "user" and messages[-2]["content"] == "Always answer in Simplified Chinese (简体中文)."
