@@ -15,7 +15,8 @@ understanding model's to read. Each function here answers one narrow question:
   answer or do, so a model's answer would be made up;
 - ``beyond_this_machine``: the part of that no tool of this machine reaches either (a remote
   machine, records in other systems, an act in the world), which the agent may not take;
-- ``computes_on_given_figures``: a sum on figures the message itself gives — conversation;
+- ``computes_on_given_figures``, ``asks_how_it_works``: a sum on figures the message itself
+  gives, a question of how something works — conversation, whatever the model read;
 - ``reads_as_new_request``: a message that asks for something (a question, a request
   verb, a sentence) rather than giving a value, for telling an answer from a new request
   while a task waits.
@@ -393,6 +394,19 @@ def computes_on_given_figures(text: str) -> bool:
     much / how many): every number is there, so it is conversation, not a look into the
     person's accounts."""
     return len(_FIGURE.findall(text)) >= 2 and bool(_ASKS_AMOUNT.search(text))
+
+
+# how things work, asked of the things themselves: "how does k8s restart a pod?", "为什么航班会延误"
+_HOW_IT_WORKS = re.compile(
+    r"^\s*(?:(?:so|and|but|ok(?:ay)?|hmm+)[,\s]+)?(?:how\s+(?:does|do|did|is|are|can|could|would)\s+(?!i\b|we\b|you\b|my\b|our\b)"
+    r"|why\s+(?:does|do|did|is|are|would|can)\s+(?!my\b|our\b)|what\s+(?:is|are)\s+(?:a|an)\s|explain\b)"
+    r"|为什么|为啥|什么是|原理|是怎么[\u4e00-\u9fff]{1,4}的|怎么(?:工作|运作|实现)的", _F)
+
+
+def asks_how_it_works(text: str) -> bool:
+    """A question of how or why something works — knowledge, for chat — unless it is about the
+    person's own things or the live world."""
+    return bool(_HOW_IT_WORKS.search(text)) and not needs_the_world(text)
 
 
 def remote_machine(text: str) -> bool:

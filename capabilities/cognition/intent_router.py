@@ -254,8 +254,8 @@ class IntentRouter:
             kind = "clarify"  # chat cannot see an address: what is there is a capability's to fetch
         if kind == "chat" and cues.asks_about_flora(text):
             kind = "status"
-        if kind == "unsupported" and cues.computes_on_given_figures(text):
-            kind = "chat"  # "I earn 6200 and save 15%, how much a year?": every figure is in the message
+        if kind == "unsupported" and (cues.computes_on_given_figures(text) or cues.asks_how_it_works(text)):
+            kind = "chat"  # "I earn 6200 and save 15%, how much a year?", "how does k8s restart a pod?"
         if capability in ASKED_FOR_BY_NAME and capability in names \
                 and not self._router.has_evidence_beyond_name(self._router.find(capability), text):
             kind, capability = "chat", None  # a dilemma to talk over, not a request for the panel

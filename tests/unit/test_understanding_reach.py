@@ -168,3 +168,15 @@ def test_a_personal_dilemma_is_talked_over_not_put_to_the_panel(registry, text):
 def test_asking_for_experts_or_several_opinions_reaches_the_panel(registry, text):
     intent = read(registry, text, route="ask_experts")
     assert intent.capability == "ask_experts"
+
+
+@pytest.mark.parametrize("text", ["how does kubernetes reschedule a failed pod?", "what is an MX record in email?",
+                                  "explain how weather forecasts are made", "k8s的pod是怎么调度的", "为什么邮件会进垃圾箱"])
+def test_a_question_of_how_things_work_is_conversation_even_when_the_model_reads_it_as_unsupported(registry, text):
+    assert read(registry, text, route="unsupported").kind == "chat"
+
+
+@pytest.mark.parametrize("text", ["why is my parcel late?", "how does my calendar look tomorrow?",
+                                  "why is the staging server down?"])
+def test_a_why_about_the_persons_own_things_stays_unsupported(registry, text):
+    assert read(registry, text, route="unsupported").kind == "unsupported"
