@@ -31,8 +31,8 @@ from zoneinfo import ZoneInfo
 from capabilities.loop.schedule import Schedule, ScheduleError, resolve_wall_time
 from capabilities.loop.vocabulary import (
     DEFAULT_HOUR, _CN_DAYS, _CN_PERIOD, _CN_UNIT, _DAY_NAMES, _EN_DATE_CUE, _EN_DAY, _EN_DAYS,
-    _EN_NUM, _EN_UNIT, _EN_UNITS, _F, _MONTHS, _NUM, _PERIOD, _PERIOD_HOUR, _QUESTION, _REMIND,
-    _WEEKDAY_NAMES, _apply_period, _int, _normalise, _unit_seconds,
+    _EN_NUM, _EN_UNIT, _EN_UNITS, _F, _MONTHS, _NUM, _PERIOD, _PERIOD_HOUR, _REMIND,
+    _WEEKDAY_NAMES, _EN_LATE_PERIOD, _apply_period, _int, _normalise, _unit_seconds, asks_now,
 )
 
 
@@ -62,7 +62,7 @@ def parse_schedule(text: str, *, now: datetime, timezone: str) -> ParsedSchedule
         return None
     text = _normalise(text)
     ctx = _Context(now=now.astimezone(zone).replace(microsecond=0), timezone=timezone,
-                   remind=bool(_REMIND.search(text)), question=bool(_QUESTION.search(text)))
+                   remind=bool(_REMIND.search(text)), question=asks_now(text))
     for recognise in _RECOGNISERS:
         scan = _Scan(text)
         found = recognise(scan, ctx)
@@ -147,19 +147,20 @@ class _Found:
 # --- clock times ------------------------------------------------------------------------
 
 _CN_CLOCK = re.compile(
-    rf"(?P<period>{_CN_PERIOD})?\s*(?:(?<![\d:])(?P<hh>\d{{1,2}}):(?P<mm>[0-5]\d)(?![\d:])"
+    rf"(?:(?P<period>{_CN_PERIOD})\s*(?:吧|呢|啊|嘛)?\s*[,，]?\s*(?:大概|大约|差不多|就)?\s*)?(?:(?<![\d:])(?P<hh>\d{{1,2}}):(?P<mm>[0-5]\d)(?![\d:])"
     rf"|(?<![第了涨跌\d])(?P<h>{_NUM})\s*[点點时時](?P<zhong>钟|鐘)?"
     rf"(?:\s*(?P<half>半)|\s*(?P<quarter>一刻|三刻)|\s*(?P<m>{_NUM})\s*分|(?P<m2>\d{{2}})(?!\d))?)", _F)
 _EN_CLOCK = re.compile(
+    rf"(?:\b(?P<pre>{_EN_LATE_PERIOD})\s*,?\s*)?"  # "after work at 6"
     r"(?:\b(?:at|around)\s+)?"
     r"(?:(?<![\d:.])(?P<h>\d{1,2})(?:[:.](?P<m>[0-5]\d))?\s*(?P<ampm>[ap])\.?\s?m\b\.?"
     r"|(?<![\d:.])(?P<h2>[01]?\d|2[0-3]):(?P<m2>[0-5]\d)(?![\d:])"
     r"|(?<![\d:.])(?P<h3>\d{1,2})\s*o'?clock\b|\b(?P<word>noon|midday|midnight)\b"
     r"|\bat\s+(?P<h4>\d{1,2})(?![\d:.%]))"
-    r"(?:\s+(?:in\s+the\s+)?(?P<period>morning|afternoon|evening|night)\b"
+    rf"(?:\s+(?:in\s+the\s+)?(?P<period>morning|afternoon|evening|night|{_EN_LATE_PERIOD})\b"
     r"|\s+at\s+(?P<night>night)\b)?", _F)
 _CN_PERIOD_ONLY = re.compile(_CN_PERIOD)
-_EN_PERIOD_ONLY = re.compile(r"\b(?:in\s+the\s+)?(?P<period>morning|afternoon|evening|night|noon)\b", _F)
+_EN_PERIOD_ONLY = re.compile(rf"\b(?:in\s+the\s+)?(?P<period>morning|afternoon|evening|night|noon|{_EN_LATE_PERIOD})\b", _F)
 
 
 def _take_clock(scan: _Scan, lenient: bool, period: str | None = None) -> tuple[int, int] | None:
@@ -205,8 +206,8 @@ def _read_cn_clock(m: re.Match, scan: _Scan, lenient: bool, period: str | None):
 
 
 def _read_en_clock(m: re.Match, scan: _Scan, lenient: bool, period: str | None):
-    period = (m["period"] or m["night"] or "").lower() or period
-    period = _PERIOD.get(period, period)
+    said = _words(m["period"] or m["night"] or m["pre"] or "")
+    period = _PERIOD.get(said, said) or period
     if m["h"] is not None:
         hour, minute = int(m["h"]), int(m["m"] or 0)
         if not 1 <= hour <= 12:
@@ -215,10 +216,14 @@ def _read_en_clock(m: re.Match, scan: _Scan, lenient: bool, period: str | None):
         return _valid(hour, minute)
     if m["word"] is not None:
         return (0, 0) if m["word"].lower() == "midnight" else (12, 0)
-    if m["h4"] is not None and not lenient:
+    if m["h4"] is not None and not lenient and not said:  # "at 6" alone may be anything; "at 6 after work" is a time
         return None
     hour = int(m["h2"] or m["h3"] or m["h4"])
     return _valid(_apply_period(hour, period), int(m["m2"] or 0))
+
+
+def _words(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def _valid(hour: int, minute: int) -> tuple[int, int] | None:
@@ -234,7 +239,7 @@ def _take_clock_or_period(scan: _Scan, period: str | None = None) -> tuple[tuple
         match = scan.search(pattern)
         if match:
             scan.take(match.start(), match.end())
-            period = _PERIOD[(match["period"] if pattern is _EN_PERIOD_ONLY else match.group(0)).lower()]
+            period = _PERIOD[_words(match["period"] if pattern is _EN_PERIOD_ONLY else match.group(0))]
             break
     return (_PERIOD_HOUR.get(period, DEFAULT_HOUR), 0), False
 
@@ -242,15 +247,16 @@ def _take_clock_or_period(scan: _Scan, period: str | None = None) -> tuple[tuple
 # --- recognisers ----------------------------------------------------------------------
 
 _EVERY_N_EN = re.compile(rf"\bevery\s+(?P<n>{_EN_NUM})\s*{_EN_UNIT}", _F)
-_EVERY_ONE_EN = re.compile(r"\bevery\s+(?P<unit>hour|minute|week|other\s+day|other\s+week"
+_EVERY_ONE_EN = re.compile(r"\bevery\s+(?P<unit>hour|minute|week|other\s+(?:hour|minute|day|week)|couple\s+(?:of\s+)?hours"
                            r"|half\s+(?:an\s+)?hour)\b"
                            r"|\b(?P<ly>hourly|weekly)\b(?!-\w)", _F)
 # "每一天" is every day, "每隔一天" an interval
 _EVERY_N_CN = re.compile(rf"每(?:隔|(?!一\s*个?\s*(?:天|日|周|星期|礼拜)))\s*(?P<n>{_NUM}|半)\s*个?\s*"
                          rf"(?P<half>半)?\s*{_CN_UNIT}")
 _EVERY_ONE_CN = re.compile(r"每(?:个|一)?\s*(?P<unit>小时|钟头|分钟|周|星期|礼拜)(?![一二三四五六日天末1-7]|的)")
-_EVERY_ONE = {"hour": 3600, "minute": 60, "week": 604800, "other day": 172800,
-              "other week": 1209600, "hourly": 3600, "weekly": 604800}
+_EVERY_ONE = {"hour": 3600, "minute": 60, "week": 604800, "other hour": 7200, "other minute": 120,
+              "other day": 172800, "other week": 1209600, "couple hours": 7200, "couple of hours": 7200,
+              "hourly": 3600, "weekly": 604800}
 
 
 def _interval(scan: _Scan, ctx: _Context) -> _Found | None:

@@ -30,8 +30,14 @@ _F = re.IGNORECASE
 # words for loop tasks. "提醒" is a thing ("站会那个提醒", "GRPO提醒") unless it asks someone to be
 # reminded ("提醒我…", "提醒他把…"); "remind me", "reminding" ask for a reminder (see _REMIND_VERB);
 # "定时" is one after "个/的/把" ("把定时关了"), not in "每天定时删掉旧日志" (on a schedule)
+# what the person has on a schedule: "everything I've got scheduled", "what's scheduled"
+_HAVE_SCHEDULED = (r"\b(?:(?:i|we)(?:'ve|\s+have)?\s+(?:got\s+)?(?:set\s+up\s+|already\s+)?"
+                   r"|(?:anything|everything|ev\w{1,3}thing|all|stuff)\s+)scheduled\b"
+                   # "what's scheduled?" alone is the person's; "what's scheduled for the offsite?" is not
+                   r"|\b(?:what'?s|what\s+is|what\s+are|is\s+there\s+anything)\s+scheduled"
+                   r"(?=(?:\s+for\s+(?:me|today|tomorrow|this\s+week))?\s*[?？.!]*\s*$)")
 _REFERENCE = re.compile(r"\bloop_[0-9a-f]{6,32}\b|\bloop\s*tasks?\b|\breminders?\b|\bremind\w*|\bscheduled\s+(?:tasks?|jobs?|runs?)\b"
-                        r"|\bschedules\b|\brecurring\b|循环任务|定时任务|(?<=[个的把将])定时|提醒|计划任务", _F)
+                        rf"|\bschedules\b|\brecurring\b|循环任务|定时任务|(?<=[个的把将])定时|提醒|计划任务|{_HAVE_SCHEDULED}", _F)
 # a reference that asks to be reminded rather than names a loop task: an operation word counts for it
 # only just before it ("stop reminding me", "不要再提醒我喝水了"), never elsewhere ("cancel the
 # subscription, then remind me tomorrow", "删了这个文件再提醒我": a new reminder)
@@ -46,7 +52,15 @@ _ASKS_SOMEONE = re.compile(r"把|将|让|叫|去|\bto\b", _F)
 _OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes; "resume the paused one" resumes
     ("list", re.compile(r"^\s*(?:please\s+)?(?:list|show|display|what\s+are|which\s+are|view)\b"
                         r"|^\s*(?:what|which)\s+(?:loop\s*tasks?|reminders?|schedules?|scheduled\s+\w+)\b"
-                        r"|列出|查看|看看|显示|有哪些|列表", _F)),
+                        # asked to be shown: "can I see …", "let me see …", "what have I got scheduled?"
+                        r"|^\s*(?:(?:can|could|may)\s+i\s+(?:see|view|get\s+a\s+list\s+of|have\s+a\s+look\s+at|look\s+at)"
+                        r"|let\s+me\s+see|what(?:'s|\s+is|\s+have\s+i\s+got|\s+do\s+i\s+have|\s+did\s+i\s+(?:set|schedule))"
+                        r"|is\s+there\s+anything)\b"
+                        r"|列出|查看|看看|显示|有哪些|列表"
+                        # asked which or how many: "我都定了些啥提醒", "提醒一共有几个", "设了多少个定时任务"
+                        r"|(?:什么|啥|哪些|哪几个|几个|几条|多少个?)(?:样的?)?(?:个|条|些)?\s*(?=提醒|定时|循环任务|计划任务)"
+                        r"|(?:提醒|定时任务|循环任务|计划任务)(?:都|一共|总共|现在|目前)*"
+                        r"(?:有(?:些)?(?:什么|啥|哪些|几个|几条|多少)|是哪些|都是(?:些)?(?:什么|啥|哪些))", _F)),
     ("modify", re.compile(r"\b(?:change|modify|reschedule|move|update|edit)\b|修改|改成|改为|改到|调整|更改", _F)),
     # "switch the standup reminder on again", "turn it back on", "re-enable", "把提醒重新开启", "继续提醒我"
     ("resume", re.compile(r"\b(?:resume|unpause|reactivate|re-?activate|re-?enable|enable|unmute)\b"
@@ -120,12 +134,16 @@ _FILLER = re.compile(r"^(?:(?:make\s+it|let'?s\s+(?:say|do)|how\s+about|say|mayb
 def only_a_time(text: str) -> bool:
     """Whether ``text`` says a time and nothing to do ("明天早上9点吧", "in 20 minutes please"):
     the answer to a question for a time, not a new loop task."""
+    if _operation(text) is not None:
+        return False
     try:
-        request = read_loop_request(text, lambda t: parse_schedule(t, now=datetime.now(UTC), timezone="UTC"))
+        parsed = parse_schedule(text, now=datetime.now(UTC), timezone="UTC")
     except ScheduleError:
         return False
-    return isinstance(request, NewLoop) and request.parsed is not None and \
-        bool(_FILLER.match(request.task_text.strip(_TRIM + "?？").strip()))
+    if parsed is None:
+        return False
+    rest = reminder_text(parsed.remainder) if _REMIND.search(text) else parsed.remainder
+    return bool(_FILLER.match(rest.strip(_TRIM + "?？").strip()))  # nothing left, or "吧", "please"
 
 
 def schedule_words(text: str, request: NewLoop) -> str:

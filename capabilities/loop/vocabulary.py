@@ -35,9 +35,19 @@ _DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", 
 _PERIOD = {"凌晨": "small", "早上": "morning", "早晨": "morning", "清晨": "morning", "上午": "morning",
            "中午": "noon", "下午": "afternoon", "傍晚": "evening", "晚上": "evening", "夜里": "evening",
            "夜间": "evening", "morning": "morning", "afternoon": "afternoon", "evening": "evening",
-           "night": "evening", "noon": "noon"}
-_PERIOD_HOUR = {"small": 2, "morning": DEFAULT_HOUR, "noon": 12, "afternoon": 15, "evening": 20}
-_CN_PERIOD = "|".join(k for k in _PERIOD if not k.isascii())
+           "night": "evening", "noon": "noon",
+           # the end of the working day and bedtime are parts of the day too: "下班前6点" is 18:00
+           "下班前": "after_work", "下班之前": "after_work", "下班以前": "after_work", "下班后": "after_work",
+           "下班之后": "after_work", "下班以后": "after_work", "下班": "after_work", "收工后": "after_work",
+           "收工前": "after_work", "放学后": "after_work", "睡前": "bedtime", "睡觉前": "bedtime",
+           "after work": "after_work", "before i leave work": "after_work", "after school": "after_work",
+           "before bed": "bedtime", "at bedtime": "bedtime"}
+_PERIOD_HOUR = {"small": 2, "morning": DEFAULT_HOUR, "noon": 12, "afternoon": 15, "evening": 20,
+                "after_work": 18, "bedtime": 22}
+_LATE_PERIODS = ("afternoon", "evening", "after_work", "bedtime")  # an hour up to 12 in them is p.m.
+# longest first: "下班前" before "下班"
+_CN_PERIOD = "|".join(sorted((k for k in _PERIOD if not k.isascii()), key=len, reverse=True))
+_EN_LATE_PERIOD = "|".join(k.replace(" ", r"\s+") for k in _PERIOD if k.isascii() and _PERIOD[k] in ("after_work", "bedtime"))
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december"
            "|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec")
 
@@ -51,10 +61,19 @@ _REMIND = re.compile(
     r"|\b(?:remind|alert me|notify me|ping me|wake me)", _F)
 _QUESTION = re.compile(r"[?？]|吗|呢\s*$|多少|什么|怎么|怎样|几点|为什么|哪|^\s*(?:what|how|why|when|which"
                        r"|who|whose|is|are|was|were|do|does|did|can|could|should|would|will)\b", _F)
+# a request to find something out carries its own question: "每隔两小时查一下订单有多少" asks for a
+# check every two hours, not how many hours
+_FIND_OUT = re.compile(r"查一下|查查|查询|查看|查|看一下|看看|统计|数一下|检查|告诉我|汇报|报告"
+                       r"|\b(?:check|see|find\s+out|tell\s+me|report|count|show\s+me|let\s+me\s+know|look\s+up)\b", _F)
 _WEEKDAY_NAMES = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _EN_DATE_CUE = re.compile(rf"\b(?:{_MONTHS})\b\.?\s*\d"
                           rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b"
                           rf"|\b(?:next|this|on)\s+(?:{_WEEKDAY_NAMES})\b|\bnext\s+(?:week|month)\b", _F)
+
+
+def asks_now(text: str) -> bool:
+    """Whether ``text`` is a question put now, not one a request passes on to be found out."""
+    return any(not _FIND_OUT.search(text, 0, match.start()) for match in _QUESTION.finditer(text))
 
 
 def _normalise(text: str) -> str:
@@ -79,7 +98,7 @@ def _unit_seconds(unit: str) -> int:
 
 
 def _apply_period(hour: int, period: str | None) -> int:
-    if period in ("afternoon", "evening") and hour < 12 and not (period == "evening" and hour < 5):
+    if period in _LATE_PERIODS and hour < 12 and not (period == "evening" and hour < 5):
         return hour + 12
     if period == "noon" and 1 <= hour <= 5:
         return hour + 12

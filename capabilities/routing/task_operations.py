@@ -5,10 +5,12 @@
 ====================  ==============================================  ===========================
 kind                  said as                                         ``text``
 ====================  ==============================================  ===========================
-``comment_on_task``   "comment on t_1: looks good", "评论：不错"         the comment
+``comment_on_task``   "comment on t_1: looks good", "评论：不错",        the comment
+                      "在这个任务下面写一句：…"
 ``revise_result``     "revise it: use euros", "把结果改成英文",          the added instruction
-                      "re-run it with prices in euros"
-``re_run_task``       "re-run it", "run task_3f… again", "重新执行"      ""
+                      "re-run it with prices in euros", "结果按时间排一下"
+``re_run_task``       "re-run it", "run task_3f… again", "重新执行",    ""
+                      "重新请求一次", "once more, the api is back up"
 ``cancel_task``       "cancel task t_123", "stop it", "取消刚才的任务",   ""
                       "这个任务不要了", "I don't need that anymore"
 ====================  ==============================================  ===========================
@@ -47,7 +49,7 @@ _POLITE_EN = rf"^\s*{_LEAD_EN}(?:please\s+|(?:can|could|would|will)\s+you\s+(?:p
 _ASK_ZH = (r"(?:(?:你|您)?(?:能不能|能否|可不可以|可否|可以|能|帮忙)(?:请)?|麻烦(?:你|您)?|请(?:你|您)?)?"
            r"\s*(?:帮我|帮忙|给我)?")
 _POLITE_ZH = rf"^\s*(?:(?:算了|不用了|等等|哦|嗯|哎|唉|好吧)\s*[,，。!！]?\s*)?{_ASK_ZH}\s*"
-_AFTERWORD = r"please|pls|plz|now|again|thanks|thx"  # what may end an operation and add nothing to it
+_AFTERWORD = r"please|pls|plz|for\s+now|now|again|thanks|thx"  # what may end an operation and add nothing to it
 _END = rf"\s*(?:[,，]?\s*(?:{_AFTERWORD}))?\s*[.!。！?？]*\s*$"
 _END_ZH = r"\s*(?:掉了|掉|了)?\s*(?:吧|一下|呗)?\s*[.!。！?？]*\s*$"
 _LEADS_ZH = r"(?:(?:算了|不用了|不要了|等等|哦|嗯|哎|唉|哎呀|好吧)\s*[,，。!！]?\s*)*"
@@ -68,13 +70,17 @@ _EN_TASK_REF = (rf"(?:the\s+)?(?:task\s+)?{_ID}"
 _MADE = (rf"(?:the\s+)?(?:task\s+)?{_ID}(?:'s)?(?:\s+(?:result|output))?"
          r"|(?:the|that|this)\s+(?:last\s+|previous\s+)?(?:task'?s?\s+)?(?:result|results|output|answer|report)")
 _CANCEL_ZH = r"(?:取消|终止|停止|中止|停掉|撤销|撤掉|撤回|撤|叫停)"
+# how the act is put, adding nothing to it: "这个任务先取消掉吧", "直接取消刚才的任务"
+_ADVERB_ZH = r"(?:先|就|还是|直接|干脆|暂时|都|也)*"
 _CANCEL_VERB_ZH = rf"(?:还是)?(?:请|帮我)?(?:{_CANCEL_ZH}|停下来?)"
 _REDO_ZH = r"重新(?:整理|生成|写|编写|排版|组织|输出|格式化|总结|汇总)(?:一次|一遍|一下)?"
 _ZH_CHANGE = (r"改成|改为|换成|改用|修改为|修改成|调整为|调整成|翻译成|译成|翻成|转成|转换成|写成|改写成|改写为|变成"
               r"|精简成|简化成|缩短成|压缩成|总结成|概括成|整理成|弄成|做成|搞成|整成|列成|排成|输出成|输出为")
 # how the result is to be shown: "把结果用表格展示", "把结果按日期排序"
-_ZH_SHOW = (r"(?:用|以|按照?)[^，,。]{1,20}?(?:展示|显示|呈现|列出来?|输出|排列|排序|整理|表示|重写|重新写|再写)"
-            r"(?:一下|一遍|出来)?")
+_ZH_SHOW = (r"(?:用|以|按照?)[^，,。]{1,20}?(?:展示|显示|呈现|列出来?|输出|排列|排序|整理|表示|重写|重新写|再写"
+            r"|(?:重新)?排(?:列|序)?|重排|分组|归类)(?:一下|一遍|出来)?")
+# the result said first, as what the sentence is about: "结果能不能按时间倒序排一下", "输出帮我改成英文"
+_ZH_RESULT = (rf"(?:(?:任务\s*{_ID}|{_ZH_THAT_TASK}|{_ZH_WHICH}(?:任务|请求))的?|{_ZH_WHICH})(?:结果|输出)")
 # what may end a revision said as a question and add nothing to it: "…改成表格的形式吗？"
 _ASKED_END = re.compile(r"\s*(?:吗|呢|吧|呀|啊|好吗|好不好|行吗|行不行|可以吗|可不可以|谢谢"
                         r"|[,，]?\s*(?:please|pls|plz|thanks|thx|thank\s+you))?\s*[?？.!。！]*\s*$", _F)
@@ -83,7 +89,7 @@ _LOOP = re.compile(r"\bloop_[0-9a-f]|\bloop\s*tasks?\b|\breminders?\b|\bschedul\
 _CLOSE_ZH = rf"\s*(?:吧|呗|啊|哈)?{_REASON_ZH}{_END_ZH}"  # how a no-longer-wanted clause may end: "…吧，我自己来"
 
 _CANCEL = (
-    re.compile(rf"{_POLITE_EN}(?:cancel|abort|stop|kill|terminate|halt|drop|scrap|ditch|forget(?:\s+about)?)"
+    re.compile(rf"{_POLITE_EN}(?:just\s+)?(?:cancel|abort|stop|kill|terminate|halt|drop|scrap|ditch|forget(?:\s+about)?)"
                rf"\s+(?P<ref>{_EN_REF}){_REASON_EN}{_END}", _F),
     # no longer wanted: "I don't need that anymore", "we no longer need the task", "that job is not needed anymore"
     re.compile(rf"{_POLITE_EN}(?:i|we)\s+(?:really\s+)?(?:don'?t|do\s+not|no\s+longer)\s+(?:really\s+)?(?:need|want)\s+"
@@ -95,25 +101,34 @@ _CANCEL = (
     re.compile(rf"^\s*{_LEADS_ZH}(?:把|将)?(?P<ref>{_ZH_TASK_REF})\s*{_UNWANTED_ZH}{_CLOSE_ZH}", _F),
     re.compile(rf"^\s*{_LEADS_ZH}(?:我|咱们|我们)?(?:就|也|都|先|暂时|还是)?(?:不要|不用|不需要|不做|别做)(?:了)?"
                rf"\s*(?P<ref>{_ZH_TASK_REF})\s*了{_CLOSE_ZH}", _F),
-    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})\s*(?:给)?{_CANCEL_ZH}{_END_ZH}", _F),
-    re.compile(rf"{_POLITE_ZH}{_CANCEL_ZH}(?:掉)?\s*(?P<ref>{_ZH_REF}){_END_ZH}", _F),
+    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})\s*{_ADVERB_ZH}(?:给)?{_CANCEL_ZH}{_END_ZH}", _F),
+    re.compile(rf"{_POLITE_ZH}{_ADVERB_ZH}{_CANCEL_ZH}(?:掉)?\s*(?P<ref>{_ZH_REF}){_END_ZH}", _F),
     # the verb alone ("cancel", "never mind, stop", "scratch that", "算了，不用跑了，取消吧"): the latest unfinished task
     re.compile(rf"{_POLITE_EN}(?:just\s+)?(?:(?:cancel|abort|stop)(?:\s+(?:it|that|this))?|scratch\s+that|call\s+it\s+off)"
                rf"{_END}", _F),
     re.compile(rf"^\s*{_LEADS_ZH}(?:{_NO_MORE_ZH}(?:\s*[,，。!！]?\s*{_CANCEL_VERB_ZH})?|{_CANCEL_VERB_ZH})"
                rf"\s*(?:吧|呗)?{_REASON_ZH}{_END_ZH}", _F),
 )
+# what a task does, said again to re-run it: "重新请求一次", "fetch it again"
+_FETCH_ZH = r"请求|查询|查|获取|调用|调|抓取|抓|拉取|拉|下载|搜索|搜|访问|发送|发|提交|同步|导出"
+_FETCH_EN = (r"fetch|call|request|query|send|hit|ping|check|load|pull|get|download|search|look\s+up|submit"
+             r"|sync|export")
+_SERVICE_REF_EN = r"the\s+(?:endpoint|api|url|page|site|server|call|service|feed)"
 _RERUN = (
     re.compile(rf"{_POLITE_EN}(?:re-?run|re-?execute|retry|redo|repeat|restart)(?:\s+(?P<ref>{_EN_REF}))?"
                r"(?P<rest>.*)$", _F),
-    re.compile(rf"{_POLITE_EN}(?:run|execute|do|try)\s+(?P<ref>{_EN_REF})\s+(?:again|one\s+more\s+time)\b(?P<rest>.*)$", _F),
+    # the task's own act said again: "run it again", "fetch that again", "call the endpoint one more time"
+    re.compile(rf"{_POLITE_EN}(?:run|execute|do|try|{_FETCH_EN})\s+(?P<ref>{_EN_REF}|{_SERVICE_REF_EN})\s+"
+               r"(?:again|one\s+more\s+time|once\s+more)\b(?P<rest>.*)$", _F),
     re.compile(rf"{_POLITE_EN}give\s+(?P<ref>it|that|the\s+(?:task|job|request))\s+(?:another|one\s+more)\s+(?:go|try|shot)"
                r"\b(?P<rest>.*)$", _F),
     # redoing the writing: only with the task named ("把结果重新整理一下"), since "重新写一下" after a
     # chat reply is about that reply
     re.compile(rf"{_POLITE_ZH}(?:(?:把|将)?(?P<ref>{_ZH_REF})\s*{_REDO_ZH}|{_REDO_ZH}\s*(?P<ref2>{_ZH_REF}))(?P<rest>.*)$", _F),
-    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})?\s*再?(?:重新执行|重新运行|重新跑|重跑|重新做|重做|重试"
-               r"|再(?:执行|运行|跑|做|试|来)(?:一次|一遍|一下)?)(?:一次|一遍|一下)?\s*"
+    # "重新执行", "再跑一次", and the task's own act again: "重新请求一次", "再查一遍"
+    re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_REF})?\s*{_ADVERB_ZH}再?(?:重新执行|重新运行|重新跑|重跑|重新做|重做|重试"
+               rf"|再(?:执行|运行|跑|做|试|来)(?:一次|一遍|一下)?|重新(?:{_FETCH_ZH})|再(?:{_FETCH_ZH})(?=一次|一遍))"
+               r"(?:一次|一遍|一下)?\s*"
                rf"(?P<ref2>{_ZH_REF})?(?P<rest>.*)$", _F),
 )
 _REVISE = (
@@ -130,14 +145,31 @@ _REVISE = (
     re.compile(rf"{_POLITE_EN}turn\s+(?P<ref>{_MADE})\s+(?P<text>into\s+\S.*)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)(?P<ref>{_ZH_REF})\s*(?P<text>(?:{_ZH_CHANGE}).+)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:把|将)(?P<ref>{_ZH_REF})\s*(?P<text>{_ZH_SHOW}.*)$", _F),
+    re.compile(rf"^\s*(?P<ref>{_ZH_RESULT})\s*[,，]?\s*{_ASK_ZH}\s*(?:再|重新)?(?P<text>(?:{_ZH_SHOW}|{_ZH_CHANGE}).*)$", _F),
+    # put in another order: "sort the results by date, newest first", "could you re-sort that output by price"
+    re.compile(rf"{_POLITE_EN}(?P<text>(?:sort|re-?sort|order|re-?order|rearrange|arrange|rank|re-?rank|group|regroup)\s+"
+               rf"(?P<ref>{_MADE})\s+(?:by|in|from|with|according\s+to|alphabetically|chronologically"
+               r"|newest|oldest|latest|earliest|highest|lowest|largest|smallest)\b.*)$", _F),
     # "结果里的金额换成欧元": what in the result, and what it becomes
     re.compile(rf"{_POLITE_ZH}(?:把|将)?(?P<ref>{_ZH_WHICH}(?:结果|输出|回答))(?:里|中)?的?"
                rf"(?P<text>[^，,。]{{1,12}}(?:{_ZH_CHANGE}).+)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:修改|修订|调整|重写|改一下|改改)\s*(?P<ref>{_ZH_REF})?\s*[:：,，]\s*(?P<text>.+)$", _F),
 )
+_NOTE_EN = (r"(?:(?:add|leave|put|write|post|attach|drop|pin|make|jot\s+down)\s+(?:a\s+|an\s+|one\s+|this\s+)?"
+            r"(?:quick\s+|short\s+|little\s+)?)?(?:comment|note|remark)")
+_ON_EN = r"(?:on|to|for|under|against|with)"
+_SAYING_EN = r"(?:saying|that\s+says|which\s+says|that\s+reads|reading|to\s+say|that)"
 _COMMENT = (
     re.compile(rf"{_POLITE_EN}(?:add\s+(?:a\s+)?)?(?:comment|note|remark)(?:\s+(?:on|to|for)\s+(?P<ref>{_EN_REF}))?"
                r"\s*[:：,，-]\s*(?P<text>\S.*)$", _F),
+    # left on a task named, after a colon or a word: "leave a note on that job saying the figures
+    # are provisional", "post a remark to task_9: checked"
+    re.compile(rf"{_POLITE_EN}{_NOTE_EN}\s+{_ON_EN}\s+(?P<ref>{_EN_REF})(?:\s*[:：,，-]\s*|\s+{_SAYING_EN}(?:\s*[:：,，]\s*|\s+))"
+               r"(?P<text>\S.*)$", _F),
+    # written where the task is: "在这个任务下面写一句：…", "给刚才的任务补充一条：…"
+    re.compile(rf"{_POLITE_ZH}(?:在|给|对|往)\s*(?P<ref>{_ZH_REF})\s*(?:下面|下边|底下|下方|里面|里|上面|上|后面|下)?"
+               r"\s*(?:添加|加上|加|写上|写|留下|留|补充|补|附上|附|记上|记)\s*(?:一句话|一句|几句话|几句|一条|一笔|一下|点|个|句话)?"
+               r"\s*(?:评论|备注|批注|留言|说明|话)?\s*(?:[:：,，]|说)\s*(?P<text>.+)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:给|对|在)?\s*(?P<ref>{_ZH_REF})?\s*(?:添加|加|写|留)?(?:一条|一个|个)?"
                r"(?:评论|备注|批注|留言|言)(?:一下)?\s*[:：,，]\s*(?P<text>.+)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:评论|备注|批注)\s*(?P<ref>{_ZH_REF})\s*[:：,，]\s*(?P<text>.+)$", _F),
@@ -163,7 +195,7 @@ def read_operation(content: str) -> TaskOperation | None:
     text = content.strip()
     if not text:
         return None
-    found = _read_whole(text)
+    found = _read_whole(text) or _retry_when_back(text)
     if found is not None:
         return found
     for clause in _CLAUSE_END.finditer(text):
@@ -199,9 +231,41 @@ def _read_whole(text: str) -> TaskOperation | None:
         if not rest or re.fullmatch(rf"(?:{_AFTERWORD}|吧|一下|一次|一遍|吗|好吗|行吗|可以吗)", rest, _F):
             return TaskOperation("re_run_task", _task_ref(match), "")
         added = _RERUN_REST.match(rest) or _RERUN_REST_ZH.match(rest)
+        if added and _BACK_UP.search(added.group("text")) and not _asks(added.group("text")):
+            return TaskOperation("re_run_task", _task_ref(match), "")  # "re-run it, the server is back"
         if added:  # a re-run with something to change is a revision
             return TaskOperation("revise_result", _task_ref(match), added.group("text").strip())
     return None
+
+
+# "again" with nothing else to say what: "one more time pls", "再来一次", "try again"
+_BARE_REPEAT = re.compile(r"^\s*(?:ok(?:ay)?\s*[,，]?\s*)?(?:please\s+|pls\s+)?(?:(?:try|do|run|send|go)\s+(?:it\s+|that\s+)?)?"
+                          r"(?:one\s+more\s+time|once\s+more|again|one\s+more\s+(?:go|try|shot))"
+                          r"(?:\s*[,，]?\s*(?:please|pls|plz|now|then|thanks))*\s*[.!。！]*\s*$"
+                          r"|^\s*(?:那|那就|麻烦|请)?(?:你)?(?:再|重新)(?:来|试)(?:一次|一遍|一下|试)?(?:吧|呗)?\s*[.!。！]*\s*$", _F)
+# what failed is working again: the reason to try once more
+_BACK_UP = re.compile(
+    r"\b(?:back\s+(?:up|online|on)|up\s+(?:again|now)|online\s+(?:again|now)|working\s+(?:again|now)|works\s+now"
+    r"|(?:is|'s|are|should\s+be|seems?\s+to\s+be)\s+(?:fixed|restored|reachable|running|available|up|back)"
+    r"|(?:restarted|rebooted|recovered|reconnected|fixed)\b)"
+    r"|(?:服务器|接口|网络|网站|服务|数据库|连接|系统|网|页面|链接|网页|代理|VPN|它)[^，,。]{0,8}"
+    r"(?:恢复|好了|重启|正常|修好|通了|上线|可以了|能用|稳定|起来了)", _F)
+
+
+def _retry_when_back(text: str) -> TaskOperation | None:
+    """A bare "again" is about the last task when another clause says what failed works again
+    ("one more time, the endpoint should be back up now", "网站恢复了，再来一次"); alone, after a
+    chat reply, it asks for that reply again."""
+    clauses = [c for c in _CLAUSE_END.split(text) if c.strip()]
+    repeats = [c for c in clauses if _BARE_REPEAT.match(c)]
+    reasons = [c for c in clauses if c not in repeats]
+    if len(repeats) == 1 and reasons and all(_BACK_UP.search(c) and not _asks(c) for c in reasons):
+        return TaskOperation("re_run_task", LAST, "")
+    return None
+
+
+def _asks(clause: str) -> bool:
+    return "?" in clause or "？" in clause or reads_as_new_request(clause.strip())
 
 
 def _task_ref(match: re.Match) -> str:
