@@ -37,19 +37,27 @@ def pytest_sessionstart(session):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def _opens_chroma_here(item) -> bool:
+def _chroma_order(item) -> int:
+    """0: may fork actor processes; 1: opens embedded Chroma here (marked, or under
+    tests/memory/); 2: runs a module's Flora on simpleSystemBase. The last two run after the
+    first; the marked ones before the module-scoped simpleSystemBase Floras, since two
+    simpleSystemBase Floras cannot run in one process at once."""
     params = getattr(getattr(item, "callspec", None), "params", {})
-    return ("simpleSystemBase" in params.values() or item.get_closest_marker("chroma_here") is not None
-            or "memory" in item.path.relative_to(item.config.rootpath).parts[1:2])
+    if "simpleSystemBase" in params.values():
+        return 2
+    if item.get_closest_marker("chroma_here") is not None or "memory" in item.path.relative_to(
+            item.config.rootpath).parts[1:2]:
+        return 1
+    return 0
 
 
 @pytest.hookimpl(trylast=True)  # after pytest grouped the items by their fixtures' parameters
 def pytest_collection_modifyitems(session, config, items):
-    late = {id(item) for item in items if _opens_chroma_here(item)}
+    order = {id(item): _chroma_order(item) for item in items}
     for item in items:
-        if id(item) in late:
+        if order[id(item)]:
             item.add_marker("chroma_here")
-    items.sort(key=lambda item: id(item) in late)  # stable: the order within each part is kept
+    items.sort(key=lambda item: order[id(item)])  # stable: the order within each part is kept
 
 
 @pytest.fixture(autouse=True)

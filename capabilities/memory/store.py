@@ -68,6 +68,10 @@ log = logging.getLogger("flora.memory")
 COLLECTION_PREFIX = "flora_mem_"
 
 _embedded_opened_in: int | None = None  # the process that opened embedded Chroma, inherited by its forks
+# chromadb shares one native system per path among a process's clients, and creates it without
+# a lock: two stores opening the same path at once (two actors of one process) can each start
+# one, and the loser's clean-up stops the winner's. One opening at a time.
+_embedded_opening = threading.Lock()
 
 
 def embedded_opened_in() -> int | None:
@@ -191,7 +195,8 @@ class MemoryStore:
                                    "a fork and would hang here (open it only after forking, or use "
                                    "memory.backend: chroma_http)")
             self._path.mkdir(parents=True, exist_ok=True)
-            client = chromadb.PersistentClient(path=str(self._path), settings=settings)
+            with _embedded_opening:
+                client = chromadb.PersistentClient(path=str(self._path), settings=settings)
             _embedded_opened_in = os.getpid()
             return client
         import httpx

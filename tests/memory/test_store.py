@@ -283,3 +283,25 @@ def test_a_process_forked_after_embedded_chroma_was_opened_refuses_it_instead_of
             process.join()
     assert "does not survive a fork" in said and str(os.getpid()) in said
     assert store.count(T, U) == 1
+
+
+def test_stores_opening_one_path_at_once_all_work(embedder, tmp_path):
+    """Two actors of one process open the same embedded Chroma at the same moment."""
+    import threading
+
+    stores = [MemoryStore(embedder, path=tmp_path / "shared") for _ in range(4)]
+    failures = []
+
+    def use(store, i):
+        try:
+            remember(store, f"fact number {i} about tea", user=f"u{i}")
+        except Exception as exc:  # noqa: BLE001 — the test reports whatever went wrong
+            failures.append(exc)
+
+    threads = [threading.Thread(target=use, args=(s, i)) for i, s in enumerate(stores)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert failures == []
+    assert [s.count(T, f"u{i}") for i, s in enumerate(stores)] == [1, 1, 1, 1]
