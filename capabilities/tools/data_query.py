@@ -64,7 +64,7 @@ PARAMETERS = {
                 "with one read-only SQL query on a configured database (SQLite or PostgreSQL); returns the "
                 "columns and rows. Writes are refused by the database.",
     parameters=PARAMETERS,
-    keywords=("sql", "query", "database", "select", "table", "rows", "data", "revenue",
+    keywords=("sql", "query", "database", "db", "select", "table", "rows", "data", "revenue",
               # never "表" alone: it is in 表格, 代表, 表达, 发表 too
               "查询", "数据库", "数据", "数据表", "表里", "表中", "这张表", "哪张表", "报表", "统计", "销售额", "营收",
               "注册用户"),

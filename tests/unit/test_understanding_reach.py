@@ -180,3 +180,14 @@ def test_a_question_of_how_things_work_is_conversation_even_when_the_model_reads
                                   "why is the staging server down?"])
 def test_a_why_about_the_persons_own_things_stays_unsupported(registry, text):
     assert read(registry, text, route="unsupported").kind == "unsupported"
+
+
+@pytest.mark.parametrize("said", ["can you count last month's refunds? they're in the db",
+                                  "pull the number of active users from the db"])
+def test_the_db_named_as_such_is_the_database_capability(said):
+    from capabilities.routing.task_router import TaskRouter
+    from config import load_config
+    from init_plugins import build_registry
+
+    router = TaskRouter(build_registry(load_config({"memory": {"enabled": False}}, env={})))
+    assert router.confident(said).spec.name == "data_query"
