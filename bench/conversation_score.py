@@ -34,6 +34,8 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 _NOT_PROSE = re.compile(r"https?://\S+|\b[\w.-]*(?:_|\d)[\w.-]*\b|`[^`]*`")  # addresses, ids, code
 _DATA = re.compile(r"```.*?```|\{.*\}", re.S)  # a result a capability returned (JSON, a code block): data, not prose
+# what a reply quotes (a translation, the person's own words): in whatever language it is in
+_QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"")
 
 
 def load_cases(path: str | Path) -> list[dict]:
@@ -51,10 +53,13 @@ def load_cases(path: str | Path) -> list[dict]:
 # --------------------------------------------------------------------------- language
 def cjk_share(text: str) -> float | None:
     """How much of the prose is Chinese: CJK characters against English words (one each, as a
-    word and a character carry about as much). Addresses, ids, code and returned data (JSON)
-    are left out. None when
+    word and a character carry about as much). Addresses, ids, code, returned data (JSON) and
+    what the reply quotes around prose of its own (a translation: 译文是：“…”) are left out. None when
     there is no prose to judge."""
     prose = _NOT_PROSE.sub(" ", _DATA.sub(" ", text or ""))
+    unquoted = _QUOTED.sub(" ", prose)
+    if _CJK.search(unquoted) or _WORD.search(unquoted):  # quotes around the prose's own words are judged
+        prose = unquoted
     cjk = len(_CJK.findall(prose))
     words = len(_WORD.findall(prose))
     if cjk + words == 0:

@@ -157,6 +157,11 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     ("zh", 'Request finished. {"status": 200, "body": "ok"}', True),
     ("en", "Here it is:\n```\n今天 天气 很好 数据\n```", False),
     ("en", "", False),
+    # a quotation (a translation) is in its own language; the words around it are judged
+    ("zh", "德语是：“Bis morgen, wir sehen uns am Bahnhof.”", False),
+    ("en", 'In Japanese: "また明日、駅で会いましょう"', False),
+    ("zh", "Sure! In German it is “Bis morgen”.", True),
+    ("zh", "“Bis morgen”", True),  # nothing but the quotation: it is the reply's prose
 ])
 def test_wrong_language_judges_the_prose_a_person_reads(lang, message, wrong):
     assert wrong_language(lang, message) is wrong
