@@ -361,11 +361,19 @@ def needs_the_world(text: str) -> bool:
     text = _unquoted(text)
     if _REMINDER.search(text):  # "明天提醒我给李老师打电话" asks for a reminder, which Flora does
         return False
-    records = _OWN_RECORDS.search(text) and not computes_on_given_figures(text)  # "my salary is 5000, …how much…"
-    return bool(records or _LIVE_DATA.search(text) or _WORLD_ACT.search(text)
+    if _WRITES_CODE.search(text) or computes_on_given_figures(text):
+        return False  # "写一个检查服务器状态的脚本", "买了3斤苹果，每斤5块，一共多少钱": made here, from what is said
+    records = _OWN_RECORDS.search(text)  # "my salary is 5000, …how much…" is a sum (above)
+    general = _HOW_IT_WORKS.search(text) and not _SPECIFIC.search(text)  # "为什么航班会延误": how such things go
+    return bool(records or not general and (_LIVE_DATA.search(text) or _WORLD_ACT.search(text))
                 or (_ACT_ON_THINGS.search(text) or remote_machine(text)) and not _HOW_TO.search(text))
 
 
+_WRITES_CODE = re.compile(r"(?:写|编)(?:一个|个|段|一段)?[^，,。？?]{0,20}(?:脚本|代码|程序|函数)"
+                         r"|\b(?:write|draft|give\s+me)\s+(?:me\s+)?(?:a|an|some)?\s*(?:\w+\s+){0,3}"
+                         r"(?:script|code|program|function|snippet)\b", _F)
+# the person's own, or one thing in particular ("why is the staging server down?"), not such things in general
+_SPECIFIC = re.compile(r"我|咱|这|那|\b(?:my|mine|our|ours|me|i|i'm|i've|the|this|that|these|those)\b", _F)
 _THIS_MACHINE = re.compile(r"磁盘|硬盘|\bdisk\b|\bthis\s+(?:machine|box|computer)\b|这台(?:电脑|机器)|本机|\bworkspace\b|工作区", _F)
 
 

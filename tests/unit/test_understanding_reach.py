@@ -191,3 +191,15 @@ def test_the_db_named_as_such_is_the_database_capability(said):
 
     router = TaskRouter(build_registry(load_config({"memory": {"enabled": False}}, env={})))
     assert router.confident(said).spec.name == "data_query"
+
+
+@pytest.mark.parametrize("said", ["为什么火车会晚点", "why do flights get cancelled in winter?", "什么是k8s里的pod",
+                                  "写个脚本检查一下服务器的磁盘", "write me a python script that pings our servers",
+                                  "买了4本书，每本25块，一共多少钱", "my rent is 3000 and I earn 9000, what's left after 2 months?"])
+def test_knowledge_code_and_sums_on_given_figures_are_not_the_persons_world(said):
+    assert not cues.needs_the_world(said)
+
+
+@pytest.mark.parametrize("said", ["why is my flight delayed?", "我的航班为什么取消了", "why is the staging server down?"])
+def test_the_persons_own_things_stay_their_world_when_asked_why(said):
+    assert cues.needs_the_world(said)
