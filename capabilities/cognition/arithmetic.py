@@ -23,39 +23,9 @@ import math
 import re
 from dataclasses import dataclass
 
+from common.numerals import ZH_DIGITS, ZH_NUMBER, zh_number
+
 # ----------------------------------------------------------------------------- Chinese numerals
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
-_ZH_BIG = {"万": 10_000, "亿": 100_000_000}
-_ZH_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?:点[零〇一二三四五六七八九]+)?")
-
-
-def zh_number(text: str) -> float | int | None:
-    """"一百二十七" → 127, "两万零五" → 20005, "十二" → 12, "二零二六" → 2026, "三点五" → 3.5;
-    None if it is not a number."""
-    whole, _, fraction = text.partition("点")
-    if whole and all(c in _ZH_DIGITS for c in whole):  # digit by digit: 二零二六
-        value = int("".join(str(_ZH_DIGITS[c]) for c in whole))
-    else:
-        total = section = 0
-        digit: int | None = None
-        for char in whole:
-            if char in _ZH_DIGITS:
-                digit = _ZH_DIGITS[char]
-            elif char in _ZH_UNITS:  # 十 alone is ten: 十二
-                section += (1 if digit is None else digit) * _ZH_UNITS[char]
-                digit = None
-            elif char in _ZH_BIG:
-                total += ((section + (digit or 0)) or 1) * _ZH_BIG[char]
-                section, digit = 0, None
-            else:
-                return None
-        value = total + section + (digit or 0)
-    if not fraction:
-        return value if whole else None
-    return float(f"{value}." + "".join(str(_ZH_DIGITS[c]) for c in fraction))
-
-
 def _zh_digits(text: str) -> str:
     """Chinese numerals written as digits, except inside words where they are not numbers
     (一下, 一共, 一点 as "a little", 一个 keeps its 1: it is a count)."""
@@ -63,14 +33,14 @@ def _zh_digits(text: str) -> str:
         run = match.group(0)
         before = match.string[max(0, match.start() - 1):match.start()]
         after = match.string[match.end():match.end() + 1]
-        if run in ("一",) and after in "下共些起样直定般点会":
+        if run == "一" and after in "下共些起样直定般点会":
             return run
         if before == "打" and after == "折":  # a discount: 八折, 七五折 — read by _DISCOUNT
             return run
         value = zh_number(run)
         return run if value is None else _number_text(value)
 
-    return _ZH_NUMBER.sub(number, text)
+    return ZH_NUMBER.sub(number, text)
 
 
 # ----------------------------------------------------------------------------- words to operators
@@ -145,7 +115,7 @@ def worked(text: str) -> Worked | None:
 
 
 def _discount(said: str) -> float:
-    digits = "".join(str(_ZH_DIGITS[c]) if c in _ZH_DIGITS else c for c in said)
+    digits = "".join(str(ZH_DIGITS[c]) if c in ZH_DIGITS else c for c in said)
     if "." in digits:
         return float(digits) / 10
     return int(digits) / (10 if len(digits) == 1 else 100)
@@ -213,5 +183,5 @@ def _number_text(value: float | int) -> str:
     if isinstance(value, float):
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
-        return f"{value:.6g}" if abs(value) >= 1e-4 else f"{value:.6g}"
+        return f"{value:.6g}"
     return str(value)

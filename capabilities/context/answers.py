@@ -128,7 +128,7 @@ def spotted(text: str, schema: dict, name: str = "") -> str | None:
     pattern = schema.get(VALUE_PATTERN)
     if pattern:
         found = [_trimmed(m.group(0)) for m in _compiled(pattern).finditer(text)]
-    elif _takes_address(name, schema):
+    elif takes_address(name, schema):
         found = [u.rstrip(".,;)!?") for u in urls(text)]
     else:
         return None
@@ -136,7 +136,9 @@ def spotted(text: str, schema: dict, name: str = "") -> str | None:
     return distinct[0] if len(distinct) == 1 else None
 
 
-def _takes_address(name: str, schema: dict) -> bool:
+def takes_address(name: str, schema: dict) -> bool:
+    """Whether a parameter takes a web address: named url, base_url or endpoint, ``format:
+    uri``, or a pattern that starts with http."""
     return (name in ("url", "base_url", "endpoint") or schema.get("format") == "uri"
             or str(schema.get("pattern", "")).lower().replace("[hh][tt][tt][pp]", "http").startswith("^http"))
 

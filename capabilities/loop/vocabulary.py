@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 
+from common.numerals import zh_number
+
 DEFAULT_HOUR = 9  # when a day is named but no time ("明天提醒我交报告")
 _F = re.ASCII | re.IGNORECASE
 
 # --- vocabulary -----------------------------------------------------------------------
 
 _FULLWIDTH = str.maketrans("０１２３４５６７８９：\u3000", "0123456789: ")
-_CN_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
-             "六": 6, "七": 7, "八": 8, "九": 9}
 _EN_NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
               "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
               "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45}
@@ -86,10 +86,10 @@ def _int(token: str) -> int:
         return int(token)
     if token in _EN_NUMBER:
         return _EN_NUMBER[token]
-    if "十" in token:
-        tens, _, ones = token.partition("十")
-        return _CN_DIGIT.get(tens, 1) * 10 + _CN_DIGIT.get(ones, 0)
-    return int("".join(str(_CN_DIGIT[c]) for c in token))
+    value = zh_number(token)
+    if value is None:
+        raise ValueError(f"not a number: {token!r}")
+    return int(value)
 
 
 def _unit_seconds(unit: str) -> int:

@@ -36,6 +36,7 @@ from capabilities.routing.context_resolver import REFERENCE, ContextResolver
 from capabilities.routing.plan import PLAN_SCHEMA, Plan, PlanError, PlanStep
 from capabilities.routing.task_operations import TaskOperation, read_operation
 from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter
+from common.numerals import zh_number
 from config import DEFAULT_PLAN_MAX_STEPS
 
 __all__ = ["TaskPlanner", "TaskOperation", "DEFAULT_MAX_STEPS", "asks_beyond"]
@@ -95,7 +96,6 @@ _ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|thos
 _GIVES_A_VALUE = re.compile(r"^(?:and\s+|with\s+)?(?:the\s+|my\s+|its\s+|our\s+)?"
                             r"(?:[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}|[\u4e00-\u9fff]{1,6}|[A-Za-z][\w -]{0,20}[\u4e00-\u9fff]{1,3})"
                             r"\s*(?:是|为|[:：](?!//)|\bis\b|\bare\b)\s*\S+$", _F)  # "k=v" names a step's own value
-_CJK_NUMBERS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
 
 
 @dataclass(frozen=True)
@@ -195,7 +195,7 @@ class TaskPlanner:
         named = set()
         for match in _STEP_REFERENCE.finditer(text):
             number = match.group(1) or match.group(2)
-            n = int(number) if number.isdigit() else _cjk_number(number)
+            n = int(number) if number.isdigit() else int(zh_number(number) or 0)
             if not 1 <= n <= len(parts) or n - 1 == i:
                 raise _CannotPlan(f"{match.group(0)!r} in {text!r} names no other step")
             named.add(n - 1)
@@ -351,17 +351,6 @@ def _pass_results(spec: CapabilitySpec, parameters: dict, references: list[str])
 
 def _kind(spec: CapabilitySpec) -> str:
     return "workflow" if spec.name.endswith("workflow") else "leaf"
-
-
-def _cjk_number(text: str) -> int:
-    if text == "十":
-        return 10
-    if text.startswith("十"):
-        return 10 + _CJK_NUMBERS.get(text[1:], 0)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return _CJK_NUMBERS.get(tens, 0) * 10 + _CJK_NUMBERS.get(ones, 0)
-    return _CJK_NUMBERS.get(text, 0)
 
 
 def _prompt(specs: list[CapabilitySpec], text: str, memories: list[dict] | None = None) -> list[dict]:

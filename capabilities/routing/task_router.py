@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from capabilities.base import CapabilitySpec
-from capabilities.context.answers import VALUE_PATTERN, mentions, named_values, spotted, text_after, urls, values_by_schema
+from capabilities.context.answers import (
+    VALUE_PATTERN, mentions, named_values, spotted, takes_address, text_after, urls, values_by_schema,
+)
 from capabilities.registry import CapabilityRegistry
 
 CONFIDENT_SCORE = 2.0
@@ -140,7 +142,7 @@ class TaskRouter:
         for name, schema in spec.properties.items():
             if name in values or not found_urls:
                 continue
-            if name in ("url", "base_url", "endpoint") or schema.get("format") == "uri":
+            if takes_address(name, schema):
                 values[name] = found_urls[0]
                 break
         unclaimed = content

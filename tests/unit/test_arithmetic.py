@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from capabilities.cognition.arithmetic import worked, zh_number
+from capabilities.cognition.arithmetic import worked
 from capabilities.cognition.chat import chat_prompt
 
 
@@ -62,12 +62,6 @@ def test_what_is_not_a_calculation_is_left_alone(said):
 def test_the_result_is_shown_plainly():
     assert worked("17乘以23等于多少").shown() == "17 × 23 = 391"
     assert worked("what's 7 / 2").shown() == "7 ÷ 2 = 3.5"
-
-
-@pytest.mark.parametrize("text, value", [("一百二十七", 127), ("十二", 12), ("两万零五", 20005), ("一千零一", 1001),
-                                         ("二零二六", 2026), ("三点五", 3.5), ("十万", 100000), ("五百", 500)])
-def test_chinese_numerals(text, value):
-    assert zh_number(text) == value
 
 
 def test_the_chat_prompt_carries_the_worked_result_next_to_the_message():
