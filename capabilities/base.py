@@ -142,6 +142,9 @@ class CapabilitySpec:
     # how much a web address in a request counts toward this capability when it takes one
     # (a ``url`` parameter): the rule router adds it for "post the result to https://…"
     address_evidence: float = 2.0
+    # True: it answers what chat could answer too (the expert panel), so it runs only when the
+    # words ask for it by its keywords, never on the model's reading alone
+    asked_for_by_name: bool = False
 
     @property
     def offered_to_agent(self) -> bool:
@@ -253,6 +256,7 @@ def capability(
     reads_instruction: bool = False,
     agent_tool: bool | None = None,
     address_evidence: float = 2.0,
+    asked_for_by_name: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as an executable capability.
 
@@ -274,6 +278,7 @@ def capability(
             reads_instruction=reads_instruction,
             agent_tool=agent_tool,
             address_evidence=address_evidence,
+            asked_for_by_name=asked_for_by_name,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

@@ -56,9 +56,6 @@ HISTORY_CHARS = 600
 EXAMPLES_PER_CAPABILITY = 2
 CLAIMED = 3.0  # a keyword score at which an installed capability clearly claims a message (its name, two keywords)  # worked examples from each capability's own (often one English, one Chinese)
 AGENT = "agent"  # the capability that calls the others as tools (capabilities/agent)
-# capabilities that answer a question as chat does, run only when the words ask for them (its keywords):
-# "租房选近的还是便宜的，纠结死了" is a dilemma to talk over, "ask the experts whether …" the panel
-ASKED_FOR_BY_NAME = ("ask_experts",)
 ROUTES = ("chat", "plan", "status", "command", "unsupported", "clarify", "answer")  # beside the capabilities' names
 
 
@@ -256,8 +253,9 @@ class IntentRouter:
             kind = "status"
         if kind == "unsupported" and (cues.computes_on_given_figures(text) or cues.asks_how_it_works(text)):
             kind = "chat"  # "I earn 6200 and save 15%, how much a year?", "how does k8s restart a pod?"
-        if capability in ASKED_FOR_BY_NAME and capability in names \
-                and not self._router.has_evidence_beyond_name(self._router.find(capability), text):
+        chosen = next((s for s in specs if s.name == capability), None)
+        if chosen is not None and chosen.asked_for_by_name \
+                and not self._router.has_evidence_beyond_name(chosen, text):
             kind, capability = "chat", None  # a dilemma to talk over, not a request for the panel
         if kind == "command":
             named = cues.command(text)

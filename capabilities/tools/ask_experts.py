@@ -43,6 +43,7 @@ PARAMETERS = {
 
 @capability(
     name="ask_experts",
+    asked_for_by_name=True,  # "租房选近的还是便宜的，纠结死了" is a dilemma to talk over
     description="Ask a panel of expert personas a question; they answer (and debate), and one answer is "
                 "made from theirs by summary, voting, weights or map-reduce over the question's parts.",
     parameters=PARAMETERS,
