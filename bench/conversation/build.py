@@ -1,5 +1,5 @@
 """Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``,
-``fresh2.jsonl`` and ``fresh3.jsonl``.
+``fresh2.jsonl``, ``fresh3.jsonl`` and ``fresh4.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -10,7 +10,8 @@ the held-out file, drawn with a fixed seed, so the split is the same on every ru
 ``FRESH`` (at the end) is a third split, written after the held-out split had been looked at
 in tuning: never tuned against, reported apart, and not part of the dev/held-out draw.
 ``FRESH2`` is a fourth, written the same way after the fresh split's misses had been read;
-``FRESH3`` a fifth, written the same way after the second fresh split's misses had been read.
+``FRESH3`` a fifth, written the same way after the second fresh split's misses had been read;
+``FRESH4`` a sixth, written the same way after the third fresh split's misses had been read.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -32,6 +33,7 @@ CASES: list[dict] = []
 FRESH: list[dict] = []  # the fresh split: see the end of this file
 FRESH2: list[dict] = []  # the second fresh split, after it
 FRESH3: list[dict] = []  # the third fresh split, after that
+FRESH4: list[dict] = []  # the fourth fresh split, after that
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -804,6 +806,184 @@ fresh3("zh", "answer/time", "下班前吧，6点", setup=["提醒我给花浇水
 fresh3("en", "answer/time", "tomorrow around 7 in the evening", setup=["remind me to call the plumber"])
 
 
+# =========================================================================== FRESH4
+# A sixth split, written after the third fresh split's misses had been read and fixed, the same
+# way: from how people talk, without reading Flora's rules first, new situations and new wordings
+# (follow-ups that lean on an earlier turn, requests wrapped in a reason, chat that looks like
+# work and the person's own data asked for like chat). These go to fresh4.jsonl only, with ids
+# like zh-chat-i001.
+
+
+def fresh4(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the fourth fresh split."""
+    FRESH4.append(make(lang, category, say, setup, expect))
+
+
+ZH_PLANTS = ["每周六上午10点提醒我给花浇水"]
+EN_BINS = ["every Tuesday at 8pm remind me to take the bins out"]
+
+# --------------------------------------------------------------------------- fresh4: chat
+fresh4("zh", "chat/greeting", "在不在呀～刚下班，想找你唠两句")
+fresh4("en", "chat/greeting", "hiya! just got back from vacation, did u miss me? 😄")
+fresh4("zh", "chat/thanks", "搞定了！谢谢你哈，改天请你喝奶茶（虽然你喝不了😂）")
+fresh4("en", "chat/thanks", "that fixed it. honestly thank you, I was about to throw my laptop out the window")
+fresh4("zh", "chat/feelings", "这周的deadline又被提前了三天，整个人都emo了😮‍💨")
+fresh4("zh", "chat/feelings", "终于还完最后一期房贷了，感觉整个人都轻了！！")
+fresh4("en", "chat/feelings", "failed my driving test for the 3rd time... starting to think I'm just not cut out for it")
+fresh4("en", "chat/feelings", "just found out I'm gonna be an uncle!! 🥳")
+fresh4("zh", "chat/smalltalk", "你说AI会不会有一天也想放个假")
+fresh4("en", "chat/smalltalk", "do u have a favourite book, or is that a wierd thing to ask an AI")
+fresh4("zh", "chat/joke", "周一太难熬了，来个跟上班有关的笑话让我乐一乐")
+fresh4("en", "chat/joke", "tell me a knock-knock joke")
+fresh4("zh", "chat/knowledge", "地球绕太阳转一圈要多久", answer_contains=["365", "一年"])
+fresh4("zh", "chat/knowledge", "HTTP请求里GET和POST到底有啥区别")
+fresh4("zh", "chat/knowledge", "那光从月球照到地球要多久？", setup=["月球离地球大概多远"])
+fresh4("en", "chat/knowledge", "what does a 404 error actually mean?", answer_contains=["not found", "Not Found"])
+fresh4("en", "chat/knowledge", "how do cron schedules work? like what does '*/5 * * * *' mean",
+       answer_contains=["5 minutes", "five minutes", "5th minute", "fifth minute"])
+fresh4("en", "chat/knowledge", "and roughly when did he paint it?", setup=["who painted the Mona Lisa?"])
+fresh4("zh", "chat/arithmetic", "买了3杯咖啡每杯28，再加一个45的蛋糕，一共多少钱", answer_contains=["129"])
+fresh4("zh", "chat/arithmetic", "7的三次方是多少", answer_contains=["343"])
+fresh4("en", "chat/arithmetic", "I drove 340 miles on 10 gallons, what's that in mpg?", answer_contains=["34"])
+fresh4("en", "chat/arithmetic", "dinner was $64, add a 15% tip, what's the total?", answer_contains=["73.6"])
+fresh4("zh", "chat/advice", "孩子老是玩手机不写作业，说了也不听，有什么办法吗")
+fresh4("en", "chat/advice", "thinking of adopting a dog but I work 9-5 in an office, is that unfair on the dog?")
+fresh4("en", "chat/advice", "is it better to watch a website's uptime with my own script or just pay for a "
+       "monitoring service? what would you do")
+fresh4("zh", "chat/translation", "给外国同事发祝福，“生日快乐”英文咋写",
+       answer_contains=["happy birthday", "Happy birthday", "Happy Birthday"])
+fresh4("en", "chat/translation", "what's 'cheers' in German? heading to Munich next week 🍺", answer_contains=["Prost", "prost"])
+fresh4("zh", "chat/writing", "帮我写几句欢迎新同事的话，发群里那种，活泼点")
+fresh4("en", "chat/writing", "could you help me write a short toast for my parents' 30th wedding anniversary? "
+       "they're not into mushy stuff")
+
+# --------------------------------------------------------------------------- fresh4: task
+fresh4("zh", "task/http_request", "老板说官网打不开，你帮我请求一下 https://www.example.com/ 看看是不是真挂了",
+       capability=HTTP, parameters={"url": "https://www.example.com/"})
+fresh4("zh", "task/http_request", "帮我调下 http://127.0.0.1:8000/api/v1/orders?status=pending ，看看返回了几条",
+       capability=HTTP, parameters={"url": "http://127.0.0.1:8000/api/v1/orders?status=pending"})
+fresh4("en", "task/http_request", "could you maybe do a quick GET on https://api.example.com/v1/weather?city=Paris "
+       "for me? just want to see the raw json", capability=HTTP,
+       parameters={"url": "https://api.example.com/v1/weather?city=Paris"})
+fresh4("en", "task/http_request", "send a PUT to https://api.example.com/v1/users/7 with {\"role\": \"admin\"}",
+       capability=HTTP, parameters={"url": "https://api.example.com/v1/users/7", "method": "PUT"})
+fresh4("zh", "task/data_query", "财务那边催了，帮我查下数据库里3月份的退款总额是多少", capability=DQ)
+fresh4("zh", "task/data_query", "帮我query一下db，看看复购率最高的是哪个城市", capability=DQ)
+fresh4("en", "task/data_query", "sorry to bug you again — how many orders did we ship last Friday? the db should have it",
+       capability=DQ)
+fresh4("en", "task/data_query", "can you run SELECT email FROM users WHERE created_at > '2025-01-01' LIMIT 20 on the "
+       "database", capability=DQ,
+       parameters={"sql": "SELECT email FROM users WHERE created_at > '2025-01-01' LIMIT 20"})
+fresh4("zh", "task/dify_workflow", "dify上有个“周报生成”的工作流，帮我跑下，key是 app-Vt4mRk81", capability=DIFY,
+       parameters={"api_key": "app-Vt4mRk81"})
+fresh4("zh", "task/dify_workflow", "不知道能不能帮我把dify上那个简历筛选的流程跑一遍？", capability=DIFY)
+fresh4("en", "task/dify_workflow", "our marketing folks set up a Dify workflow for blog outlines, could you run it?",
+       capability=DIFY)
+fresh4("zh", "task/ask_experts", "公司在考虑给员工发期权，能请专家们帮忙分析下利弊吗", capability=EXP)
+fresh4("en", "task/ask_experts", "let the experts argue it out: should a 3-person startup hire a salesperson before "
+       "product-market fit?", capability=EXP)
+
+# --------------------------------------------------------------------------- fresh4: plan
+fresh4("zh", "plan/multi_step", "先从数据库里查一下这个月每天的注册数，再把结果发到 https://hooks.example.com/daily ，"
+       "最后让专家看看趋势正不正常")
+fresh4("zh", "plan/multi_step", "先跑一下dify的舆情分析工作流，跑完让专家们根据结果给点建议")
+fresh4("en", "plan/multi_step", "grab https://api.example.com/reviews?product=42, then run the dify sentiment "
+       "workflow on what comes back")
+fresh4("en", "plan/multi_step", "could you do two things for me: check https://staging.example.com/health, and if "
+       "it's fine, query the db for how many test orders came in today")
+
+# --------------------------------------------------------------------------- fresh4: loop
+fresh4("zh", "loop/reminder", "周四晚上7点提醒我给老爸打电话，那天他生日", schedule="Thursday at 19:00")
+fresh4("en", "loop/reminder", "oh and remind me tomorrow at 7:45 to put the bins out, I always forget",
+       schedule="tomorrow at 07:45")
+fresh4("zh", "loop/recurring", "每天中午12点半提醒我起来活动一下，老坐着腰疼", schedule="every day at 12:30")
+fresh4("zh", "loop/recurring", "每天早上8点帮我请求一次 https://api.example.com/daily-report", capability=HTTP,
+       schedule="every day at 08:00")
+fresh4("en", "loop/recurring", "every weekday at 5:30pm remind me to stop working. seriously.",
+       schedule="every weekday at 17:30")
+fresh4("en", "loop/recurring", "could you count new signups in the database every 6 hours and let me know?",
+       capability=DQ, schedule="every 6 hours")
+fresh4("zh", "loop/relative", "一个半小时后叫我去楼下取快递", schedule="in 90 minutes")
+fresh4("en", "loop/relative", "can you ping me in 25 mins? need to switch the laundry over", schedule="in 25 minutes")
+
+# --------------------------------------------------------------------------- fresh4: task_op
+fresh4("zh", "task_op/cancel", "同事说那个流程今天不用跑了，你把它取消了吧", setup=ZH_TASK)
+fresh4("en", "task_op/cancel", "ugh, wrong button. please cancel whatever you just started", setup=EN_TASK)
+fresh4("zh", "task_op/revise", "结果里的时间都换成北京时间，再给我一版", setup=ZH_DONE)
+fresh4("en", "task_op/revise", "can you rework that result into plain English? my boss can't read JSON", setup=EN_DONE)
+fresh4("zh", "task_op/comment", "在刚才那条任务上记一笔：数据来源已确认，可以归档", setup=ZH_DONE)
+fresh4("en", "task_op/comment", "attach a note to that last task — \"sent to legal on Tuesday\"", setup=EN_DONE)
+fresh4("zh", "task_op/rerun", "那边数据刚更新过，再拉一次看看", setup=ZH_DONE)
+fresh4("en", "task_op/rerun", "same request again please, I want to see if the numbers changed", setup=EN_DONE)
+
+# --------------------------------------------------------------------------- fresh4: loop_op
+fresh4("zh", "loop_op/list", "我现在挂着几个定时提醒？列出来我看看", setup=ZH_PLANTS)
+fresh4("en", "loop_op/list", "remind me what reminders I have lol", setup=EN_BINS)
+fresh4("zh", "loop_op/pause", "这周出差不在家，浇花的提醒先停一停", setup=ZH_PLANTS)
+fresh4("en", "loop_op/pause", "can you mute the bins reminder for a couple of weeks? we're away", setup=EN_BINS)
+fresh4("zh", "loop_op/resume", "花都快干死了😂 赶紧把浇花提醒重新打开", setup=ZH_PLANTS + ["暂停浇花提醒"])
+fresh4("en", "loop_op/resume", "reactivate the Tuesday bins reminder please", setup=EN_BINS + ["pause the bins reminder"])
+fresh4("zh", "loop_op/delete", "花送人了，浇花提醒没用了，删了吧", setup=ZH_PLANTS)
+fresh4("en", "loop_op/delete", "the council collects on Wednesdays now, so delete the Tuesday bins reminder",
+       setup=EN_BINS)
+fresh4("zh", "loop_op/trigger", "浇花那个提醒，你现在立马给我发一次", setup=ZH_PLANTS)
+fresh4("en", "loop_op/trigger", "send me the bins reminder now instead of waiting till Tuesday", setup=EN_BINS)
+
+# --------------------------------------------------------------------------- fresh4: status
+fresh4("zh", "status/abilities", "我刚开始用你，不太懂，你能帮我处理哪些事情？")
+fresh4("en", "status/abilities", "is there a list somewhere of the things you can do?")
+fresh4("zh", "status/state", "刚才让你跑的那个还在跑吗", must_not_claim=True)
+fresh4("en", "status/state", "quick check: is anything queued or running on your end?", must_not_claim=True)
+fresh4("zh", "status/history", "上周我都让你查过哪些东西来着", must_not_claim=True)
+fresh4("en", "status/history", "how many of my tasks failed recently?", must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh4: command
+fresh4("zh", "command/clear", "记录太多了看着乱，全部清空")
+fresh4("en", "command/clear", "forget everything we've talked about, fresh start pls")
+fresh4("zh", "command/switch_model", "能不能切到qwen2.5-14b试试，感觉回答会好点")
+fresh4("en", "command/switch_model", "I'd rather you ran on mistral-7b, can you change models?")
+fresh4("zh", "command/shutdown", "flora，把你自己的服务停了吧，我要升级版本")
+fresh4("en", "command/shutdown", "kill the flora process, I need the port back")
+
+# --------------------------------------------------------------------------- fresh4: unsupported
+fresh4("zh", "unsupported/orders", "上周在抖音下单的那个充电宝怎么还没发货", **NO)
+fresh4("en", "unsupported/orders", "the jacket I ordered doesn't fit, can you start a return for me?", **NO)
+fresh4("zh", "unsupported/email", "老板刚才是不是给我发邮件了？帮我看看写的啥", **NO)
+fresh4("en", "unsupported/email", "reply to the last email from Priya and tell her Thursday works", **NO)
+fresh4("zh", "unsupported/calendar", "我今天下午是不是有个会来着，几点？", **NO)
+fresh4("en", "unsupported/calendar", "clear my afternoon, cancel all my meetings after 2pm today", **NO)
+fresh4("zh", "unsupported/weather", "那明天呢？", setup=["今天成都天气怎么样"], **NO)
+fresh4("en", "unsupported/weather", "hmm and what about Saturday?", setup=["what's the weather like in Lisbon today?"],
+       **NO)
+fresh4("zh", "unsupported/flights", "帮我看看下周一上海飞北京还有没有经济舱", **NO)
+fresh4("en", "unsupported/flights", "what gate does my flight leave from? it's UA837 tonight", **NO)
+fresh4("zh", "unsupported/bank", "我工资到账了没？", **NO)
+fresh4("en", "unsupported/bank", "send 50 quid to Jamie from my account for the concert", **NO)
+fresh4("zh", "unsupported/delivery", "菜鸟显示已签收但我根本没收到啊，帮我查查包裹到底在哪", **NO)
+fresh4("en", "unsupported/delivery", "is my grocery delivery still coming before 6?", **NO)
+fresh4("zh", "unsupported/servers", "prod的redis内存是不是快爆了，帮我看一眼", **NO)
+fresh4("en", "unsupported/servers", "our api box keeps throwing 502s, can you restart the service on it?", **NO)
+fresh4("zh", "unsupported/tickets", "我名下还有几个没关的工单？", **NO)
+fresh4("en", "unsupported/tickets", "escalate ticket SUP-2281 to tier 2, the customer's been waiting since Monday", **NO)
+
+# --------------------------------------------------------------------------- fresh4: clarify
+fresh4("zh", "clarify/ambiguous", "照这个再弄一份吧")
+fresh4("en", "clarify/ambiguous", "can you do the same for the other ones?")
+fresh4("zh", "clarify/ambiguous", "把那俩调个顺序再发一遍")
+
+# --------------------------------------------------------------------------- fresh4: answer
+fresh4("zh", "answer/api_key", "稍等我翻一下…找到了 app-Mz63pHw9", setup=["dify那个工作流帮我跑一下"], capability=DIFY,
+       parameters={"api_key": "app-Mz63pHw9"})
+fresh4("en", "answer/api_key", "ah sorry, forgot — app-Qr48vLn2", setup=["please kick off the Dify workflow"],
+       capability=DIFY, parameters={"api_key": "app-Qr48vLn2"})
+fresh4("zh", "answer/url", "https://api.example.com/v1/report?date=today 这个", setup=["帮我请求个接口"],
+       capability=HTTP, parameters={"url": "https://api.example.com/v1/report?date=today"})
+fresh4("en", "answer/url", "the url's http://192.168.0.12:8080/status", setup=["can you send an http request for me?"],
+       capability=HTTP, parameters={"url": "http://192.168.0.12:8080/status"})
+fresh4("zh", "answer/time", "周五上午吧，十点左右", setup=["提醒我给车续保险"])
+fresh4("en", "answer/time", "next Monday at noon", setup=["remind me to renew my passport"])
+
+
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
     running number per both."""
@@ -860,6 +1040,10 @@ def main() -> None:
     write(HERE / "fresh3.jsonl", fresh3_cases)
     zh = sum(c["lang"] == "zh" for c in fresh3_cases)
     print(f"{len(fresh3_cases)} third fresh cases ({zh} zh, {len(fresh3_cases) - zh} en)")
+    fresh4_cases = numbered(FRESH4, prefix="i", width=3)
+    write(HERE / "fresh4.jsonl", fresh4_cases)
+    zh = sum(c["lang"] == "zh" for c in fresh4_cases)
+    print(f"{len(fresh4_cases)} fourth fresh cases ({zh} zh, {len(fresh4_cases) - zh} en)")
 
 
 if __name__ == "__main__":
