@@ -1,5 +1,5 @@
 """Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``,
-``fresh2.jsonl``, ``fresh3.jsonl`` and ``fresh4.jsonl``.
+``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl`` and ``fresh5.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -11,7 +11,8 @@ the held-out file, drawn with a fixed seed, so the split is the same on every ru
 in tuning: never tuned against, reported apart, and not part of the dev/held-out draw.
 ``FRESH2`` is a fourth, written the same way after the fresh split's misses had been read;
 ``FRESH3`` a fifth, written the same way after the second fresh split's misses had been read;
-``FRESH4`` a sixth, written the same way after the third fresh split's misses had been read.
+``FRESH4`` a sixth, written the same way after the third fresh split's misses had been read;
+``FRESH5`` a seventh, written the same way after the fourth fresh split had been run.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -34,6 +35,7 @@ FRESH: list[dict] = []  # the fresh split: see the end of this file
 FRESH2: list[dict] = []  # the second fresh split, after it
 FRESH3: list[dict] = []  # the third fresh split, after that
 FRESH4: list[dict] = []  # the fourth fresh split, after that
+FRESH5: list[dict] = []  # the fifth fresh split, after that
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -984,6 +986,190 @@ fresh4("zh", "answer/time", "周五上午吧，十点左右", setup=["提醒我�
 fresh4("en", "answer/time", "next Monday at noon", setup=["remind me to renew my passport"])
 
 
+# =========================================================================== FRESH5
+# A seventh split, written after the fourth fresh split had been run, the same way: from how
+# people talk, without reading Flora's rules first, new situations and new wordings (follow-ups
+# that lean on a setup turn, requests wrapped in a reason or an excuse, technical how-it-works
+# questions and opinions that look like work, the person's own data asked for like chat, new
+# loop setups). These go to fresh5.jsonl only, with ids like zh-chat-j001.
+
+
+def fresh5(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the fifth fresh split."""
+    FRESH5.append(make(lang, category, say, setup, expect))
+
+
+ZH_YOGA = ["每周三晚上7点提醒我去上瑜伽课"]
+EN_UPTIME = ["check https://status.example.net every 30 minutes"]
+EN_PIANO = ["every Thursday at 6:30pm remind me about Lily's piano lesson"]
+
+# --------------------------------------------------------------------------- fresh5: chat
+fresh5("zh", "chat/greeting", "早上好呀，今天也要元气满满☀️")
+fresh5("en", "chat/greeting", "heya, hows ur day going")
+fresh5("zh", "chat/thanks", "牛啊，一下就整明白了，感恩🙏")
+fresh5("en", "chat/thanks", "thats exactly what i needed, thank youuu")
+fresh5("zh", "chat/feelings", "孩子半夜发高烧送急诊了，我在医院陪着，心里特别慌")
+fresh5("zh", "chat/feelings", "年终奖比预期多了一倍！！忍不住想找人分享一下🤑")
+fresh5("en", "chat/feelings", "moved to a new city a month ago and I still don't really know anyone here")
+fresh5("zh", "chat/smalltalk", "如果你能尝一种食物，你最想吃啥")
+fresh5("en", "chat/smalltalk", "are you more of a morning person or a night owl? I'm def a night owl 🦉")
+fresh5("zh", "chat/joke", "来个关于数学老师的笑话")
+fresh5("en", "chat/joke", "got any coffee jokes? need one before my 8am ☕")
+fresh5("zh", "chat/knowledge", "一年有多少个星期", answer_contains=["52"])
+fresh5("zh", "chat/knowledge", "数据库索引为什么能让查询变快？讲讲原理")
+fresh5("zh", "chat/knowledge", "他还写过哪些别的小说？", setup=["《三体》的作者是谁"])
+fresh5("en", "chat/knowledge", "how many bones are in the adult human body?", answer_contains=["206"])
+fresh5("en", "chat/knowledge", "how does a webhook actually work? is it just an http request going the other way?")
+fresh5("en", "chat/knowledge", "and how many floors does it have?", setup=["what's the tallest building in the world?"])
+fresh5("zh", "chat/arithmetic", "房租4200，三个人平摊，每人出多少", answer_contains=["1400", "1,400"])
+fresh5("zh", "chat/arithmetic", "这个月用了286度电，每度0.56元，电费一共多少钱", answer_contains=["160.16"])
+fresh5("en", "chat/arithmetic", "a pack of 6 muffins costs $9, so how much is one muffin?", answer_contains=["1.5"])
+fresh5("en", "chat/arithmetic", "had 1250 followers, lost 487 after that post 😅 how many are left?",
+       answer_contains=["763"])
+fresh5("zh", "chat/advice", "下个月去新公司报到，第一周要注意些啥")
+fresh5("zh", "chat/advice", "写个小工具存点数据，用SQLite够不够，还是直接上MySQL？你怎么看")
+fresh5("en", "chat/advice", "my parents want me to take over the family restaurant but I love my job in tech. "
+       "how do I even decide?")
+fresh5("zh", "chat/translation", "“三思而后行”英文有没有现成的说法",
+       answer_contains=["look before you leap", "Look before you leap", "think twice", "Think twice"])
+fresh5("en", "chat/translation", "how do I say 'nice to meet you' in Korean?",
+       answer_contains=["반갑습니다", "반가워", "bangapseumnida"])
+fresh5("en", "chat/translation", "what does 躺平 mean? keep seeing it on weibo")
+fresh5("zh", "chat/writing", "帮我写个小红书标题，卖自家果园的橙子，要吸引人一点🍊")
+fresh5("zh", "chat/writing", "帮我起草一封给HR的邮件，问问剩余年假在哪查——我自己发，你帮我写就行")
+fresh5("en", "chat/writing", "can you write a polite note to my neighbour asking them to keep the music down after 11? "
+       "don't want to start a feud")
+
+# --------------------------------------------------------------------------- fresh5: task
+fresh5("zh", "task/http_request", "客户说回调一直没收到，你帮我往 https://partner.example.com/callback/test 发个POST试试",
+       capability=HTTP, parameters={"url": "https://partner.example.com/callback/test", "method": "POST"})
+fresh5("zh", "task/http_request", "麻烦GET下 http://10.1.2.3:8500/v1/agent/services ，想看看上面注册了哪些服务",
+       capability=HTTP, parameters={"url": "http://10.1.2.3:8500/v1/agent/services"})
+fresh5("en", "task/http_request", "the docs say https://api.example.com/v2/ping should return pong — can you check "
+       "that it does?", capability=HTTP, parameters={"url": "https://api.example.com/v2/ping"})
+fresh5("en", "task/http_request", "can you load https://cdn.example.com/assets/app.js and tell me roughly how big it is",
+       capability=HTTP, parameters={"url": "https://cdn.example.com/assets/app.js"})
+fresh5("zh", "task/data_query", "运营要个数：上个月每个渠道各带来多少新用户，从库里查一下", capability=DQ)
+fresh5("en", "task/data_query", "out of curiosity, what hour of the day do we usually get the most orders? the db "
+       "should know", capability=DQ)
+fresh5("en", "task/data_query", "please execute SELECT product_id, COUNT(*) FROM reviews GROUP BY product_id ORDER BY 2 "
+       "DESC LIMIT 3", capability=DQ,
+       parameters={"sql": "SELECT product_id, COUNT(*) FROM reviews GROUP BY product_id ORDER BY 2 DESC LIMIT 3"})
+fresh5("zh", "task/dify_workflow", "用 app-Ws84nTq6 跑一下dify上的发票识别流程", capability=DIFY,
+       parameters={"api_key": "app-Ws84nTq6"})
+fresh5("zh", "task/dify_workflow", "dify上那个自动生成FAQ的流程帮我跑跑", capability=DIFY)
+fresh5("en", "task/dify_workflow", "the content team's Dify workflow for product descriptions — can you run it with "
+       "key app-Cd39fGh7?", capability=DIFY, parameters={"api_key": "app-Cd39fGh7"})
+fresh5("zh", "task/ask_experts", "拿不准主意，想请专家组帮我看看：30岁转行做产品经理还来得及吗", capability=EXP)
+fresh5("en", "task/ask_experts", "I'd love to hear what your experts think about moving our whole team to a 4-day week",
+       capability=EXP)
+fresh5("en", "task/ask_experts", "we got an acquisition offer from a competitor — can the expert panel talk through "
+       "whether we should even consider it?", capability=EXP)
+
+# --------------------------------------------------------------------------- fresh5: plan
+fresh5("zh", "plan/multi_step", "先GET一下 https://api.example.com/v1/inventory ，再从数据库里查出最近7天的销量，"
+       "算算哪些货撑不过一周")
+fresh5("zh", "plan/multi_step", "帮我做两件事：一是跑dify的周报工作流，二是把跑出来的结果POST到 https://hooks.example.com/weekly")
+fresh5("en", "plan/multi_step", "look up yesterday's refunds in the db and then have the experts tell me if anything "
+       "looks off")
+fresh5("en", "plan/multi_step", "hit https://api.example.com/v1/errors?since=24h, and once you've got it, send a "
+       "summary to https://hooks.example.com/oncall")
+
+# --------------------------------------------------------------------------- fresh5: loop
+fresh5("zh", "loop/reminder", "周日晚上9点提醒我把下周要穿的衬衫熨好", schedule="Sunday at 21:00")
+fresh5("en", "loop/reminder", "at 4:45pm remind me to leave for the dentist, I'm always late",
+       schedule="today at 16:45")
+fresh5("zh", "loop/recurring", "每周一早上9点从数据库拉一下上周的订单总数", capability=DQ,
+       schedule="every Monday at 09:00")
+fresh5("zh", "loop/recurring", "每天晚上九点半提醒我检查孩子作业", schedule="every day at 21:30")
+fresh5("en", "loop/recurring", "every 15 minutes hit https://shop.example.com/health and tell me if it's down",
+       capability=HTTP, schedule="every 15 minutes")
+fresh5("en", "loop/recurring", "remind me every Saturday at 10am to call grandma", schedule="every Saturday at 10:00")
+fresh5("zh", "loop/relative", "2小时后提醒我去挪车，停车场只能停两小时", schedule="in 2 hours")
+fresh5("en", "loop/relative", "remind me in 12 minutes to take the tea bag out", schedule="in 12 minutes")
+
+# --------------------------------------------------------------------------- fresh5: task_op
+fresh5("zh", "task_op/cancel", "不好意思发错了，刚才那条不算，任务撤销", setup=ZH_TASK)
+fresh5("en", "task_op/cancel", "my manager just said we're not using Dify anymore, so drop that task", setup=EN_TASK)
+fresh5("zh", "task_op/revise", "结果里只留 status code 和耗时两项，其他的都去掉", setup=ZH_DONE)
+fresh5("en", "task_op/revise", "the result's fine but could you group the entries by category?", setup=EN_DONE)
+fresh5("zh", "task_op/comment", "给这条任务打个标记：已同步给产品组", setup=ZH_DONE)
+fresh5("en", "task_op/comment", "jot down on that task that the vendor promised a fix by Friday", setup=EN_DONE)
+fresh5("zh", "task_op/rerun", "VPN刚连上，刚才那个请求再发一遍", setup=ZH_DONE)
+fresh5("en", "task_op/rerun", "hit it again, the cache should've cleared by now", setup=EN_DONE)
+
+# --------------------------------------------------------------------------- fresh5: loop_op
+fresh5("zh", "loop_op/list", "帮我盘点一下，现在一共开着哪些定时任务", setup=ZH_YOGA)
+fresh5("en", "loop_op/list", "wait, what have I got scheduled with you? lost track tbh", setup=EN_PIANO)
+fresh5("zh", "loop_op/pause", "脚扭了，这两周去不了瑜伽，提醒先停一下", setup=ZH_YOGA)
+fresh5("en", "loop_op/pause", "stop checking the status page for now, it's down for planned maintenance till tomorrow",
+       setup=EN_UPTIME)
+fresh5("zh", "loop_op/resume", "脚好利索了，瑜伽那个提醒接着给我发吧", setup=ZH_YOGA + ["暂停瑜伽提醒"])
+fresh5("en", "loop_op/resume", "maintenance is done, you can start checking the status page again",
+       setup=EN_UPTIME + ["pause the status check"])
+fresh5("zh", "loop_op/delete", "瑜伽卡到期不续了，周三那个提醒就别留着了", setup=ZH_YOGA)
+fresh5("en", "loop_op/delete", "Lily quit piano 🙃 so scrap the Thursday reminder", setup=EN_PIANO)
+fresh5("zh", "loop_op/trigger", "吃药提醒现在先推一条给我，我看看手机有没有声音", setup=ZH_PILLS)
+fresh5("en", "loop_op/trigger", "run that status check now, don't wait for the next half hour", setup=EN_UPTIME)
+
+# --------------------------------------------------------------------------- fresh5: status
+fresh5("zh", "status/abilities", "新同事问我你都能干啥，我也说不清，你自己介绍一下吧")
+fresh5("en", "status/abilities", "quick q before I waste your time: can you do things like call APIs or run "
+       "workflows, or just chat?")
+fresh5("zh", "status/state", "我是不是有个任务还卡着在等我给key？", must_not_claim=True)
+fresh5("en", "status/state", "are any of my tasks still going, or did everything finish?", must_not_claim=True)
+fresh5("zh", "status/history", "昨晚我让你跑的那些任务，结果都怎么样了", must_not_claim=True)
+fresh5("en", "status/history", "what was the last task I had you run?", must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh5: command
+fresh5("zh", "command/clear", "出于隐私考虑，把咱们的聊天记录全删了")
+fresh5("en", "command/clear", "nuke our chat history pls, I'm sharing my screen in 5 min")
+fresh5("zh", "command/switch_model", "帮我把模型换成 qwen2.5-32b，想要回答质量高一点")
+fresh5("en", "command/switch_model", "swap the model to gpt-4.1-mini, the current one's too slow for me")
+fresh5("zh", "command/shutdown", "服务器今晚要断电维护，flora先停掉吧")
+fresh5("en", "command/shutdown", "go ahead and shut flora down for the night")
+
+# --------------------------------------------------------------------------- fresh5: unsupported
+fresh5("zh", "unsupported/orders", "上个月在小米商城买的手环，帮我把发票开一下", **NO)
+fresh5("en", "unsupported/orders", "the blender I ordered arrived broken, can you get the store to send me a replacement?",
+       **NO)
+fresh5("zh", "unsupported/email", "写得挺好，直接帮我发到领导邮箱吧", setup=["帮我写个请假条，明天要去医院复查"], **NO)
+fresh5("en", "unsupported/email", "anything urgent in my inbox I should deal with before lunch?", **NO)
+fresh5("zh", "unsupported/calendar", "帮我把周五的牙医预约往后推一周", **NO)
+fresh5("zh", "unsupported/calendar", "下个月我哪几天在出差来着", **NO)
+fresh5("en", "unsupported/calendar", "how many meetings do I have this week? feels like a lot 😩", **NO)
+fresh5("zh", "unsupported/weather", "我在深圳，这会儿外面下雨没", **NO)
+fresh5("en", "unsupported/weather", "should I bring a jacket to the game in Boston tonight?", **NO)
+fresh5("zh", "unsupported/flights", "航班MU5101帮我在线值机，选个靠窗的位子", **NO)
+fresh5("en", "unsupported/flights", "did my flight to Denver get cancelled? nobody's told me anything", **NO)
+fresh5("zh", "unsupported/bank", "帮我看看这个月房贷扣款成功了没", **NO)
+fresh5("en", "unsupported/bank", "how much room is left on my visa this month before I hit the limit?", **NO)
+fresh5("zh", "unsupported/delivery", "中通单号75318642097531，显示派送中好几天了，帮我查查", **NO)
+fresh5("en", "unsupported/delivery", "the FedEx guy left a note saying he missed me — can you reschedule the delivery "
+       "for tomorrow?", **NO)
+fresh5("zh", "unsupported/servers", "staging那台机器的磁盘又报警了，帮我把旧日志清一清", **NO)
+fresh5("en", "unsupported/servers", "scale the worker pool on staging up to 6 instances", **NO)
+fresh5("zh", "unsupported/tickets", "帮我在工单系统里把#5120的优先级改成紧急", **NO)
+fresh5("en", "unsupported/tickets", "any updates on the helpdesk ticket I filed about my laptop?", **NO)
+
+# --------------------------------------------------------------------------- fresh5: clarify
+fresh5("zh", "clarify/ambiguous", "你看着改吧，改完跟我说一声")
+fresh5("en", "clarify/ambiguous", "put it with the others")
+fresh5("en", "clarify/ambiguous", "hmm, try the shorter version instead")
+
+# --------------------------------------------------------------------------- fresh5: answer
+fresh5("zh", "answer/api_key", "刚从后台复制的：app-Bn57kWq3", setup=["dify工作流帮我执行一下"], capability=DIFY,
+       parameters={"api_key": "app-Bn57kWq3"})
+fresh5("en", "answer/api_key", "here, app-Ty29mXc4 (it's the staging one)", setup=["run the Dify workflow for me"],
+       capability=DIFY, parameters={"api_key": "app-Ty29mXc4"})
+fresh5("zh", "answer/url", "发到这个：http://172.16.0.8:9090/api/queue/size", setup=["帮我发一个HTTP请求"],
+       capability=HTTP, parameters={"url": "http://172.16.0.8:9090/api/queue/size"})
+fresh5("en", "answer/url", "oh it's https://api.example.com/v1/invoices?status=overdue", setup=["I want to call an API"],
+       capability=HTTP, parameters={"url": "https://api.example.com/v1/invoices?status=overdue"})
+fresh5("zh", "answer/time", "周六上午11点", setup=["提醒我去取干洗的衣服"])
+fresh5("en", "answer/time", "hmm, let's say Wednesday at 9:15", setup=["remind me to book the vet"])
+
+
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
     running number per both."""
@@ -1044,6 +1230,10 @@ def main() -> None:
     write(HERE / "fresh4.jsonl", fresh4_cases)
     zh = sum(c["lang"] == "zh" for c in fresh4_cases)
     print(f"{len(fresh4_cases)} fourth fresh cases ({zh} zh, {len(fresh4_cases) - zh} en)")
+    fresh5_cases = numbered(FRESH5, prefix="j", width=3)
+    write(HERE / "fresh5.jsonl", fresh5_cases)
+    zh = sum(c["lang"] == "zh" for c in fresh5_cases)
+    print(f"{len(fresh5_cases)} fifth fresh cases ({zh} zh, {len(fresh5_cases) - zh} en)")
 
 
 if __name__ == "__main__":
