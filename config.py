@@ -514,6 +514,37 @@ class MemoryConfig(_Section):
         return self
 
 
+
+class UnderstandingConfig(_Section):
+    """How messages are read (docs/conversation.md): beside the rules and the model, each new
+    message is read by the labelled examples nearest to it (capabilities/cognition/semantic.py)."""
+
+    examples: bool = True  # false: rules and the model alone
+    # more labelled utterances, JSON lines {"text": ..., "reading": "<family>/<kind>"}, beside the shipped ones
+    examples_files: list[str] = Field(default_factory=list)
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL  # a multilingual one: the examples are Chinese and English
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        from capabilities.memory.embedding import CATALOGUE
+
+        if value not in CATALOGUE:
+            raise ValueError(f"unknown embedding model {value!r}; known: {', '.join(CATALOGUE)}")
+        return value
+
+    @field_validator("examples_files")
+    @classmethod
+    def _readable(cls, value: list[str]) -> list[str]:
+        from capabilities.cognition.semantic import BankError, load_bank
+
+        for path in value:
+            try:
+                load_bank([Path(path)])
+            except BankError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
 DEFAULT_MCP_CALL_TIMEOUT_S = 60.0
 DEFAULT_MCP_LIST_TIMEOUT_S = 20.0
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -820,6 +851,7 @@ class FloraConfig(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     planning: PlanningConfig = Field(default_factory=PlanningConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    understanding: UnderstandingConfig = Field(default_factory=UnderstandingConfig)
     personas: PersonasConfig = Field(default_factory=PersonasConfig)
     mcp: MCPConfig = Field(default_factory=MCPConfig)
     channels: dict[str, ChannelConfig] = Field(default_factory=dict)  # name -> chat channel (docs/channels.md)

@@ -79,8 +79,11 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
     registry.register("planning", lambda r: _task_planner(r, config), factory=True)
     registry.register("context_resolver", lambda _: _context_resolver(), factory=True)
     if config.memory.enabled:
-        _check_embedding_model(config)
+        _check_embedding_model(config.memory.embedding_model, "memory.embedding_model")
         registry.register("memory", lambda r: _memory(r, config), factory=True)
+    if config.understanding.examples:
+        _check_embedding_model(config.understanding.embedding_model, "understanding.embedding_model")
+        registry.register("semantic_reader", lambda _: _semantic_reader(config), factory=True)
 
     for module in BUILTIN_MODULES:
         registry.register_module(module)
@@ -128,13 +131,25 @@ def _task_planner(registry: CapabilityRegistry, config: FloraConfig):
     return TaskPlanner(registry, registry.get_capability("llm"), max_steps=config.planning.max_steps)
 
 
-def _check_embedding_model(config: FloraConfig) -> None:
+def _check_embedding_model(model: str, key: str) -> None:
     from capabilities.memory.embedding import EmbeddingModelMissing, check_installed
 
     try:
-        check_installed(config.memory.embedding_model)
+        check_installed(model)
     except EmbeddingModelMissing as exc:
-        raise ConfigError(f"memory.embedding_model: {exc}") from exc
+        raise ConfigError(f"{key}: {exc}") from exc
+
+
+def _semantic_reader(config: FloraConfig):
+    """The reader of messages by their nearest labelled examples (the shipped bank and the
+    configured files)."""
+    from pathlib import Path
+
+    from capabilities.cognition.semantic import SHIPPED, SemanticReader, load_bank
+    from capabilities.memory.embedding import get_embedder
+
+    bank = load_bank([SHIPPED, *(Path(p) for p in config.understanding.examples_files)])
+    return SemanticReader(get_embedder(config.understanding.embedding_model), bank)
 
 
 def _memory(registry: CapabilityRegistry, config: FloraConfig):

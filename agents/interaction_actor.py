@@ -18,6 +18,8 @@ are pushed to it.
 
 from __future__ import annotations
 
+import threading
+
 from typing import Any
 
 from thespian.actors import ActorSystemMessage, PoisonMessage, WakeupMessage
@@ -54,6 +56,10 @@ class InteractionActor(FloraActor):
     def configured(self, message, sender):
         rt = self.runtime
         conversation = rt.registry.get_capability("conversation_manager")
+        # the example bank's vectors (a few seconds the first time, then from the disk cache),
+        # beside the first messages rather than in their way
+        threading.Thread(target=rt.registry.get_capability, args=("semantic_reader", None),
+                         name="semantic-reader-warm-up", daemon=True).start()
         self.memory = message.get("memory")
         self.coordinator = InteractionCoordinator(conversation, default_tenant=rt.config.default_tenant,
                                                   reply_timeout_s=rt.config.actors.ask_timeout_s,

@@ -23,6 +23,7 @@ from capabilities.base import (
     DESCRIPTION_IN, ApprovalRequired, CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext,
     InputRequired,
 )
+from capabilities.cognition.semantic import Reading
 from capabilities.cognition import cues
 from capabilities.cognition.chat import ChatResponder
 from capabilities.cognition.intent_router import Intent, IntentRouter, Pending, choices, reply_language
@@ -124,7 +125,7 @@ class TaskExecutionService:
             intent = Intent("status", command="help")
         else:
             intent = intents.classify(content, history=history, pending=self._pending(msg),
-                                      memories=msg.get("memories"))
+                                      memories=msg.get("memories"), reading=Reading.from_dict(msg.get("reading")))
         timing = {"understand_ms": round(intent.elapsed_ms, 1), "source": intent.source}
         log.info("analyzed task_id=%s intent=%s capability=%s source=%s elapsed_ms=%.0f", task_id, intent.kind,
                  intent.capability, intent.source, intent.elapsed_ms)

@@ -87,6 +87,18 @@ class Persona(TypedDict):
     specialty: NotRequired[str]  # a specialist composed from the template
 
 
+class MessageReading(TypedDict):
+    """What a message resembles among labelled examples of how people talk
+    (capabilities/cognition/semantic.py): the ``family`` of readings (chat, task, plan, loop,
+    task_op, loop_op, status, command, unsupported, clarify, answer), the ``kind`` within it,
+    the family's ``share`` of the nearest examples' vote (0-1) and the ``nearest`` one's cosine."""
+
+    family: str
+    kind: str
+    share: float
+    nearest: NotRequired[float]
+
+
 # --------------------------------------------------------------------------- user side
 class UserInput(TypedDict):
     """Person/program → InteractionActor. ``content`` is free text; a structured answer to a
@@ -210,6 +222,7 @@ class AgentTask(TypedDict):
     stream: NotRequired[bool]
     persona: NotRequired[Persona]  # the persona chosen for the message
     pick_persona: NotRequired[bool]  # no rule chose one: the understanding step picks it (personas.auto)
+    reading: NotRequired[MessageReading]  # what the message resembles, read once at the front desk
 
 
 class ResumeTask(TypedDict):
@@ -243,6 +256,7 @@ class Analyze(TypedDict):
     stream: NotRequired[bool]
     persona: NotRequired[Persona]  # as on agent_task
     pick_persona: NotRequired[bool]
+    reading: NotRequired[MessageReading]  # as on agent_task
 
 
 class ReplyChunk(TypedDict):
@@ -778,7 +792,8 @@ def agent_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, conte
                intent: str | None = None, capability: str | None = None, parameters: dict | None = None,
                channel: str | None = None, reply_to: Any = None, history: list | None = None,
                memories: list | None = None, pending_task_id: str | None = None,
-               stream: bool | None = None, persona: dict | None = None, pick_persona: bool | None = None) -> AgentTask:
+               stream: bool | None = None, persona: dict | None = None, pick_persona: bool | None = None,
+               reading: dict | None = None) -> AgentTask:
     return _build(AgentTask, **locals())  # type: ignore[return-value]
 
 
@@ -789,7 +804,8 @@ def resume_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, repl
 def analyze(*, task_id: str, tenant_id: str, user_id: str, content: str, intent: str | None = None,
             capability: str | None = None, instruction: str | None = None, history: list | None = None,
             memories: list | None = None, pending_task_id: str | None = None,
-            stream: bool | None = None, persona: dict | None = None, pick_persona: bool | None = None) -> Analyze:
+            stream: bool | None = None, persona: dict | None = None, pick_persona: bool | None = None,
+            reading: dict | None = None) -> Analyze:
     return _build(Analyze, **locals())  # type: ignore[return-value]
 
 

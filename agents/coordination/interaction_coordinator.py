@@ -161,7 +161,8 @@ class InteractionCoordinator:
                             history=history or None, pending_task_id=d.pending_task_id,
                             stream=msg.get("stream") or None,
                             persona=persona.to_dict() if persona is not None else None,
-                            pick_persona=(persona is None and self._personas is not None) or None)
+                            pick_persona=(persona is None and self._personas is not None) or None,
+                            reading=d.reading)
         if not self.remembers or not d.content:
             return [("agent", task)]
         self.recalling[msg_id] = Recalling(task, time.monotonic() + RECALL_WAIT_S)

@@ -33,8 +33,10 @@ from typing import Callable
 
 from capabilities.memory.results import memory_meta
 from capabilities.cognition.personas import choice_of, refusal, task_meta
+from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
+from capabilities.routing.task_operations import operation_read_as
 from capability_actors.task_group import PLAN_CAPABILITY
 from common import messages as m
 from common.i18n import language_of, say
@@ -67,9 +69,15 @@ class PlanDesk:
         if msg.get("intent") in ("chat", "system") or msg.get("capability"):
             return None
         operation = self._planner.operation(msg["content"])
+        reading = Reading.from_dict(msg.get("reading"))
+        # the reading was made knowing the person has a task to operate on (semantic.py): leaning is enough
+        if operation is None and reading is not None and reading.family == "task_op" and reading.sure(LEANS):
+            operation = operation_read_as(reading.kind, msg["content"])  # "attach a note to that last task — …"
         if operation is not None:
             return self._operate(msg, operation)
         plan = self._planner.plan(msg["content"], msg.get("memories"))
+        if plan is not None and reading is not None and reading.sure() and reading.family not in ("plan", "task", "loop"):
+            return None  # a comma, a "then" inside what reads as one thing: understanding decides
         return self.start(msg, plan) if plan is not None else None
 
     def start(self, request: m.AgentTask, plan: Plan | dict, meta: dict | None = None) -> list[Out]:

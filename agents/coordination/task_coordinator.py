@@ -30,7 +30,9 @@ from typing import Any
 
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
+from capabilities.cognition.semantic import CERTAIN, LEANS, SURE, Reading
 from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request, schedule_words
+from capabilities.loop.requests import operation_read_as as loop_operation_read_as
 from capabilities.loop.schedule import ScheduleError
 from capabilities.memory.results import memory_meta, with_memory
 from common import messages as m
@@ -71,12 +73,17 @@ class TaskCoordinator:
     def on_agent_task(self, msg: m.AgentTask) -> list[Out]:
         """Route by rules here when they are sure (cheap, never blocks); a worker is asked
         only when the model must decide or write a chat reply."""
+        reading = Reading.from_dict(msg.get("reading"))
         if self._loops is not None and msg.get("intent") not in ("chat", "system") and not msg.get("capability"):
             try:
-                request = read_loop_request(msg["content"], self._loops.parse)
+                request = _second_look(read_loop_request(msg["content"], self._loops.parse), msg, reading,
+                                       names_one=lambda: self._loops.named_in(msg["tenant_id"], msg["user_id"],
+                                                                              msg["content"]))
             except ScheduleError as exc:
-                return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="invalid_parameter",
-                                               message=f"That schedule cannot work: {exc}", field="time"))]
+                if reading is None or reading.family == "loop" or not reading.sure():
+                    return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="invalid_parameter",
+                                                   message=f"That schedule cannot work: {exc}", field="time"))]
+                request = _second_look(None, msg, reading)
             if isinstance(request, LoopOperation):
                 return [("loops", m.loop_command(msg_id=msg["msg_id"], tenant_id=msg["tenant_id"],
                                                  user_id=msg["user_id"], op=request.op, reference=request.reference,
@@ -98,6 +105,8 @@ class TaskCoordinator:
             if self._rules is not None and msg.get("intent") not in ("chat", "system"):
                 rules = self._rules.within(persona.allowed if persona is not None else None)
                 ruled = rules.decide_by_rules(msg["content"], msg.get("capability"))
+                if ruled is not None and not msg.get("capability") and _reads_otherwise(reading, ("task", "plan")):
+                    ruled = None  # "HTTP请求里GET和POST有啥区别": a keyword is no request; understanding decides
         if ruled is not None and self._gives_awaited(msg, ruled):
             ruled = None  # the value a paused task of the same work waits for: understood as its answer
         if ruled is not None:
@@ -108,7 +117,8 @@ class TaskCoordinator:
                                      capability=msg.get("capability"), history=msg.get("history"),
                                      memories=msg.get("memories"),
                                      pending_task_id=msg.get("pending_task_id"), stream=msg.get("stream"),
-                                     persona=msg.get("persona"), pick_persona=msg.get("pick_persona")))]
+                                     persona=msg.get("persona"), pick_persona=msg.get("pick_persona"),
+                                     reading=msg.get("reading")))]
 
     def _gives_awaited(self, msg: m.AgentTask, ruled) -> bool:
         """Whether the rules' reading is the work of the paused task this message may answer,
@@ -398,3 +408,37 @@ def _reminder(request: NewLoop) -> dict:
     if request.auto_continue:
         parameters["auto_continue"] = True
     return parameters
+
+
+def _reads_otherwise(reading: Reading | None, families: tuple[str, ...]) -> bool:
+    """Whether the message reads surely as something other than ``families``."""
+    return reading is not None and reading.sure() and reading.family not in families
+
+
+# what a message that reads surely as one of these asks is no new loop task, whatever times it names
+_NOT_NEW_LOOPS = ("loop_op", "task_op", "status", "command", "unsupported")
+
+
+def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, reading: Reading | None,
+                 names_one=lambda: False) -> LoopOperation | NewLoop | None:
+    """The loop reader's reading held against the semantic one: an operation on the person's
+    loop tasks it missed ("can you mute the bins reminder for a couple of weeks?", "remind me
+    what reminders I have"), or a time that answers a paused question ("周五上午吧，十点左右"),
+    is not a new loop task. ``names_one()``: whether the message names one of the person's loop
+    tasks by its words."""
+    if reading is None or isinstance(request, LoopOperation):
+        return request
+    if isinstance(request, NewLoop) and reading.family == "answer" and msg.get("pending_task_id") \
+            and reading.sure(LEANS):
+        return None  # a question waits: understanding tells its answer from a new reminder
+    # "remind me to …" is a new reminder nearly always: only a reading that is all but certain
+    # overrules it ("remind me what reminders I have lol"), or a sure one when the message names
+    # a loop task the person already has ("send me the bins reminder now")
+    if isinstance(request, NewLoop) and not reading.sure(CERTAIN) \
+            and not (reading.family == "loop_op" and reading.sure() and names_one()):
+        return request
+    if not reading.sure():
+        return request
+    if reading.family == "loop_op":
+        return loop_operation_read_as(reading.kind, msg["content"]) or request
+    return None if isinstance(request, NewLoop) and reading.family in _NOT_NEW_LOOPS else request

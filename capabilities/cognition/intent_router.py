@@ -37,7 +37,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from capabilities.cognition import cues
+from capabilities.cognition import cues, semantic
+from capabilities.cognition.semantic import Reading
 from capabilities.context.answers import is_help, sounds_like_request, urls
 from capabilities.memory import recalled
 from capabilities.routing.task_planner import asks_beyond
@@ -57,6 +58,8 @@ EXAMPLES_PER_CAPABILITY = 2
 CLAIMED = 3.0  # a keyword score at which an installed capability clearly claims a message (its name, two keywords)  # worked examples from each capability's own (often one English, one Chinese)
 AGENT = "agent"  # the capability that calls the others as tools (capabilities/agent)
 ROUTES = ("chat", "plan", "status", "command", "unsupported", "clarify", "answer")  # beside the capabilities' names
+_FAMILIES = {"task": "task", "query": "task"}  # an Intent's kind -> its reading's family (the rest are the same)
+_COMMANDS_READ = {"clear": "clear_history", "switch_model": "switch_model", "shutdown": "shutdown"}  # command/<kind>
 
 
 @dataclass
@@ -65,7 +68,7 @@ class Intent:
     capability: str | None = None
     parameters: dict = field(default_factory=dict)
     options: list[Option] = field(default_factory=list)
-    source: str = "rules"  # rules | llm
+    source: str = "rules"  # rules | llm | examples (semantic.py)
     command: str | None = None
     elapsed_ms: float = 0.0
     refers_to: str | None = None  # clarify: the pointing words ("it", "那个文件") nothing before explains
@@ -170,17 +173,56 @@ class IntentRouter:
         return None
 
     def classify(self, content: str, *, history: list[dict] | None = None,
-                 pending: Pending | None = None, memories: list[dict] | None = None) -> Intent:
+                 pending: Pending | None = None, memories: list[dict] | None = None,
+                 reading: Reading | None = None) -> Intent:
         """``memories``: what is remembered of the person that bears on the message (it can
-        turn "what's the weather at home?" into a request the person's city completes)."""
+        turn "what's the weather at home?" into a request the person's city completes).
+        ``reading``: what the message resembles among labelled examples (semantic.py); where
+        it is sure and the rules or the model read otherwise, it decides (``second_opinion``)."""
         started = time.perf_counter()
         text = cues.spelled_out(content.strip())
         intent = self._classify(text, history or [], pending, memories or [])
+        intent = self.second_opinion(text, intent, reading, pending)
         if pending is not None and intent.kind in ("task", "query", "clarify", "chat") \
                 and intent.capability in (None, pending.capability) and self._gives_awaited(text, pending):
             # "just call this one: https://…" while the task waits for its address: the answer
             intent = Intent("answer", pending.capability, source=intent.source)
         intent.elapsed_ms = (time.perf_counter() - started) * 1000
+        return intent
+
+    def second_opinion(self, text: str, intent: Intent, reading: Reading | None,
+                       pending: Pending | None = None) -> Intent:
+        """The reading of the message by its nearest labelled examples, held against the
+        rules' or the model's: where they disagree and the examples are sure (more sure for
+        overruling a rule than the small model), the examples decide what Flora does. Thanks,
+        greetings and slash commands are certain; an ``unsupported`` is never made chat (an
+        invented answer is worse than a refusal); a task, plan or answer is taken only where the
+        examples say which (the model and the rules keep those), except a plan the rules would
+        make one task of."""
+        if reading is None or reading.family == _FAMILIES.get(intent.kind, intent.kind):
+            return intent
+        if not reading.sure(semantic.LEANS if intent.source == "llm" else semantic.SURE):
+            return intent
+        if cues.conversation_only(text) or text.lstrip().startswith("/") or intent.kind == "unsupported" \
+                and reading.family == "chat" or intent.kind == "chat" and cues.computes_on_given_figures(text):
+            return intent  # certain; an invented answer is worse than a refusal; every figure is given
+        family, kind = reading.family, reading.kind
+        if family == "chat" and not urls(text):  # chat cannot look at an address: that stays a capability's
+            return Intent("chat", source="examples")
+        if family == "unsupported":
+            return self._unsupported(text, "examples")
+        if family == "status":
+            return Intent("status", command="help" if kind == "abilities" else None, source="examples")
+        if family == "command" and kind in _COMMANDS_READ:
+            return Intent("command", command=cues.command(text) or _COMMANDS_READ[kind], source="examples")
+        if family == "clarify":
+            return Intent("clarify", options=choices(self._router.routable(), language_of(text)), source="examples")
+        if family == "answer" and pending is not None:
+            return Intent("answer", pending.capability, source="examples")
+        if family == "task" and intent.kind == "plan":  # "调下 http://…，看看返回了几条": one request, its result shown
+            ruled = self._ruled(text)
+            if ruled is not None and ruled.capability:
+                return Intent(_task_kind(text), ruled.capability, ruled.parameters, source="examples")
         return intent
 
     def _gives_awaited(self, text: str, pending: Pending) -> bool:

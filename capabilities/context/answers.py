@@ -42,6 +42,15 @@ def is_help(text: str) -> bool:
     return bool(_HELP.match(text))
 
 
+_BARE = re.compile(r"[^\s\u3400-\u9fff\uf900-\ufaff]{1,500}")
+
+
+def is_bare_value(text: str) -> bool:
+    """One token of no Chinese and nothing around it ("app-7Fk2x9", "https://…", "42"): given,
+    not asked. (Chinese is written without spaces, so a Chinese sentence is never one.)"""
+    return bool(_BARE.fullmatch(text.strip()))
+
+
 def urls(text: str) -> list[str]:
     """The addresses in ``text``, without the punctuation that ends the sentence around them."""
     return [u.rstrip(".,;:!?") for u in _URL.findall(text)]

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import jsonschema
 
 from capabilities.base import DESCRIPTION_IN, described
 from capabilities.cognition import cues
+from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.context import answers
 from capabilities.loop.requests import looks_like_loop_request, only_a_time
 from capabilities.params import check_parameters
@@ -66,6 +68,7 @@ class Decision:
     missing: list[MissingParameter] = field(default_factory=list)
     error_type: str | None = None
     pending_task_id: str | None = None  # new_task: a paused task the message might be answering
+    reading: dict | None = None  # new_task: what the message resembles (semantic.Reading.to_dict())
 
 
 class ConversationManager:
@@ -104,16 +107,34 @@ class ConversationManager:
         if answers.is_help(text):
             return Decision("chat", needs_backend=True, content=text, intent="system")
         paused = self._paused(tenant, user)
+        reading = _Once(lambda: self._read(tenant, user, text, waiting=bool(paused)))
         if paused:
-            decision = self._answer_paused(tenant, user, paused, text)
+            decision = self._answer_paused(tenant, user, paused, text, reading)
             if decision is not None:
                 return decision
             waiting = [t for t in paused if t.state == WAITING_PARAMETERS]
             if len(waiting) == 1 and not cues.command(text):  # maybe an answer: understanding decides
-                return Decision("new_task", needs_backend=True, content=text, pending_task_id=waiting[0].task_id)
+                return Decision("new_task", needs_backend=True, content=text, pending_task_id=waiting[0].task_id,
+                                reading=_as_dict(reading()))
         if cues.states_about_self(text):  # "I go running every morning": about the person, not a request
             return Decision("chat", needs_backend=True, content=text, intent="chat")
-        return Decision("new_task", needs_backend=True, content=text)
+        return Decision("new_task", needs_backend=True, content=text, reading=_as_dict(reading()))
+
+    def _read(self, tenant: str, user: str, text: str, *, waiting: bool) -> Reading | None:
+        """What the message resembles among the labelled examples, among the readings the
+        person's situation allows: an operation on a task only when they have one, on a loop
+        task only when they have one, an answer only while a question waits ("照这个再弄一份吧"
+        from someone with no task yet points at nothing). None without a reader."""
+        reader = self._registry.get_capability("semantic_reader", None)
+        if reader is None:
+            return None
+        impossible = [] if waiting else ["answer"]
+        if not self._store.list_tasks(tenant, user_id=user, limit=1):
+            impossible.append("task_op")
+        loops = self._registry.get_capability("loop_tasks", None)
+        if loops is None or not loops.list(tenant, user):
+            impossible.append("loop_op")
+        return reader.read(text, impossible=impossible)
 
     def _paused(self, tenant: str, user: str) -> list[TaskRecord]:
         """The user's paused tasks as the user knows them: a plan's step that waits is
@@ -169,7 +190,8 @@ class ConversationManager:
         task = paused[0]
         return Decision("resume_draft", task_id=task.task_id, needs_backend=True, content=task.content)
 
-    def _answer_paused(self, tenant: str, user: str, paused: list[TaskRecord], text: str) -> Decision | None:
+    def _answer_paused(self, tenant: str, user: str, paused: list[TaskRecord], text: str,
+                       reading: Callable[[], Reading | None] = lambda: None) -> Decision | None:
         approvals = [t for t in paused if t.state == WAITING_APPROVAL]
         verdict = _verdict(text)
         if approvals and verdict is not None and len(paused) == 1:
@@ -180,6 +202,8 @@ class ConversationManager:
             task = named[0]
             return self.complete_task_parameters(tenant, task.task_id, user,
                                                  answers.named_values(text, _names(task.missing)))
+        if not named and not answers.is_bare_value(text) and _asks_something_else(reading()):
+            return None  # "同事说今天不用跑了，你把它取消了吧": an operation, a command, a question — no value
         claimed = self._router.confident(text) if not named else None
         if claimed is not None and (answers.sounds_like_request(text)
                                     or all(claimed.spec.name != t.capability for t in waiting)):
@@ -392,3 +416,31 @@ def _always(text: str) -> bool:
 
 def _error(error_type: str, message: str, task_id: str | None = None) -> Decision:
     return Decision("error", message=message, task_id=task_id, error_type=error_type)
+
+
+# what a message that reads surely as one of these asks for is no value for a paused question
+_NOT_ANSWERS = ("task_op", "loop_op", "command", "status", "unsupported", "clarify")
+
+
+def _asks_something_else(reading: Reading | None) -> bool:
+    """Leaning is enough: the message goes on to the back end, whose understanding step can
+    still read it as the answer."""
+    return reading is not None and reading.family in _NOT_ANSWERS and reading.sure(LEANS)
+
+
+def _as_dict(reading: Reading | None) -> dict | None:
+    return reading.to_dict() if reading is not None else None
+
+
+class _Once:
+    """A value computed on the first call and kept (a reading costs an embedding)."""
+
+    def __init__(self, compute: Callable[[], Any]):
+        self._compute = compute
+        self._done = False
+        self._value: Any = None
+
+    def __call__(self) -> Any:
+        if not self._done:
+            self._value, self._done = self._compute(), True
+        return self._value

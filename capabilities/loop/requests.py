@@ -118,6 +118,28 @@ def read_loop_request(text: str, parse) -> LoopOperation | NewLoop | None:
     return NewLoop(parsed, task_text, reminder, bool(_AUTO_CONTINUE.search(text)))
 
 
+READ_OPS = ("list", "pause", "resume", "delete", "trigger")  # a reading's loop_op/<kind> that names one
+
+
+# once a message is known to be about the person's loop tasks, more words say which operation
+_MORE_OP_WORDS = (
+    ("pause", re.compile(r"\b(?:mute|silence|snooze|hold\s+off)\b|静音|别响|先不要提醒", _F)),
+    ("trigger", re.compile(r"\bnow\b|\bright\s+away\b|立马|立即|马上|现在", _F)),
+)
+
+
+def operation_read_as(kind: str, text: str) -> LoopOperation | None:
+    """The operation on the person's loop tasks that a semantic reading of ``text`` names
+    (loop_op/<kind>), when the rules read none. Nearest examples tell the topic better than the
+    verb ("mute the bins reminder" lies near "what's the bins reminder?"), so an operation word
+    in the text decides which, and the reading's kind only where there is none. The loop task is
+    found by the words of ``text`` (or is the person's only one)."""
+    if kind not in READ_OPS or not text.strip():
+        return None
+    said = next((op for op, pattern in (*_OPS, *_MORE_OP_WORDS) if op in READ_OPS and pattern.search(text)), kind)
+    return LoopOperation(said, text)
+
+
 def looks_like_loop_request(text: str) -> bool:
     """A cheap check for the front desk: does ``text`` ask for or about a loop task? (Then it
     is a new request, not an answer to a paused task's question.)"""

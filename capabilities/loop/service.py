@@ -148,6 +148,14 @@ class LoopService:
     def list(self, tenant_id: str, user_id: str) -> list[LoopTask]:
         return self.registry.list(tenant_id, user_id=user_id, states=(ACTIVE, PAUSED))
 
+    def named_in(self, tenant_id: str, user_id: str, text: str) -> bool:
+        """Whether ``text`` names one of the person's loop tasks, by id or by words of its
+        content ("the bins reminder" when one takes the bins out)."""
+        if _LOOP_ID.search(text):
+            return True
+        words = _words(text)
+        return bool(words) and any(words & _words(t.content) for t in self.list(tenant_id, user_id))
+
     def find(self, tenant_id: str, user_id: str, text: str) -> LoopTask:
         """The one loop task ``text`` means: its id, or words of its content ("the GRPO
         reminder"), or the only one the user has. LoopRequestError when none or several fit."""

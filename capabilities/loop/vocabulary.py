@@ -59,8 +59,10 @@ _REMIND = re.compile(
     r"提醒|叫醒|通知我|叫我(?=起床|起来|醒|\s*$|[，,。.!！])"
     r"|(?<![你我他她它还都也不得的])记得(?!\s*(?:吗|么|嘛|不))"
     r"|\b(?:remind|alert me|notify me|ping me|wake me)", _F)
+# "could you … every 6 hours?" is a request put politely, not a question: can/could/would/will
+# before "you" start no question here
 _QUESTION = re.compile(r"[?？]|吗|呢\s*$|多少|什么|怎么|怎样|几点|为什么|哪|^\s*(?:what|how|why|when|which"
-                       r"|who|whose|is|are|was|were|do|does|did|can|could|should|would|will)\b", _F)
+                       r"|who|whose|is|are|was|were|do|does|did|should|(?:can|could|would|will)(?!\s+(?:you|u)\b))\b", _F)
 # a request to find something out carries its own question: "每隔两小时查一下订单有多少" asks for a
 # check every two hours, not how many hours
 _FIND_OUT = re.compile(r"查一下|查查|查询|查看|查|看一下|看看|统计|数一下|检查|告诉我|汇报|报告"

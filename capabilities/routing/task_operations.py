@@ -187,6 +187,47 @@ class TaskOperation:
     text: str  # the comment / revision instruction ("" when none)
 
 
+# a reading's kind (capabilities/cognition/semantic.py: task_op/<kind>) and the operation it names
+_READ_KINDS = {"cancel": "cancel_task", "revise": "revise_result", "rerun": "re_run_task", "comment": "comment_on_task"}
+# what a comment says, after its lead: 'note on that task: "sent to legal"', "在刚才的任务上记一笔：已确认"
+_SAID = re.compile(r"[:：]\s*(.+)$|[“\"「『](.+?)[”\"」』]|\s[—–-]+\s*(.+)$", re.S)
+
+
+# once a message is known to be an operation on a task, the words that say which one
+_OPERATION_WORDS = (
+    ("comment", re.compile(r"\b(?:note|comment|remark|annotate)\b|备注|记一笔|留言|评论|写一句|记一下", _F)),
+    ("cancel", re.compile(r"\b(?:cancel|kill|stop|abort|scrap|drop)\b|取消|撤|停掉|别跑|不用跑|不要了", _F)),
+    ("rerun", re.compile(r"\b(?:again|once\s+more|re-?run|re-?try|retry|re-?fetch|re-?send)\b|再(?:来|跑|拉|请求|查|试|发|执行)"
+                         r"|重新(?:跑|拉|请求|查|试|发|执行|运行)|重跑|重试", _F)),
+    ("revise", re.compile(r"\b(?:redo|rework|rewrite|reformat|revise|instead|into|as\s+a)\b|改成|改为|换成|整理|重新(?:写|整理|排)", _F)),
+)
+
+
+def operation_read_as(kind: str, content: str) -> TaskOperation | None:
+    """The operation on the person's latest task that a semantic reading of ``content`` names
+    (``cancel``, ``revise``, ``rerun``, ``comment``), when no rule read one. The nearest examples
+    tell the topic better than the verb, so an operation word in the text decides which, and the
+    reading's kind only where there is none. A comment is what follows a colon or dash or stands
+    in quotes (else the whole message); a revision's instruction is the whole message."""
+    if kind not in _READ_KINDS:
+        return None
+    kind = next((k for k, pattern in _OPERATION_WORDS if pattern.search(content)), kind)
+    operation = _READ_KINDS.get(kind)
+    text = content.strip()
+    if operation is None or not text:
+        return None
+    if operation == "comment_on_task":
+        said = _SAID.search(text)
+        note = next((g for g in said.groups() if g), "") if said else ""
+        return TaskOperation(operation, _ref_in(text), note.strip().strip("“”\"") or text)
+    return TaskOperation(operation, _ref_in(text), text if operation == "revise_result" else "")
+
+
+def _ref_in(text: str) -> str:
+    named = _TASK_ID.search(text)
+    return named.group(0) if named else LAST
+
+
 def read_operation(content: str) -> TaskOperation | None:
     """The operation ``content`` asks for on an existing task, or None. What leads up to it
     in clauses of its own is said about it, not asked ("actually scratch that, cancel the

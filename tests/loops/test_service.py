@@ -103,6 +103,14 @@ def test_find_by_words_by_id_or_the_only_one(service):
     assert grpo.loop_task_id in str(ambiguous.value) and water.loop_task_id in str(ambiguous.value)
 
 
+def test_a_loop_task_is_named_by_its_id_or_by_words_of_its_content(service):
+    water = daily(service, content="take the bins out")
+    assert service.named_in("acme", "u1", "send me the bins reminder now")
+    assert service.named_in("acme", "u1", f"what about {water.loop_task_id}?")
+    assert not service.named_in("acme", "u1", "remind me to renew my passport")
+    assert not service.named_in("acme", "someone-else", "send me the bins reminder now")
+
+
 def test_resume_counts_from_now_and_modify_changes_schedule_and_parameters(service, clock):
     task = daily(service)
     service.pause("acme", "u1", task.loop_task_id)

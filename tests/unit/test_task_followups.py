@@ -129,3 +129,19 @@ def test_a_new_reminder_with_its_own_time_is_no_answer_to_the_paused_one(waits_f
     decision = decide(waits_for_a_time, said)
     assert decision.action == "new_task"
     assert store.get_task(TENANT, "task_rm").parameters == {}
+
+
+@pytest.mark.parametrize("said", ["同事说那个流程今天不用跑了，你把它取消了吧",
+                                  "ugh, wrong button. please cancel whatever you just started"])
+def test_a_message_that_reads_as_an_operation_by_its_examples_is_no_value_for_the_paused_question(
+        waits_for_a_key, store, said):
+    decision = decide(waits_for_a_key, said)
+    assert decision.action == "new_task" and decision.pending_task_id == "task_wf"
+    assert decision.reading["family"] == "task_op"  # read among what the person's situation allows
+    assert store.get_task(TENANT, "task_wf").parameters == {}
+
+
+def test_the_reading_rules_out_what_the_persons_situation_does(waits_for_a_key):
+    # a question waits and a task exists, but no loop task: the reading never says loop_op
+    decision = decide(waits_for_a_key, "pause my standup reminder for a week")
+    assert decision.reading is None or decision.reading["family"] != "loop_op"

@@ -1,0 +1,282 @@
+"""The reading of a message by its nearest labelled examples (capabilities/cognition/semantic.py),
+and where Flora lets it decide: a paused question's answer, the loop reader, operations on a
+task, a keyword rule, the understanding model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.coordination.task_coordinator import _second_look
+from capabilities.cognition import semantic
+from capabilities.cognition.intent_router import Intent, IntentRouter, Pending
+from capabilities.cognition.semantic import BankError, Reading, SemanticReader, Utterance, load_bank
+from capabilities.loop.requests import LoopOperation, NewLoop, operation_read_as as loop_operation_read_as
+from capabilities.routing.task_operations import TaskOperation, operation_read_as
+from capabilities.routing.task_router import TaskRouter
+from config import FloraConfig
+from init_plugins import build_registry
+
+
+class WordsEmbedder:
+    """An honest stand-in for an embedding model: a unit vector of hashed words, so texts that
+    share words are near and others are not (deterministic, no model)."""
+
+    name = "words"
+    dim = 64
+
+    def embed_queries(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, sum(map(ord, word)) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+    embed_passages = embed_queries
+
+
+BANK = [Utterance("pause the gym reminder", "loop_op", "pause"),
+        Utterance("pause my water reminder", "loop_op", "pause"),
+        Utterance("delete the gym reminder", "loop_op", "delete"),
+        Utterance("what is a reminder anyway", "chat", "knowledge"),
+        Utterance("thanks a lot", "chat", "thanks"),
+        Utterance("where is my parcel", "unsupported", "delivery"),
+        Utterance("is my parcel here yet", "unsupported", "delivery")]
+
+
+@pytest.fixture()
+def reader(tmp_path):
+    semantic._memo.clear()
+    return SemanticReader(WordsEmbedder(), BANK, k=3, cache_dir=tmp_path)
+
+
+# -- the bank ------------------------------------------------------------------------------------
+
+def test_a_bank_is_json_lines_of_text_and_family_slash_kind(tmp_path):
+    file = tmp_path / "ours.jsonl"
+    file.write_text('{"text": "mute  the gym reminder", "reading": "loop_op/pause"}\n\n', encoding="utf-8")
+    assert load_bank([tmp_path]) == [Utterance("mute the gym reminder", "loop_op", "pause")]
+
+
+@pytest.mark.parametrize("line, why", [
+    ("not json", ":1: not a labelled utterance"),
+    ('{"text": "hi"}', ":1: not a labelled utterance"),
+    ('{"text": "hi", "reading": "smalltalk/hi"}', "reading 'smalltalk/hi' is not one of chat"),
+    ('{"text": "  ", "reading": "chat/greeting"}', "the text is empty"),
+])
+def test_a_bad_line_is_refused_naming_the_file_and_line(tmp_path, line, why):
+    file = tmp_path / "bad.jsonl"
+    file.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(BankError) as caught:
+        load_bank([file])
+    assert why in str(caught.value) and "bad.jsonl" in str(caught.value)
+
+
+def test_the_shipped_bank_covers_every_family_in_both_languages():
+    bank = load_bank([semantic.SHIPPED])
+    assert len(bank) >= 1000
+    for family in semantic.FAMILIES:
+        texts = [u.text for u in bank if u.family == family]
+        assert any(any("\u4e00" <= ch <= "\u9fff" for ch in t) for t in texts), family
+        assert any(t.isascii() for t in texts), family
+
+
+def test_a_configured_file_that_is_not_a_bank_stops_start_up_naming_the_key(tmp_path):
+    from config import ConfigError, load_config
+
+    bad = tmp_path / "ours.jsonl"
+    bad.write_text('{"text": "x", "reading": "nonsense"}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"understanding\.examples_files.*ours\.jsonl:1"):
+        load_config({"understanding": {"examples_files": [str(bad)]}})
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+def test_the_nearest_examples_vote_for_a_family_and_a_kind(reader):
+    reading = reader.read("could you pause the gym reminder")
+    assert (reading.family, reading.kind) == ("loop_op", "pause")
+    assert reading.sure() and 0 < reading.share <= 1 and reading.nearest > 0.5
+    assert reader.read("my parcel is late, where is it").family == "unsupported"
+    assert reader.read("   ") is None
+
+
+def test_what_the_persons_situation_rules_out_does_not_vote(reader):
+    assert reader.read("pause the gym reminder").family == "loop_op"
+    assert reader.read("pause the gym reminder", impossible=["loop_op"]).family == "chat"
+
+
+def test_a_split_vote_is_not_sure(tmp_path):
+    semantic._memo.clear()
+    torn = SemanticReader(WordsEmbedder(), [Utterance("is it done", "status", "state"),
+                                            Utterance("is it done", "unsupported", "orders")], k=2, cache_dir=tmp_path)
+    reading = torn.read("is it done")
+    assert reading.share == pytest.approx(0.5) and not reading.sure()
+
+
+def test_a_reading_travels_as_json_and_a_malformed_one_is_none():
+    reading = Reading("loop_op", "pause", 0.8123, 0.91)
+    assert Reading.from_dict(json.loads(json.dumps(reading.to_dict()))) == Reading("loop_op", "pause", 0.812, 0.91)
+    for bad in (None, {}, {"family": "nonsense", "share": 1}, {"family": "chat"}, {"family": "chat", "share": "x"}):
+        assert Reading.from_dict(bad) is None
+
+
+def test_the_bank_vectors_are_kept_on_disk_and_read_back(tmp_path):
+    semantic._memo.clear()
+    SemanticReader(WordsEmbedder(), BANK, cache_dir=tmp_path)
+    files = list(tmp_path.glob("words-*.npy"))
+    assert len(files) == 1
+    semantic._memo.clear()
+
+    class Refuses(WordsEmbedder):
+        def embed_queries(self, texts):
+            if len(texts) > 1:
+                raise AssertionError("the bank was embedded again instead of read from the cache")
+            return super().embed_queries(texts)
+
+    again = SemanticReader(Refuses(), BANK, cache_dir=tmp_path)
+    assert again.read("pause the gym reminder").family == "loop_op"
+
+
+def test_an_unwritable_cache_only_costs_the_embedding(tmp_path):
+    semantic._memo.clear()
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    assert SemanticReader(WordsEmbedder(), BANK, cache_dir=blocked / "sub").read("thanks a lot").family == "chat"
+
+
+# -- where a sure reading decides ----------------------------------------------------------------
+
+def sure(family: str, kind: str = "", share: float = 0.86) -> Reading:
+    return Reading(family, kind, share, 0.93)
+
+
+@pytest.fixture(scope="module")
+def intents():
+    registry = build_registry(FloraConfig(understanding={"examples": False}), llm=None)
+    return IntentRouter(TaskRouter(registry))
+
+
+@pytest.mark.parametrize("text, intent, reading, expected", [
+    # the small model's chat, where the examples read the person's own world or Flora's state
+    ("我工资到账了没？", Intent("chat", source="llm"), sure("unsupported", "bank", 0.57), "unsupported"),
+    ("is there a list somewhere of the things you can do?", Intent("unsupported", source="llm"),
+     sure("status", "abilities", 0.72), "status"),
+    ("记录太多了看着乱，全部清空", Intent("chat", source="llm"), sure("command", "clear", 0.57), "command"),
+    # a rule's reading gives way only to a surer one
+    ("我名下还有几个没关的工单？", Intent("status"), sure("unsupported", "tickets", 0.72), "unsupported"),
+    ("我名下还有几个没关的工单？", Intent("status"), sure("unsupported", "tickets", 0.5), "status"),
+])
+def test_a_sure_reading_decides_where_the_rules_or_the_model_read_otherwise(intents, text, intent, reading, expected):
+    assert intents.second_opinion(text, intent, reading).kind == expected
+
+
+def test_a_command_read_by_the_examples_names_which(intents):
+    decided = intents.second_opinion("I'd rather you ran on mistral-7b, ok?", Intent("clarify", source="llm"),
+                                     sure("command", "switch_model"))
+    assert (decided.kind, decided.command) == ("command", "switch_model")
+    abilities = intents.second_opinion("我刚开始用你，你能干啥", Intent("chat", source="llm"), sure("status", "abilities"))
+    assert (abilities.kind, abilities.command) == ("status", "help")
+
+
+@pytest.mark.parametrize("text, intent, reading", [
+    ("thanks, that was great", Intent("chat"), sure("task_op", "comment", 0.9)),  # thanks are certain
+    ("/status", Intent("status"), sure("chat", "smalltalk", 0.9)),  # a slash command is certain
+    ("what's the weather in Oslo right now?", Intent("unsupported", source="llm"), sure("chat", "knowledge", 0.9)),
+    ("is https://example.com up?", Intent("task", "http_request", source="llm"), sure("chat", "knowledge", 0.9)),
+    ("do it the other way", Intent("chat", source="llm"), sure("answer", "value", 0.9)),  # no question waits
+    ("fetch the report", Intent("task", "http_request", source="llm"), sure("plan", "multi_step", 0.9)),
+])
+def test_what_a_reading_never_overrules(intents, text, intent, reading):
+    assert intents.second_opinion(text, intent, reading) is intent
+
+
+def test_an_answer_read_by_the_examples_answers_the_waiting_question(intents):
+    waiting = Pending("task_1", "remind", ("time",))
+    decided = intents.second_opinion("周五上午吧，十点左右", Intent("chat", source="llm"), sure("answer", "value"), waiting)
+    assert (decided.kind, decided.capability) == ("answer", "remind")
+
+
+def test_a_plan_the_rules_would_make_one_task_of_is_that_task_when_the_examples_read_one(intents):
+    text = "帮我调下 http://127.0.0.1:8000/api/v1/orders?status=pending ，看看返回了几条"
+    decided = intents.second_opinion(text, Intent("plan", source="llm"), sure("task", "http_request", 0.6))
+    assert (decided.kind, decided.capability) in (("task", "http_request"), ("query", "http_request"))
+    assert decided.parameters["url"] == "http://127.0.0.1:8000/api/v1/orders?status=pending"
+
+
+def test_without_a_reading_the_understanding_step_is_unchanged(intents):
+    intent = Intent("chat", source="llm")
+    assert intents.second_opinion("hello", intent, None) is intent
+
+
+# -- the operations a reading names --------------------------------------------------------------
+
+@pytest.mark.parametrize("kind, text, expected", [
+    ("cancel", "ugh, wrong button. please cancel whatever you just started", TaskOperation("cancel_task", "last", "")),
+    ("rerun", "那边数据刚更新过，再拉一次看看", TaskOperation("re_run_task", "last", "")),
+    # the words say which, where the nearest examples said another
+    ("revise", "same request again please, I want to see if the numbers changed", TaskOperation("re_run_task", "last", "")),
+    ("rerun", "scrap that job, wrong input", TaskOperation("cancel_task", "last", "")),
+    ("revise", "can you rework that result into plain English?",
+     TaskOperation("revise_result", "last", "can you rework that result into plain English?")),
+    ("comment", 'attach a note to that last task — "sent to legal on Tuesday"',
+     TaskOperation("comment_on_task", "last", "sent to legal on Tuesday")),
+    ("comment", "在刚才那条任务上记一笔：数据来源已确认", TaskOperation("comment_on_task", "last", "数据来源已确认")),
+    ("cancel", "kill task_9f3 please", TaskOperation("cancel_task", "task_9f3", "")),
+    ("nonsense", "cancel it", None),
+])
+def test_a_task_operation_is_made_from_the_reading_kind(kind, text, expected):
+    assert operation_read_as(kind, text) == expected
+
+
+def test_a_loop_operation_is_made_from_the_reading_kind():
+    assert loop_operation_read_as("pause", "mute the bins reminder") == LoopOperation("pause", "mute the bins reminder")
+    assert loop_operation_read_as("modify", "make it 8pm") is None
+
+
+def agent_task(content: str, reading: Reading | None, pending: str | None = None) -> dict:
+    return {"content": content, "reading": reading.to_dict() if reading else None, "pending_task_id": pending}
+
+
+def test_a_new_reminder_gives_way_only_to_a_reading_that_is_all_but_certain():
+    said = "remind me what reminders I have lol"
+    new = NewLoop(None, "what reminders I have lol", reminder=True)
+    assert _second_look(new, agent_task(said, None), sure("loop_op", "list", 0.97)) == LoopOperation("list", said)
+    # "remind me to renew my passport" lies near "resume my gym reminders": a surely-read
+    # operation that is not certain leaves the new reminder be
+    passport = NewLoop(None, "renew my passport", reminder=True)
+    assert _second_look(passport, agent_task("remind me to renew my passport", None),
+                        sure("loop_op", "resume", 0.83)) is passport
+
+
+def test_a_new_reminder_that_names_a_loop_task_the_person_has_gives_way_to_a_sure_reading():
+    said = "send me the bins reminder now instead of waiting till Tuesday"
+    new = NewLoop(None, said, reminder=True)
+    assert _second_look(new, agent_task(said, None), sure("loop_op", "pause", 0.78),
+                        names_one=lambda: True) == LoopOperation("trigger", said)
+    assert _second_look(new, agent_task(said, None), sure("loop_op", "pause", 0.78),
+                        names_one=lambda: False) is new
+
+
+def test_an_operation_the_loop_reader_missed_is_read_with_the_words_that_say_which():
+    none_read = None
+    assert _second_look(none_read, agent_task("can you mute the bins reminder for a couple of weeks?", None),
+                        sure("loop_op", "list", 0.86)).op == "pause"
+    assert _second_look(none_read, agent_task("浇花那个提醒，你现在立马给我发一次", None),
+                        sure("loop_op", "pause", 0.8)).op == "trigger"
+    assert _second_look(none_read, agent_task("the plants one, what's its schedule", None),
+                        sure("loop_op", "list", 0.8)).op == "list"
+    assert _second_look(none_read, agent_task("x", None), sure("loop_op", "list", 0.43)) is None
+
+
+def test_a_time_while_a_question_waits_is_left_to_understanding():
+    answer = agent_task("周五上午吧，十点左右", None, pending="task_1")
+    assert _second_look(NewLoop(None, "左右", reminder=True), answer, sure("answer", "value", 0.65)) is None
+    # without a question waiting, a time is a new reminder; an unsure reading changes nothing
+    new = NewLoop(None, "stretch", reminder=True)
+    assert _second_look(new, agent_task("x", None), sure("answer", "value")) is new
+    kept = LoopOperation("pause", "pause the gym reminder")
+    assert _second_look(kept, agent_task("x", None), sure("chat")) is kept
