@@ -83,7 +83,8 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
         registry.register("memory", lambda r: _memory(r, config), factory=True)
     if config.understanding.examples:
         _check_embedding_model(config.understanding.embedding_model, "understanding.embedding_model")
-        registry.register("semantic_reader", lambda _: _semantic_reader(config), factory=True)
+        registry.register("semantic_examples", lambda r: _semantic_examples(r, config), factory=True)
+        registry.register("semantic_reader", lambda r: _semantic_reader(r, config), factory=True)
 
     for module in BUILTIN_MODULES:
         registry.register_module(module)
@@ -140,16 +141,26 @@ def _check_embedding_model(model: str, key: str) -> None:
         raise ConfigError(f"{key}: {exc}") from exc
 
 
-def _semantic_reader(config: FloraConfig):
-    """The reader of messages by their nearest labelled examples (the shipped bank and the
-    configured files)."""
+def _semantic_examples(registry: CapabilityRegistry, config: FloraConfig) -> list:
+    """The labelled utterances messages are read by: the shipped bank, the configured files, and
+    what each installed capability declares as its examples (``task/<name>``)."""
     from pathlib import Path
 
-    from capabilities.cognition.semantic import SHIPPED, SemanticReader, load_bank
-    from capabilities.memory.embedding import get_embedder
+    from capabilities.cognition.semantic import SHIPPED, Utterance, load_bank
 
     bank = load_bank([SHIPPED, *(Path(p) for p in config.understanding.examples_files)])
-    return SemanticReader(get_embedder(config.understanding.embedding_model), bank)
+    declared = [Utterance(" ".join(example.split()), "task", spec.name)
+                for spec in registry.executables() if spec.routable for example in spec.examples if example.strip()]
+    return bank + declared
+
+
+def _semantic_reader(registry: CapabilityRegistry, config: FloraConfig):
+    """The reader of messages by their nearest labelled examples."""
+    from capabilities.cognition.semantic import SemanticReader
+    from capabilities.memory.embedding import get_embedder
+
+    return SemanticReader(get_embedder(config.understanding.embedding_model),
+                          registry.get_capability("semantic_examples"))
 
 
 def _memory(registry: CapabilityRegistry, config: FloraConfig):

@@ -28,4 +28,6 @@ requirements=requirements.txt
 echo "install: Python packages from $requirements"
 .venv/bin/python -m pip install -q --disable-pip-version-check -r "$requirements"
 bash scripts/install_llm.sh "$REPO/.venv/bin/python"
+# the example utterances messages are read by, embedded once (seconds; later installs find them kept)
+.venv/bin/python -m capabilities.cognition.semantic warm
 echo "install: done"

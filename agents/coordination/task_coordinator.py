@@ -105,7 +105,8 @@ class TaskCoordinator:
             if self._rules is not None and msg.get("intent") not in ("chat", "system"):
                 rules = self._rules.within(persona.allowed if persona is not None else None)
                 ruled = rules.decide_by_rules(msg["content"], msg.get("capability"))
-                if ruled is not None and not msg.get("capability") and _reads_otherwise(reading, ("task", "plan")):
+                if ruled is not None and not msg.get("capability") and _reads_otherwise(reading, ("task", "plan")) \
+                        and rules.examples_know(ruled.capability):
                     ruled = None  # "HTTP请求里GET和POST有啥区别": a keyword is no request; understanding decides
         if ruled is not None and self._gives_awaited(msg, ruled):
             ruled = None  # the value a paused task of the same work waits for: understood as its answer
@@ -439,6 +440,7 @@ def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, read
         return request
     if not reading.sure():
         return request
-    if reading.family == "loop_op":
+    if reading.family == "loop_op" and (request is not None or reading.kind != "list"):
+        # (a question for the list that no rule read is a status question: its answer lists them)
         return loop_operation_read_as(reading.kind, msg["content"]) or request
     return None if isinstance(request, NewLoop) and reading.family in _NOT_NEW_LOOPS else request

@@ -88,6 +88,7 @@ class IntentRouter:
     def __init__(self, router: TaskRouter, llm=None):
         self._router = router
         self._llm = llm
+        self._covered: frozenset[str] | None = None  # what the labelled examples know (examples_know)
 
     @property
     def has_model(self) -> bool:
@@ -96,6 +97,17 @@ class IntentRouter:
     @property
     def router(self) -> TaskRouter:
         return self._router
+
+    def examples_know(self, capability: str | None) -> bool:
+        """Whether the labelled examples know ``capability`` by enough of its requests for their
+        reading to overrule a task of it (semantic.covered): a plugin's capability they have
+        never seen said is the rules' and the model's to read."""
+        if capability is None:
+            return True
+        if self._covered is None:
+            examples = self._router.registry.get_capability("semantic_examples", None)
+            self._covered = semantic.covered(examples) if examples is not None else frozenset()
+        return capability in self._covered
 
     def within(self, allowed) -> "IntentRouter":
         """The same reading, choosing only among ``allowed`` capabilities (a persona's
@@ -201,7 +213,13 @@ class IntentRouter:
         make one task of."""
         if reading is None or reading.family == _FAMILIES.get(intent.kind, intent.kind):
             return intent
-        if not reading.sure(semantic.LEANS if intent.source == "llm" else semantic.SURE):
+        if intent.kind in ("task", "query") and not self.examples_know(intent.capability):
+            return intent  # a capability the examples have never seen asked for: they cannot judge
+        # a capability chosen knowing what this deployment installed ("what were the sales last
+        # month?" where a sales database is configured) gives way only to a near-certain reading
+        needed = semantic.CERTAIN if intent.kind in ("task", "query") else \
+            semantic.LEANS if intent.source == "llm" else semantic.SURE
+        if not reading.sure(needed):
             return intent
         if cues.conversation_only(text) or text.lstrip().startswith("/") or intent.kind == "unsupported" \
                 and reading.family == "chat" or intent.kind == "chat" and cues.computes_on_given_figures(text):

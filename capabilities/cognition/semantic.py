@@ -18,9 +18,13 @@ writing more lines, no code. Families::
 
     chat  task  plan  loop  task_op  loop_op  status  command  unsupported  clarify  answer
 
-Embedding the bank takes a few seconds; its vectors are kept per process and on disk under
-``$XDG_CACHE_HOME/flora/readings`` (or ``~/.cache/...``), keyed by the model and the bank's
-text, so a restart reads them back.
+Installed capabilities add their declared examples (``task/<name>``), so a plugin teaches the
+reader what requests for it sound like; a capability the bank does not know by a few examples is
+one its reading never overrules (``covered``).
+
+Embedding the bank takes a few seconds; each example's vector is kept per process and on disk
+under ``$XDG_CACHE_HOME/flora/readings`` (or ``~/.cache/...``), keyed by the model and the
+example's text, so a restart reads them back and a new example costs only its own embedding.
 
 Exceptions::
 
@@ -95,6 +99,20 @@ class Reading:
                        float(data.get("nearest", 0.0)))
         except (KeyError, TypeError, ValueError):
             return None
+
+
+KNOWN_AT = 3  # examples of a capability the bank needs before its reading may overrule a task of it
+
+
+def covered(bank: Iterable[Utterance], at_least: int = KNOWN_AT) -> frozenset[str]:
+    """The capabilities the bank knows by enough examples (``task/<name>``). A reading is blind
+    to the rest (a plugin's capability it has never seen said), so it never overrules a task of
+    one of those."""
+    counts: dict[str, int] = defaultdict(int)
+    for u in bank:
+        if u.family == "task":
+            counts[u.kind] += 1
+    return frozenset(name for name, n in counts.items() if n >= at_least)
 
 
 def load_bank(paths: Iterable[Path]) -> list[Utterance]:
@@ -186,7 +204,7 @@ class SemanticReader:
 
 
 # --------------------------------------------------------------------------- bank vectors
-_memo: dict[str, np.ndarray] = {}
+_memo: dict[tuple[str, str], np.ndarray] = {}  # (model, text key) -> vector, this process's
 _memo_lock = threading.Lock()
 
 
@@ -195,38 +213,74 @@ def default_cache_dir() -> Path:
     return Path(base) / "flora" / "readings"
 
 
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
 def _bank_vectors(embedder, bank: list[Utterance], cache_dir: Path | None) -> np.ndarray:
-    """The bank's vectors: from this process's memo, else the disk cache, else embedded now."""
-    key = hashlib.sha256("\x00".join([embedder.name, *(u.text for u in bank)]).encode()).hexdigest()[:24]
+    """The bank's vectors, each from this process's memo, else the disk cache, else embedded now
+    (and the cache written back). Vectors are kept as float16: one answer whichever way it came."""
+    keys = [_key(u.text) for u in bank]
+    file = (cache_dir if cache_dir is not None else default_cache_dir()) / f"{embedder.name}.npz"
     with _memo_lock:
-        if key in _memo:
-            return _memo[key]
-        folder = cache_dir if cache_dir is not None else default_cache_dir()
-        file = folder / f"{embedder.name}-{key}.npy"
-        vectors = _read_cached(file, len(bank))
-        if vectors is None:
-            texts = [u.text for u in bank]
+        missing = [k for k in dict.fromkeys(keys) if (embedder.name, k) not in _memo]
+        if missing:
+            _memo.update({(embedder.name, k): v for k, v in _read_cached(file).items()})
+            missing = [k for k in missing if (embedder.name, k) not in _memo]
+        if missing:
+            text_of = {k: u.text for k, u in zip(keys, bank)}
+            texts = [text_of[k] for k in missing]
+            log.info("embedding %d example utterances (kept in %s)", len(texts), file)
             vectors = np.concatenate([embedder.embed_queries(texts[i:i + BATCH]) for i in range(0, len(texts), BATCH)])
-            vectors = vectors.astype(np.float16).astype(np.float32)  # as the cache keeps them: one answer either way
-            _write_cached(file, vectors)
-        _memo[key] = vectors
-        return vectors
+            for k, v in zip(missing, vectors.astype(np.float16).astype(np.float32)):
+                _memo[(embedder.name, k)] = v
+            _write_cached(file, {k: v for (model, k), v in _memo.items() if model == embedder.name})
+        return np.stack([_memo[(embedder.name, k)] for k in keys])
 
 
-def _read_cached(file: Path, rows: int) -> np.ndarray | None:
+def _read_cached(file: Path) -> dict[str, np.ndarray]:
     try:
-        vectors = np.load(file)
-    except (OSError, ValueError):
-        return None
-    return vectors.astype(np.float32) if vectors.ndim == 2 and vectors.shape[0] == rows else None
+        with np.load(file) as data:
+            keys, vectors = data["keys"], data["vectors"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    if vectors.ndim != 2 or len(keys) != len(vectors):
+        return {}
+    return {str(k): v.astype(np.float32) for k, v in zip(keys, vectors)}
 
 
-def _write_cached(file: Path, vectors: np.ndarray) -> None:
-    """Best effort: a cache that cannot be written only costs the next start the embedding."""
+def _write_cached(file: Path, vectors: dict[str, np.ndarray]) -> None:
+    """Best effort: a cache that cannot be written only costs the next start the embedding.
+    Written whole and renamed into place, so another process never reads half of it."""
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=file.parent, suffix=".tmp", delete=False) as out:
-            np.save(out, vectors.astype(np.float16))
+        with tempfile.NamedTemporaryFile(dir=file.parent, suffix=".tmp.npz", delete=False) as out:
+            np.savez(out, keys=np.array(list(vectors)), vectors=np.stack(list(vectors.values())).astype(np.float16))
         os.replace(out.name, file)
     except OSError as exc:
         log.info("example vectors not cached at %s: %s", file, exc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m capabilities.cognition.semantic warm [--config FILE]``: embed the example bank
+    of this configuration once, so Flora's first start reads messages at once (install runs it)."""
+    import argparse
+
+    from config import load_config
+    from init_plugins import build_registry
+
+    parser = argparse.ArgumentParser(prog="python -m capabilities.cognition.semantic", description=main.__doc__)
+    parser.add_argument("command", choices=["warm"])
+    parser.add_argument("--config", help="a Flora config file (its understanding.examples_files count too)")
+    args = parser.parse_args(argv)
+    config = load_config(args.config)
+    if not config.understanding.examples:
+        print("understanding.examples is off: nothing to embed")
+        return 0
+    reader = build_registry(config).get_capability("semantic_reader")
+    print(f"{len(reader)} example utterances embedded (kept in {default_cache_dir()})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -202,8 +202,6 @@ class ConversationManager:
             task = named[0]
             return self.complete_task_parameters(tenant, task.task_id, user,
                                                  answers.named_values(text, _names(task.missing)))
-        if not named and not answers.is_bare_value(text) and _asks_something_else(reading()):
-            return None  # "同事说今天不用跑了，你把它取消了吧": an operation, a command, a question — no value
         claimed = self._router.confident(text) if not named else None
         if claimed is not None and (answers.sounds_like_request(text)
                                     or all(claimed.spec.name != t.capability for t in waiting)):
@@ -211,6 +209,8 @@ class ConversationManager:
         asks_time = [t for t in waiting if "time" in _names(t.missing)]
         if not named and len(asks_time) == 1 and only_a_time(text):  # "明天早上9点吧" answers "when?"
             return self.complete_task_parameters(tenant, asks_time[0].task_id, user, {"time": text.strip()})
+        if not named and not answers.is_bare_value(text) and _asks_something_else(reading()):
+            return None  # "同事说今天不用跑了，你把它取消了吧": an operation, a command, a question — no value
         if not named and looks_like_loop_request(text):
             return None  # "remind me at 15:30...", "list my reminders": a new request, not an answer
         if not named and read_operation(text) is not None:

@@ -45,6 +45,10 @@ class TaskRouter:
         self._registry = registry
         self._allowed = frozenset(allowed) if allowed is not None else None
 
+    @property
+    def registry(self) -> CapabilityRegistry:
+        return self._registry
+
     def within(self, allowed: Iterable[str] | None) -> "TaskRouter":
         """The same router, picking only among ``allowed`` (None: this router unchanged)."""
         return self if allowed is None else TaskRouter(self._registry, allowed=allowed)

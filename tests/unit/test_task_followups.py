@@ -132,7 +132,7 @@ def test_a_new_reminder_with_its_own_time_is_no_answer_to_the_paused_one(waits_f
 
 
 @pytest.mark.parametrize("said", ["同事说那个流程今天不用跑了，你把它取消了吧",
-                                  "ugh, wrong button. please cancel whatever you just started"])
+                                  "I picked the wrong workflow, stop it please"])
 def test_a_message_that_reads_as_an_operation_by_its_examples_is_no_value_for_the_paused_question(
         waits_for_a_key, store, said):
     decision = decide(waits_for_a_key, said)
