@@ -440,7 +440,9 @@ def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, read
         return request
     if not reading.sure():
         return request
-    if reading.family == "loop_op" and (request is not None or reading.kind != "list"):
-        # (a question for the list that no rule read is a status question: its answer lists them)
-        return loop_operation_read_as(reading.kind, msg["content"]) or request
+    if reading.family == "loop_op":
+        operation = loop_operation_read_as(reading.kind, msg["content"])
+        if operation is not None and operation.op == "list" and request is None:
+            return None  # a question for the list that no rule read is a status question: its answer lists them
+        return operation or request
     return None if isinstance(request, NewLoop) and reading.family in _NOT_NEW_LOOPS else request
