@@ -215,10 +215,16 @@ class IntentRouter:
             return intent
         if intent.kind in ("task", "query") and not self.examples_know(intent.capability):
             return intent  # a capability the examples have never seen asked for: they cannot judge
-        # a capability chosen knowing what this deployment installed ("what were the sales last
-        # month?" where a sales database is configured) gives way only to a near-certain reading
-        needed = semantic.CERTAIN if intent.kind in ("task", "query") else \
-            semantic.LEANS if intent.source == "llm" else semantic.SURE
+        # a capability the model chose knowing what this deployment installed ("what were the
+        # sales last month?" where a sales database is configured) gives way only to a near-certain
+        # reading; conversation is made a refusal only by a sure one ("终于还完最后一期房贷了！" is
+        # no question about a bank account)
+        if intent.kind in ("task", "query") and intent.source == "llm":
+            needed = semantic.CERTAIN
+        elif intent.source == "llm" and not (intent.kind == "chat" and reading.family == "unsupported"):
+            needed = semantic.LEANS
+        else:
+            needed = semantic.SURE
         if not reading.sure(needed):
             return intent
         if cues.conversation_only(text) or text.lstrip().startswith("/") or intent.kind == "unsupported" \

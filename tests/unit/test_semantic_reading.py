@@ -156,13 +156,19 @@ def sure(family: str, kind: str = "", share: float = 0.86) -> Reading:
 
 @pytest.fixture(scope="module")
 def intents():
-    registry = build_registry(FloraConfig(understanding={"examples": False}), llm=None)
+    registry = build_registry(FloraConfig(), llm=None)  # the examples known; no reader is built here
     return IntentRouter(TaskRouter(registry))
 
 
 @pytest.mark.parametrize("text, intent, reading, expected", [
     # the small model's chat, where the examples read the person's own world or Flora's state
-    ("我工资到账了没？", Intent("chat", source="llm"), sure("unsupported", "bank", 0.57), "unsupported"),
+    ("我工资到账了没？", Intent("chat", source="llm"), sure("unsupported", "bank", 0.93), "unsupported"),
+    # making conversation a refusal takes a sure reading, not a leaning one
+    ("终于还完最后一期房贷了，感觉整个人都轻了！！", Intent("chat", source="llm"), sure("unsupported", "bank", 0.59), "chat"),
+    # a task the rules read gives way to a sure reading; one the model chose only to a near-certain one
+    ("HTTP请求里GET和POST到底有啥区别", Intent("task", "http_request"), sure("chat", "knowledge", 0.75), "chat"),
+    ("what were the sales last month?", Intent("task", "data_query", source="llm"), sure("unsupported", "bank", 0.73),
+     "task"),
     ("is there a list somewhere of the things you can do?", Intent("unsupported", source="llm"),
      sure("status", "abilities", 0.72), "status"),
     ("记录太多了看着乱，全部清空", Intent("chat", source="llm"), sure("command", "clear", 0.57), "command"),
