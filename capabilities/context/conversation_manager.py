@@ -126,8 +126,8 @@ class ConversationManager:
         task only when they have one, an answer only while a question waits ("照这个再弄一份吧"
         from someone with no task yet points at nothing). None without a reader."""
         reader = self._registry.get_capability("semantic_reader", None)
-        if reader is None:
-            return None
+        if reader is None or self._router.named(text) is not None:
+            return None  # a capability called by its name is asked for outright: nothing to weigh
         impossible = [] if waiting else ["answer"]
         if not self._store.list_tasks(tenant, user_id=user, limit=1):
             impossible.append("task_op")

@@ -105,6 +105,12 @@ class TaskRouter:
         words = _without_addresses(content)
         return any(mentions(words, kw) for kw in spec.keywords) or bool(urls(content) and _takes_url(spec))
 
+    def named(self, content: str) -> CapabilitySpec | None:
+        """The installed capability ``content`` calls by its own name ("noop", "run
+        dify_workflow"), if any: asked for outright."""
+        words = _without_addresses(content)
+        return next((spec for spec in self.routable() if mentions(words, spec.name)), None)
+
     def rank(self, content: str) -> list[Candidate]:
         """Capabilities with any evidence in ``content``, best first."""
         ranked = []
