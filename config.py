@@ -474,6 +474,15 @@ class PlanningConfig(_Section):
 DEFAULT_DISTIL_AFTER_IDLE_S = 10.0
 
 
+def known_embedding_model(value: str) -> str:
+    """``value`` if the catalogue of packaged embedding models has it (capabilities/memory/embedding.py)."""
+    from capabilities.memory.embedding import CATALOGUE
+
+    if value not in CATALOGUE:
+        raise ValueError(f"unknown embedding model {value!r}; known: {', '.join(CATALOGUE)}")
+    return value
+
+
 class MemoryConfig(_Section):
     """Long-term memory (docs/memory.md): facts about each person, in Chroma."""
 
@@ -496,11 +505,7 @@ class MemoryConfig(_Section):
     @field_validator("embedding_model")
     @classmethod
     def _known_model(cls, value: str) -> str:
-        from capabilities.memory.embedding import CATALOGUE
-
-        if value not in CATALOGUE:
-            raise ValueError(f"unknown embedding model {value!r}; known: {', '.join(CATALOGUE)}")
-        return value
+        return known_embedding_model(value)
 
     @field_validator("chroma_url")
     @classmethod
@@ -527,11 +532,7 @@ class UnderstandingConfig(_Section):
     @field_validator("embedding_model")
     @classmethod
     def _known_model(cls, value: str) -> str:
-        from capabilities.memory.embedding import CATALOGUE
-
-        if value not in CATALOGUE:
-            raise ValueError(f"unknown embedding model {value!r}; known: {', '.join(CATALOGUE)}")
-        return value
+        return known_embedding_model(value)
 
     @field_validator("examples_files")
     @classmethod

@@ -174,9 +174,24 @@ class SemanticReader:
         vector = self._embedder.embed_queries([text])[0]
         return self.read_vector(vector, impossible=impossible)
 
-    def read_vector(self, vector: np.ndarray, *, impossible: Iterable[str] = ()) -> Reading:
+    @property
+    def bank(self) -> list[Utterance]:
+        return self._bank
+
+    @property
+    def vectors(self) -> np.ndarray:
+        return self._vectors
+
+    @property
+    def k(self) -> int:
+        return self._k
+
+    def read_vector(self, vector: np.ndarray, *, impossible: Iterable[str] = (), leave_out: int | None = None) -> Reading:
+        """``leave_out``: an example of the bank that does not vote (to read the bank by itself)."""
         scores = self._vectors @ vector
         ruled_out = [i for i, u in enumerate(self._bank) if u.family in set(impossible)] if impossible else []
+        if leave_out is not None:
+            ruled_out.append(leave_out)
         if ruled_out:
             scores = scores.copy()
             scores[ruled_out] = -2.0  # below any cosine: never among the nearest
