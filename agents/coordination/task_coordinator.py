@@ -105,9 +105,11 @@ class TaskCoordinator:
             if self._rules is not None and msg.get("intent") not in ("chat", "system"):
                 rules = self._rules.within(persona.allowed if persona is not None else None)
                 ruled = rules.decide_by_rules(msg["content"], msg.get("capability"))
-                if ruled is not None and not msg.get("capability") and _reads_otherwise(reading, ("task", "plan")) \
+                if ruled is not None and not msg.get("capability") and _reads_otherwise(reading, ("task",)) \
                         and rules.examples_know(ruled.capability):
-                    ruled = None  # "HTTP请求里GET和POST有啥区别": a keyword is no request; understanding decides
+                    # "HTTP请求里GET和POST有啥区别": a keyword is no request; "hit https://…, and once you've
+                    # got it, send a summary to https://…": two steps. Understanding decides.
+                    ruled = None
         if ruled is not None and self._gives_awaited(msg, ruled):
             ruled = None  # the value a paused task of the same work waits for: understood as its answer
         if ruled is not None:
@@ -422,27 +424,32 @@ _NOT_NEW_LOOPS = ("loop_op", "task_op", "status", "command", "unsupported")
 
 def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, reading: Reading | None,
                  names_one=lambda: False) -> LoopOperation | NewLoop | None:
-    """The loop reader's reading held against the semantic one: an operation on the person's
-    loop tasks it missed ("can you mute the bins reminder for a couple of weeks?", "remind me
-    what reminders I have"), or a time that answers a paused question ("周五上午吧，十点左右"),
-    is not a new loop task. ``names_one()``: whether the message names one of the person's loop
-    tasks by its words."""
+    """The loop reader's reading held against the semantic one. Not a new loop task: an
+    operation on the person's loop tasks it missed ("can you mute the bins reminder for a couple
+    of weeks?", "remind me what reminders I have"), a time that answers a paused question
+    ("周五上午吧，十点左右"), a time said in passing ("got any coffee jokes? need one before my 8am").
+    ``names_one()``: whether the message names one of the person's loop tasks by its words."""
     if reading is None or isinstance(request, LoopOperation):
         return request
-    if isinstance(request, NewLoop) and reading.family == "answer" and msg.get("pending_task_id") \
-            and reading.sure(LEANS):
+    if isinstance(request, NewLoop):
+        return _new_loop_or_not(request, msg, reading, names_one)
+    if not reading.sure() or reading.family != "loop_op":
+        return request
+    operation = loop_operation_read_as(reading.kind, msg["content"])
+    if operation is not None and operation.op == "list":
+        return None  # a question for the list that no rule read is a status question: its answer lists them
+    return operation
+
+
+def _new_loop_or_not(request: NewLoop, msg: m.AgentTask, reading: Reading,
+                     names_one) -> LoopOperation | NewLoop | None:
+    if reading.family == "answer" and msg.get("pending_task_id") and reading.sure(LEANS):
         return None  # a question waits: understanding tells its answer from a new reminder
+    if reading.family == "chat" and not request.reminder and reading.sure():
+        return None  # no "remind me": a time said in passing asks for nothing
     # "remind me to …" is a new reminder nearly always: only a reading that is all but certain
-    # overrules it ("remind me what reminders I have lol"), or a sure one when the message names
-    # a loop task the person already has ("send me the bins reminder now")
-    if isinstance(request, NewLoop) and not reading.sure(CERTAIN) \
-            and not (reading.family == "loop_op" and reading.sure() and names_one()):
-        return request
-    if not reading.sure():
-        return request
-    if reading.family == "loop_op":
-        operation = loop_operation_read_as(reading.kind, msg["content"])
-        if operation is not None and operation.op == "list" and request is None:
-            return None  # a question for the list that no rule read is a status question: its answer lists them
-        return operation or request
-    return None if isinstance(request, NewLoop) and reading.family in _NOT_NEW_LOOPS else request
+    # overrules it ("remind me what reminders I have lol"), or a sure one when the message names a
+    # loop task the person already has ("send me the bins reminder now")
+    if reading.family == "loop_op" and (reading.sure(CERTAIN) or reading.sure() and names_one()):
+        return loop_operation_read_as(reading.kind, msg["content"]) or request
+    return None if reading.family in _NOT_NEW_LOOPS and reading.sure(CERTAIN) else request

@@ -137,9 +137,15 @@ class IntentRouter:
             return None  # "restart the web server": a keyword alone does not make it this capability's
         if cues.is_question(text) and not self._router.has_evidence_beyond_name(best.spec, text):
             return None  # "what does a shell do?": a question that names a tool is not a request to run it
+        if cues.asks_how_it_works(text) and not self._values_in(best.spec, text):
+            return None  # "数据库索引为什么能让查询变快？": how a thing works, asked of no data of the person's
         beyond = best.spec.name != AGENT and asks_beyond(self._router, text, best.spec)  # the agent plans itself
         kind = "plan" if beyond else _task_kind(text)
         return Intent(kind, best.spec.name, self._router.extract_parameters(best.spec, text))
+
+    def _values_in(self, spec, text: str) -> bool:
+        """Whether ``text`` gives a value of ``spec``'s by its look or an address: something to run."""
+        return bool(urls(text) or self._router.extract_parameters(spec, text))
 
     def _steps_of_unsure(self, text: str) -> Intent | None:
         """A ``plan`` when a capability with a keyword in the message is one step of several
@@ -238,9 +244,16 @@ class IntentRouter:
         if family == "status":
             return Intent("status", command="help" if kind == "abilities" else None, source="examples")
         if family == "command" and kind in _COMMANDS_READ:
-            return Intent("command", command=cues.command(text) or _COMMANDS_READ[kind], source="examples")
+            named = cues.command(text) or _COMMANDS_READ[kind]
+            if named == "clear_history" and not cues.command(text) and not reading.sure(semantic.CERTAIN):
+                return intent  # clearing is done at once and cannot be undone: only on words or near certainty
+            return Intent("command", command=named, source="examples")
         if family == "clarify":
             return Intent("clarify", options=choices(self._router.routable(), language_of(text)), source="examples")
+        if family == "loop_op" and kind == "list":  # "what have I got scheduled with you?": the status answer lists them
+            return Intent("status", source="examples")
+        if family == "plan" and intent.kind in ("task", "query") and intent.source == "rules":
+            return Intent("plan", source="examples")  # "hit https://…, and once you've got it, send a summary to https://…"
         if family == "answer" and pending is not None:
             return Intent("answer", pending.capability, source="examples")
         if family == "task" and intent.kind == "plan":  # "调下 http://…，看看返回了几条": one request, its result shown

@@ -116,7 +116,9 @@ class ConversationManager:
             if len(waiting) == 1 and not cues.command(text):  # maybe an answer: understanding decides
                 return Decision("new_task", needs_backend=True, content=text, pending_task_id=waiting[0].task_id,
                                 reading=_as_dict(reading()))
-        if cues.states_about_self(text):  # "I go running every morning": about the person, not a request
+        if cues.states_about_self(text) and not _reads_as_more_than_talk(reading()):
+            # "I go running every morning": about the person, not a request ("我在深圳，这会儿外面下雨没"
+            # starts the same way and asks about the weather)
             return Decision("chat", needs_backend=True, content=text, intent="chat")
         return Decision("new_task", needs_backend=True, content=text, reading=_as_dict(reading()))
 
@@ -426,6 +428,10 @@ def _asks_something_else(reading: Reading | None) -> bool:
     """Leaning is enough: the message goes on to the back end, whose understanding step can
     still read it as the answer."""
     return reading is not None and reading.family in _NOT_ANSWERS and reading.sure(LEANS)
+
+
+def _reads_as_more_than_talk(reading: Reading | None) -> bool:
+    return reading is not None and reading.family != "chat" and reading.sure()
 
 
 def _as_dict(reading: Reading | None) -> dict | None:

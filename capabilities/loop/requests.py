@@ -149,7 +149,8 @@ def looks_like_loop_request(text: str) -> bool:
         return True
 
 
-_FILLER = re.compile(r"^(?:(?:make\s+it|let'?s\s+(?:say|do)|how\s+about|say|maybe|那就|就定|定在|改成|改到)\s*)*"
+_FILLER = re.compile(r"^(?:(?:hmm+|h?mm+|uh+|um+|er+|well|ok(?:ay)?|so|oh|嗯+|呃+|额+|哦+)\s*[,，.。…]*\s*)*"
+                     r"(?:(?:make\s+it|let'?s\s+(?:say|do)|how\s+about|say|maybe|那就|就定|定在|改成|改到)\s*)*"
                      r"(?:吧|呢|啊|呀|哦|就|好了|可以|行|吧好了|please|pls|then|ok(?:ay)?|thanks?)?$", re.I)
 
 

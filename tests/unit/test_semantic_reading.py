@@ -171,7 +171,15 @@ def intents():
      "task"),
     ("is there a list somewhere of the things you can do?", Intent("unsupported", source="llm"),
      sure("status", "abilities", 0.72), "status"),
-    ("记录太多了看着乱，全部清空", Intent("chat", source="llm"), sure("command", "clear", 0.57), "command"),
+    # clearing cannot be undone: without words that name it, only a near-certain reading clears
+    ("记录太多了看着乱，全部清空", Intent("chat", source="llm"), sure("command", "clear", 0.57), "chat"),
+    ("记录太多了看着乱，全部清空", Intent("chat", source="llm"), sure("command", "clear", 0.95), "command"),
+    ("flora, stop yourself for the upgrade", Intent("chat", source="llm"), sure("command", "shutdown", 0.57), "command"),
+    # a question for the loop tasks' list is answered by the status answer, which lists them
+    ("wait, what have I got running on a schedule?", Intent("chat", source="llm"), sure("loop_op", "list", 0.6), "status"),
+    # a task the rules read that the examples read as several steps is planned
+    ("hit https://a.example.com/x, and once you've got it, send a summary to https://hooks.example.com/y",
+     Intent("task", "http_request"), sure("plan", "multi_step", 0.64), "plan"),
     # a rule's reading gives way only to a surer one
     ("我名下还有几个没关的工单？", Intent("status"), sure("unsupported", "tickets", 0.72), "unsupported"),
     ("我名下还有几个没关的工单？", Intent("status"), sure("unsupported", "tickets", 0.5), "status"),
@@ -277,6 +285,14 @@ def test_an_operation_the_loop_reader_missed_is_read_with_the_words_that_say_whi
     assert _second_look(none_read, agent_task("the plants one, what's its schedule", None),
                         sure("loop_op", "list", 0.8)) is None
     assert _second_look(none_read, agent_task("x", None), sure("loop_op", "list", 0.43)) is None
+
+
+def test_a_time_said_in_passing_is_no_new_loop_when_the_message_reads_surely_as_conversation():
+    said = "got any coffee jokes? need one before my 8am"
+    passing = NewLoop(None, said, reminder=False)
+    assert _second_look(passing, agent_task(said, None), sure("chat", "joke", 0.76)) is None
+    asked = NewLoop(None, "stretch", reminder=True)  # "remind me at 8am to stretch" stays a reminder
+    assert _second_look(asked, agent_task("remind me at 8am to stretch", None), sure("chat", "joke", 0.76)) is asked
 
 
 def test_a_time_while_a_question_waits_is_left_to_understanding():

@@ -145,3 +145,13 @@ def test_the_reading_rules_out_what_the_persons_situation_does(waits_for_a_key):
     # a question waits and a task exists, but no loop task: the reading never says loop_op
     decision = decide(waits_for_a_key, "pause my standup reminder for a week")
     assert decision.reading is None or decision.reading["family"] != "loop_op"
+
+
+@pytest.mark.parametrize("said, conversation", [
+    ("我在深圳，这会儿外面下雨没", False),  # starts like a statement about oneself, asks about the weather
+    ("I live in Hangzhou and I love the lake there", True),
+])
+def test_a_statement_about_oneself_is_conversation_unless_it_reads_surely_as_more(store, registry, said, conversation):
+    decision = ConversationManager(store, EventBus(store), registry).handle_user_input(
+        {"user_id": USER, "content": said, "tenant_id": TENANT})
+    assert (decision.action == "chat") is conversation
