@@ -70,9 +70,10 @@ class PlanDesk:
             return None
         operation = self._planner.operation(msg["content"])
         reading = Reading.from_dict(msg.get("reading"))
-        # the reading was made knowing the person has a task to operate on (semantic.py): leaning is enough
+        # the reading was made knowing the person has a task to operate on (semantic.py): leaning is
+        # enough where a word names the operation ("attach a note to that last task — …")
         if operation is None and reading is not None and reading.family == "task_op" and reading.sure(LEANS):
-            operation = operation_read_as(reading.kind, msg["content"])  # "attach a note to that last task — …"
+            operation = operation_read_as(reading.kind, msg["content"], needs_word=not reading.sure())
         if operation is not None:
             return self._operate(msg, operation)
         plan = self._planner.plan(msg["content"], msg.get("memories"))

@@ -203,15 +203,19 @@ _OPERATION_WORDS = (
 )
 
 
-def operation_read_as(kind: str, content: str) -> TaskOperation | None:
+def operation_read_as(kind: str, content: str, *, needs_word: bool = False) -> TaskOperation | None:
     """The operation on the person's latest task that a semantic reading of ``content`` names
     (``cancel``, ``revise``, ``rerun``, ``comment``), when no rule read one. The nearest examples
     tell the topic better than the verb, so an operation word in the text decides which, and the
-    reading's kind only where there is none. A comment is what follows a colon or dash or stands
-    in quotes (else the whole message); a revision's instruction is the whole message."""
+    reading's kind only where there is none (``needs_word``: not even then — a reading that only
+    leans needs a word for the operation beside it). A comment is what follows a colon or dash or
+    stands in quotes (else the whole message); a revision's instruction is the whole message."""
     if kind not in _READ_KINDS:
         return None
-    kind = next((k for k, pattern in _OPERATION_WORDS if pattern.search(content)), kind)
+    said = next((k for k, pattern in _OPERATION_WORDS if pattern.search(content)), None)
+    if said is None and needs_word:
+        return None
+    kind = said or kind
     operation = _READ_KINDS.get(kind)
     text = content.strip()
     if operation is None or not text:

@@ -317,3 +317,9 @@ def test_the_bench_reads_the_shipped_bank_by_itself_and_times_a_reading_beside_t
     assert loo["at"]["0.90"]["right"] >= 0.95
     assert result["cost"]["read_p50_ms"] > 0 and result["cost"]["embed_p50_ms"] > 0
     assert "leave-one-out" in capsys.readouterr().out
+
+
+def test_a_reading_that_only_leans_makes_an_operation_only_with_a_word_that_names_it():
+    assert operation_read_as("comment", "use your tools: the total of 4 plus 5, said back", needs_word=True) is None
+    assert operation_read_as("rerun", "same request again please", needs_word=True) == TaskOperation(
+        "re_run_task", "last", "")
