@@ -253,7 +253,9 @@ class IntentRouter:
         if family == "loop_op" and kind == "list":  # "what have I got scheduled with you?": the status answer lists them
             return Intent("status", source="examples")
         if family == "plan" and intent.kind in ("task", "query") and intent.source == "rules":
-            return Intent("plan", source="examples")  # "hit https://…, and once you've got it, send a summary to https://…"
+            # "hit https://…, and once you've got it, send a summary to https://…"; the task stays
+            # what is done when no plan of several steps can be made of it
+            return Intent("plan", intent.capability, intent.parameters, source="examples")
         if family == "answer" and pending is not None:
             return Intent("answer", pending.capability, source="examples")
         if family == "task" and intent.kind == "plan":  # "调下 http://…，看看返回了几条": one request, its result shown
