@@ -141,17 +141,17 @@ def _check_embedding_model(model: str, key: str) -> None:
         raise ConfigError(f"{key}: {exc}") from exc
 
 
-def _semantic_examples(registry: CapabilityRegistry, config: FloraConfig) -> list:
+def _semantic_examples(registry: CapabilityRegistry, config: FloraConfig):
     """The labelled utterances messages are read by: the shipped bank, the configured files, and
     what each installed capability declares as its examples (``task/<name>``)."""
     from pathlib import Path
 
-    from capabilities.cognition.semantic import SHIPPED, Utterance, load_bank
+    from capabilities.cognition.semantic import SHIPPED, ExampleBank, Utterance, load_bank
 
     bank = load_bank([SHIPPED, *(Path(p) for p in config.understanding.examples_files)])
     declared = [Utterance(" ".join(example.split()), "task", spec.name)
                 for spec in registry.executables() if spec.routable for example in spec.examples if example.strip()]
-    return bank + declared
+    return ExampleBank.of(bank + declared)
 
 
 def _semantic_reader(registry: CapabilityRegistry, config: FloraConfig):
@@ -160,7 +160,7 @@ def _semantic_reader(registry: CapabilityRegistry, config: FloraConfig):
     from capabilities.memory.embedding import get_embedder
 
     return SemanticReader(get_embedder(config.understanding.embedding_model),
-                          registry.get_capability("semantic_examples"))
+                          list(registry.get_capability("semantic_examples").utterances))
 
 
 def _memory(registry: CapabilityRegistry, config: FloraConfig):

@@ -33,7 +33,8 @@ from typing import Callable
 
 from capabilities.memory.results import memory_meta
 from capabilities.cognition.personas import choice_of, refusal, task_meta
-from capabilities.cognition.semantic import LEANS, Reading, covered
+from capabilities.cognition import semantic
+from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
 from capabilities.routing.task_operations import operation_read_as
@@ -78,14 +79,9 @@ class PlanDesk:
             return self._operate(msg, operation)
         plan = self._planner.plan(msg["content"], msg.get("memories"))
         if plan is not None and reading is not None and reading.sure() and reading.family not in ("plan", "task", "loop") \
-                and all(self._knows(step.capability) for step in plan.steps):
+                and all(semantic.knows(self._registry, step.capability) for step in plan.steps):
             return None  # a comma, a "then" inside what reads as one thing: understanding decides
         return self.start(msg, plan) if plan is not None else None
-
-    def _knows(self, capability: str) -> bool:
-        """Whether the labelled examples know ``capability`` (semantic.covered)."""
-        examples = self._registry.get_capability("semantic_examples", None)
-        return examples is not None and capability in covered(examples)
 
     def start(self, request: m.AgentTask, plan: Plan | dict, meta: dict | None = None) -> list[Out]:
         """Record the plan task and hand it to the group."""

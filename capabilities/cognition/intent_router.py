@@ -88,7 +88,6 @@ class IntentRouter:
     def __init__(self, router: TaskRouter, llm=None):
         self._router = router
         self._llm = llm
-        self._covered: frozenset[str] | None = None  # what the labelled examples know (examples_know)
 
     @property
     def has_model(self) -> bool:
@@ -102,12 +101,7 @@ class IntentRouter:
         """Whether the labelled examples know ``capability`` by enough of its requests for their
         reading to overrule a task of it (semantic.covered): a plugin's capability they have
         never seen said is the rules' and the model's to read."""
-        if capability is None:
-            return True
-        if self._covered is None:
-            examples = self._router.registry.get_capability("semantic_examples", None)
-            self._covered = semantic.covered(examples) if examples is not None else frozenset()
-        return capability in self._covered
+        return semantic.knows(self._router.registry, capability)
 
     def within(self, allowed) -> "IntentRouter":
         """The same reading, choosing only among ``allowed`` capabilities (a persona's

@@ -116,6 +116,29 @@ def covered(bank: Iterable[Utterance], at_least: int = KNOWN_AT) -> frozenset[st
     return frozenset(name for name, n in counts.items() if n >= at_least)
 
 
+@dataclass(frozen=True)
+class ExampleBank:
+    """The utterances a deployment's messages are read by (the registry's ``semantic_examples``),
+    with the capabilities they know worked out once."""
+
+    utterances: tuple[Utterance, ...]
+    known: frozenset[str]
+
+    @classmethod
+    def of(cls, utterances: Iterable[Utterance]) -> "ExampleBank":
+        kept = tuple(utterances)
+        return cls(kept, covered(kept))
+
+
+def knows(registry, capability: str | None) -> bool:
+    """Whether the registry's example bank knows ``capability`` well enough for a reading to
+    overrule a task of it (None: no capability to weigh, so yes; no bank: no)."""
+    if capability is None:
+        return True
+    bank = registry.get_capability("semantic_examples", None)
+    return bank is not None and capability in bank.known
+
+
 def load_bank(paths: Iterable[Path]) -> list[Utterance]:
     """The labelled utterances in ``paths`` (files, or folders of ``*.jsonl``), in order."""
     out: list[Utterance] = []
@@ -161,6 +184,7 @@ class SemanticReader:
         self._bank = bank
         self._k = min(k, len(bank))
         self._vectors = _bank_vectors(embedder, bank, cache_dir)
+        self._families = np.array([u.family for u in bank])
 
     def __len__(self) -> int:
         return len(self._bank)
@@ -169,7 +193,7 @@ class SemanticReader:
         """The reading of ``text``; None for an empty message. ``impossible``: families the
         person's situation rules out (no task to operate on, no loop task, no question
         waiting), whose examples do not vote."""
-        text = " ".join(text.split())[:MAX_CHARS]
+        text = _clean(text)
         if not text:
             return None
         vector = self._embedder.embed_queries([text])[0]
@@ -190,12 +214,11 @@ class SemanticReader:
     def read_vector(self, vector: np.ndarray, *, impossible: Iterable[str] = (), leave_out: int | None = None) -> Reading:
         """``leave_out``: an example of the bank that does not vote (to read the bank by itself)."""
         scores = self._vectors @ vector
-        ruled_out = [i for i, u in enumerate(self._bank) if u.family in set(impossible)] if impossible else []
-        if leave_out is not None:
-            ruled_out.append(leave_out)
-        if ruled_out:
-            scores = scores.copy()
-            scores[ruled_out] = -2.0  # below any cosine: never among the nearest
+        impossible = list(impossible)
+        if impossible or leave_out is not None:
+            scores = np.where(np.isin(self._families, impossible), -2.0, scores)  # below any cosine: never nearest
+            if leave_out is not None:
+                scores[leave_out] = -2.0
         nearest = np.argpartition(-scores, self._k - 1)[:self._k]
         top = float(scores[nearest].max())
         votes: dict[str, float] = defaultdict(float)
@@ -214,9 +237,13 @@ class SemanticReader:
 
     def neighbours(self, text: str, n: int = 5) -> list[tuple[Utterance, float]]:
         """The ``n`` nearest examples with their cosines (to show why a message read as it did)."""
-        vector = self._embedder.embed_queries([" ".join(text.split())[:MAX_CHARS]])[0]
+        vector = self._embedder.embed_queries([_clean(text)])[0]
         scores = self._vectors @ vector
         return [(self._bank[i], float(scores[i])) for i in np.argsort(-scores)[:n]]
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())[:MAX_CHARS]
 
 
 # --------------------------------------------------------------------------- bank vectors

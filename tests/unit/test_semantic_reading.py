@@ -323,3 +323,18 @@ def test_a_reading_that_only_leans_makes_an_operation_only_with_a_word_that_name
     assert operation_read_as("comment", "use your tools: the total of 4 plus 5, said back", needs_word=True) is None
     assert operation_read_as("rerun", "same request again please", needs_word=True) == TaskOperation(
         "re_run_task", "last", "")
+
+
+def test_a_capability_the_examples_do_not_know_is_never_overruled(intents):
+    unknown = Intent("task", "crash_the_model")  # a plugin's: no example of it in the bank
+    assert intents.second_opinion("crash the model, please", unknown, sure("command", "switch_model", 0.95)) is unknown
+    assert intents.examples_know("http_request") and not intents.examples_know("crash_the_model")
+    assert intents.examples_know(None)
+
+
+def test_installed_capabilities_add_their_declared_examples_to_the_bank():
+    registry = build_registry(FloraConfig(), llm=None)
+    bank = registry.get_capability("semantic_examples")
+    declared = {u.text for u in bank.utterances if u.kind == "dify_workflow"}
+    assert set(registry.get_executable("dify_workflow").examples) <= declared
+    assert "dify_workflow" in bank.known
