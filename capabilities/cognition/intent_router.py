@@ -37,7 +37,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from capabilities.cognition import cues, semantic
+from capabilities.cognition import cues, semantic, world
 from capabilities.cognition.semantic import Reading
 from capabilities.context.answers import is_help, sounds_like_request, urls
 from capabilities.memory import recalled
@@ -127,11 +127,11 @@ class IntentRouter:
         best = self._router.confident(text)
         if best is None:
             return self._mcp_fallback(text) or self._steps_of_unsure(text)  # an MCP tool that clearly does it
-        if cues.needs_the_world(text) and best.score < CLAIMED:
+        if world.needs_the_world(text) and best.score < CLAIMED:
             return None  # "restart the web server": a keyword alone does not make it this capability's
         if cues.is_question(text) and not self._router.has_evidence_beyond_name(best.spec, text):
             return None  # "what does a shell do?": a question that names a tool is not a request to run it
-        if cues.asks_how_it_works(text) and not self._values_in(best.spec, text):
+        if world.asks_how_it_works(text) and not self._values_in(best.spec, text):
             return None  # "数据库索引为什么能让查询变快？": how a thing works, asked of no data of the person's
         beyond = best.spec.name != AGENT and asks_beyond(self._router, text, best.spec)  # the agent plans itself
         kind = "plan" if beyond else _task_kind(text)
@@ -145,7 +145,7 @@ class IntentRouter:
         """A ``plan`` when a capability with a keyword in the message is one step of several
         though none is sure ("把 https://… 的数据抓下来，再查下库里的价格"), else None."""
         ranked = self._router.rank(text)
-        if not ranked or ranked[0].score < CONFIDENT_SCORE or ranked[0].spec.name == AGENT or cues.needs_the_world(text):
+        if not ranked or ranked[0].score < CONFIDENT_SCORE or ranked[0].spec.name == AGENT or world.needs_the_world(text):
             return None
         return Intent("plan") if asks_beyond(self._router, text, ranked[0].spec) else None
 
@@ -228,7 +228,7 @@ class IntentRouter:
         if not reading.sure(needed):
             return intent
         if cues.conversation_only(text) or text.lstrip().startswith("/") or intent.kind == "unsupported" \
-                and reading.family == "chat" or intent.kind == "chat" and cues.computes_on_given_figures(text):
+                and reading.family == "chat" or intent.kind == "chat" and world.computes_on_given_figures(text):
             return intent  # certain; an invented answer is worse than a refusal; every figure is given
         family, kind = reading.family, reading.kind
         if family == "chat" and not urls(text):  # chat cannot look at an address: that stays a capability's
@@ -313,20 +313,20 @@ class IntentRouter:
             kind = "chat"
         if kind == "answer":
             return Intent("answer", pending.capability, source="llm")
-        if capability == AGENT and cues.beyond_this_machine(text) \
+        if capability == AGENT and world.beyond_this_machine(text) \
                 and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # a cluster, a mailbox, a ticket elsewhere: no tool here reaches it
         if capability == AGENT and AGENT in names:  # the tool-using loop: it finds out itself what it can do
             spec = next(s for s in specs if s.name == AGENT)
             return Intent("task", AGENT, self._router.extract_parameters(spec, text), source="llm")
-        if kind != "answer" and cues.needs_the_world(text) \
+        if kind != "answer" and world.needs_the_world(text) \
                 and not cues.asks_about_flora(text) and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # only a capability could know or do it: never made up
         if kind == "chat" and (cues.vague_request(text) or (urls(text) and self._router.rank(text))):
             kind = "clarify"  # chat cannot see an address: what is there is a capability's to fetch
         if kind == "chat" and cues.asks_about_flora(text):
             kind = "status"
-        if kind == "unsupported" and (cues.computes_on_given_figures(text) or cues.asks_how_it_works(text)):
+        if kind == "unsupported" and (world.computes_on_given_figures(text) or world.asks_how_it_works(text)):
             kind = "chat"  # "I earn 6200 and save 15%, how much a year?", "how does k8s restart a pod?"
         chosen = next((s for s in specs if s.name == capability), None)
         if chosen is not None and chosen.asked_for_by_name \
@@ -342,7 +342,7 @@ class IntentRouter:
         if kind == "plan":
             return Intent("plan", source="llm")
         if kind == "clarify" or capability not in names:  # a task, but which? the person chooses (or says it was not one)
-            if cues.needs_the_world(text):
+            if world.needs_the_world(text):
                 return self._unsupported(text, "llm")
             ranked = self._router.rank(text)
             specs_offered = [c.spec for c in ranked] or self._router.routable()
@@ -356,7 +356,7 @@ class IntentRouter:
             return Intent("answer", pending.capability)
         if cues.asks_about_flora(text):
             return Intent("status")
-        if cues.needs_the_world(text) and self._router.confident(text, min_score=CLAIMED) is None:
+        if world.needs_the_world(text) and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text)
         ranked = self._router.rank(text)
         if ranked:

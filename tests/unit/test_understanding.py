@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from capabilities.cognition import cues
+from capabilities.cognition import cues, world
 from capabilities.cognition.intent_router import IntentRouter, Pending, prompt, reply_language
 from capabilities.llm.base import LLMUnavailable
 from capabilities.llm.fake import ScriptedLLM
@@ -86,7 +86,7 @@ def test_ordinary_messages_are_not_commands(text):
                                   "did I get an email from the landlord?", "have I heard back from Acme?", "我收到物业的通知了吗",
                                   "王经理回复我了吗", "下周一我有哪些安排", "what meetings do I have on Friday?"])
 def test_questions_about_the_persons_own_records_are_recognised(text):
-    assert cues.asks_about_own_records(text)
+    assert world.asks_about_own_records(text)
 
 
 @pytest.mark.parametrize("text", ["Tell me a fun fact about octopuses", "what's 17 times 23?", "今天心情不太好",
@@ -94,7 +94,7 @@ def test_questions_about_the_persons_own_records_are_recognised(text):
                                   "have I answered your question?", "你收到我的消息了吗", "我有什么会做的菜推荐吗",
                                   'how do you say "where is my parcel?" in French'])
 def test_general_questions_are_not_about_own_records(text):
-    assert not cues.asks_about_own_records(text)
+    assert not world.asks_about_own_records(text)
 
 
 @pytest.mark.parametrize("text, expected", [("北京明天天气怎么样", True), ("what's the weather?", True),
@@ -345,7 +345,7 @@ def test_other_questions_are_not_about_flora_s_abilities(text):
     "上海飞北京最晚的航班几点", "那台数据库服务器的内存是不是满了",
 ])
 def test_acts_on_the_persons_things_and_the_live_world_need_a_capability(text):
-    assert cues.needs_the_world(text)
+    assert world.needs_the_world(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -353,7 +353,7 @@ def test_acts_on_the_persons_things_and_the_live_world_need_a_capability(text):
     "I feel cold today", "会议纪要帮我整理一下", "这个bug怎么修", "我明天要开会，好紧张", "Jira 和禅道哪个好用",
 ])
 def test_advice_and_talk_about_the_same_things_do_not(text):
-    assert not cues.needs_the_world(text)
+    assert not world.needs_the_world(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -363,7 +363,7 @@ def test_advice_and_talk_about_the_same_things_do_not(text):
     "arrange an interview with the candidate for Monday", "file a jira bug about the broken export",
 ])
 def test_purchases_machines_meetings_and_records_said_in_other_words_need_a_capability(text):
-    assert cues.needs_the_world(text)
+    assert world.needs_the_world(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -372,7 +372,7 @@ def test_purchases_machines_meetings_and_records_said_in_other_words_need_a_capa
     "what's a good way to set up a meeting agenda?", "remind me to arrange a call with Tom at 5",
 ])
 def test_talk_about_purchases_machines_and_meetings_does_not(text):
-    assert not cues.needs_the_world(text)
+    assert not world.needs_the_world(text)
 
 
 @pytest.mark.parametrize("text", [

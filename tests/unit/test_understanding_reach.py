@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from capabilities.cognition import cues
+from capabilities.cognition import cues, world
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.llm.fake import ScriptedLLM
 from capabilities.routing.task_router import TaskRouter
@@ -197,9 +197,9 @@ def test_the_db_named_as_such_is_the_database_capability(said):
                                   "写个脚本检查一下服务器的磁盘", "write me a python script that pings our servers",
                                   "买了4本书，每本25块，一共多少钱", "my rent is 3000 and I earn 9000, what's left after 2 months?"])
 def test_knowledge_code_and_sums_on_given_figures_are_not_the_persons_world(said):
-    assert not cues.needs_the_world(said)
+    assert not world.needs_the_world(said)
 
 
 @pytest.mark.parametrize("said", ["why is my flight delayed?", "我的航班为什么取消了", "why is the staging server down?"])
 def test_the_persons_own_things_stay_their_world_when_asked_why(said):
-    assert cues.needs_the_world(said)
+    assert world.needs_the_world(said)
