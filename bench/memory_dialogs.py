@@ -3,6 +3,7 @@ restart Flora, ask — and chat latency with memory on and off beside the raw mo
 
     .venv/bin/python bench/memory_dialogs.py                 # every dialog of bench/memory/dialogs.jsonl
     .venv/bin/python bench/memory_dialogs.py --limit 6 --json out.json
+    .venv/bin/python bench/memory_dialogs.py --distil-wait 2400   # a slow machine: wait longer for distilling
 
 One Flora (``main.start_flora``, the packaged model unless ``--model`` / ``--config`` say
 otherwise) on a fresh data directory; each dialog is a person of its own:
@@ -42,7 +43,7 @@ from bench.conversation_score import percentile  # noqa: E402
 DIALOGS_FILE = ROOT / "bench" / "memory" / "dialogs.jsonl"
 TARGET_RIGHT = 0.90
 TARGET_ON_OFF = 1.25
-DISTIL_WAIT_S = 900.0
+DISTIL_WAIT_S = 900.0  # default of --distil-wait
 DEFAULT_TIMEOUT_S = 180.0
 
 
@@ -158,7 +159,7 @@ def run(args) -> dict:
             llm = flora.config.llm
             progress(f"{len(dialogs)} dialogs; llm {llm.backend} {llm.model_path or llm.model}; data in {data_dir}")
             before_ms = tell(flora, dialogs, users, args.timeout, progress)
-            left = wait_distilled(flora.config, DISTIL_WAIT_S, progress)
+            left = wait_distilled(flora.config, args.distil_wait, progress)
         finally:
             flora.shutdown()
         progress("restarting Flora")
@@ -227,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", help="a packaged model by name (default: the configured one)")
     p.add_argument("--config", help="a Flora config file (its timeouts and threads are kept)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds to wait for each reply")
+    p.add_argument("--distil-wait", type=float, default=DISTIL_WAIT_S,
+                   help="seconds to wait for every told turn to be distilled before the restart (a slow machine, "
+                        "with each fact's questions written, needs more)")
     p.add_argument("--no-raw", action="store_true", help="skip the raw llama.cpp comparison")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
