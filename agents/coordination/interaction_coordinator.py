@@ -261,8 +261,10 @@ class InteractionCoordinator:
             log.warning("no memories for msg_id=%s within %.0f s; going on without", request_id, RECALL_WAIT_S)
             outs.append(("agent", self.recalling.pop(request_id).task))
         late = [msg_id for msg_id, w in self.waiting.items() if w.deadline <= now]
-        for msg_id in late:
-            self.recalling.pop(msg_id, None)
+        for msg_id in late:  # the person is told it took too long; new work still waiting for its memories goes on without
+            recalling = self.recalling.pop(msg_id, None)
+            if recalling is not None and recalling.task is not None:
+                outs.append(("agent", recalling.task))
         return outs + [out for msg_id in late for out in self.expire(
             msg_id, "Flora did not finish in time; the task goes on and its result is kept.")]
 

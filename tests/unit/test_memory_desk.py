@@ -113,6 +113,26 @@ def test_recall_carries_scores_and_new_work_waits_for_it_but_not_longer_than_the
     assert desk.on_memory_reply({**reply, "request_id": "msg_b"}) == []  # too late: it went on without
 
 
+def test_work_whose_reply_is_overdue_before_its_memories_came_still_goes_on(store):
+    """A reply timeout shorter than the wait for memories: the person is told, and the task,
+    which the timeout reply says goes on, is handed to the agent instead of dropped."""
+    class FrontDesk:
+        def handle_user_input(self, msg):
+            from capabilities.context.conversation_manager import Decision
+            return Decision("new_task", needs_backend=True, content=msg["content"])
+
+    desk = InteractionCoordinator(FrontDesk(), memory_store=store, reply_timeout_s=0.5)
+    outs = desk.on_user_input(m.user_input(user_id="alice", content="recommend a drink", msg_id="msg_a"))
+    assert [(to, out["op"]) for to, out in outs] == [("memory", "recall")]
+    outs = desk.expire_overdue(time.monotonic() + 1.0)  # past the reply timeout, not past RECALL_WAIT_S
+    assert sorted(to for to, _ in outs) == ["agent", "reply"]
+    task = next(out for to, out in outs if to == "agent")
+    told = next(out for to, out in outs if to == "reply")
+    assert task["msg_id"] == "msg_a" and "memories" not in task
+    assert told["error_type"] == "timeout" and told["task_id"] == task["task_id"]
+    assert desk.expire_overdue(time.monotonic() + 10) == []  # handed on once
+
+
 # -- waiting for a pause in the conversation -------------------------------------------------
 
 def test_the_pause_is_counted_from_the_last_sign_of_conversation():
