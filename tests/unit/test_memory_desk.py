@@ -90,17 +90,20 @@ def test_requests_when_memory_is_off_or_down_say_so(store):
     assert "不可用" in memory_answer(down, "zh") and "memory.enabled" in memory_answer(off, "en")
 
 
+class NewWorkDesk:
+    """A front desk that makes every message new work."""
+
+    def handle_user_input(self, msg):
+        from capabilities.context.conversation_manager import Decision
+        return Decision("new_task", needs_backend=True, content=msg["content"])
+
+
 def test_recall_carries_scores_and_new_work_waits_for_it_but_not_longer_than_the_wait(store):
     reply = MemoryDesk(ScriptedMemory(), store).on_request(
         m.memory_request(op="recall", tenant_id="acme", user_id="alice", query="what do I drink?", request_id="r1"))
     assert reply["memories"][0]["fact"] == "Likes green tea" and reply["memories"][0]["score"] == 0.83
 
-    class FrontDesk:
-        def handle_user_input(self, msg):
-            from capabilities.context.conversation_manager import Decision
-            return Decision("new_task", needs_backend=True, content=msg["content"])
-
-    desk = InteractionCoordinator(FrontDesk(), memory_store=store)
+    desk = InteractionCoordinator(NewWorkDesk(), memory_store=store)
     outs = desk.on_user_input(m.user_input(user_id="alice", content="recommend a drink", msg_id="msg_a"))
     assert [(to, out["op"]) for to, out in outs] == [("memory", "recall")]
     (to, task), = desk.on_memory_reply({**reply, "request_id": "msg_a"})
@@ -116,12 +119,7 @@ def test_recall_carries_scores_and_new_work_waits_for_it_but_not_longer_than_the
 def test_work_whose_reply_is_overdue_before_its_memories_came_still_goes_on(store):
     """A reply timeout shorter than the wait for memories: the person is told, and the task,
     which the timeout reply says goes on, is handed to the agent instead of dropped."""
-    class FrontDesk:
-        def handle_user_input(self, msg):
-            from capabilities.context.conversation_manager import Decision
-            return Decision("new_task", needs_backend=True, content=msg["content"])
-
-    desk = InteractionCoordinator(FrontDesk(), memory_store=store, reply_timeout_s=0.5)
+    desk = InteractionCoordinator(NewWorkDesk(), memory_store=store, reply_timeout_s=0.5)
     outs = desk.on_user_input(m.user_input(user_id="alice", content="recommend a drink", msg_id="msg_a"))
     assert [(to, out["op"]) for to, out in outs] == [("memory", "recall")]
     outs = desk.expire_overdue(time.monotonic() + 1.0)  # past the reply timeout, not past RECALL_WAIT_S
