@@ -54,10 +54,10 @@ DEFAULT_RETRY_BACKOFF_MAX_S = 10.0
 DEFAULT_PLAN_CONCURRENCY = 4
 DEFAULT_PLAN_WORKERS = 8
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"  # capabilities/memory/embedding.py's catalogue
+DEFAULT_MEMORY_EMBEDDING_MODEL = "multilingual-e5-small+use"  # e5 and USE side by side (docs/memory.md)
 DEFAULT_MEMORY_TOP_K = 5
 DEFAULT_MEMORY_MIN_SCORE = 0.0  # a cosine similarity; 0 keeps the top_k nearest whatever they are
 DEFAULT_MAX_FACT_CHARS = 2000
-DEFAULT_DEDUP_THRESHOLD = 0.95
 DEFAULT_QUESTIONS_PER_LANGUAGE = 2  # questions a fact answers, stored beside it (capabilities/memory/questions.py); 0: facts alone
 DEFAULT_AGENT_MAX_STEPS = 8  # tool calls of one agent task
 DEFAULT_AGENT_MAX_SECONDS = 300.0  # running time of one agent task (waiting for the person not counted)
@@ -490,11 +490,13 @@ class MemoryConfig(_Section):
     backend: Literal["embedded", "chroma_http"] = "embedded"  # embedded: <data_dir>/memory (or path)
     path: str = ""  # backend embedded: where Chroma keeps its files; empty: <data_dir>/memory
     chroma_url: str = ""  # backend chroma_http: http://host:port of the Chroma server
-    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    # changing it re-embeds each person's memories from their text when they are next used
+    embedding_model: str = DEFAULT_MEMORY_EMBEDDING_MODEL
     top_k: int = Field(DEFAULT_MEMORY_TOP_K, ge=1, le=50)  # memories put into a prompt
     min_score: float = Field(DEFAULT_MEMORY_MIN_SCORE, ge=-1, le=1)  # a recalled memory scores at least this
     max_fact_chars: int = Field(DEFAULT_MAX_FACT_CHARS, ge=100, le=100_000)  # longer facts are stored cut, with a note
-    dedup_threshold: float = Field(DEFAULT_DEDUP_THRESHOLD, gt=0, le=1)  # this similar to an old fact: merged into it
+    # this similar to an old fact: merged into it; empty: the embedding model's own (0.965 for the default)
+    dedup_threshold: float | None = Field(None, gt=0, le=1)
     # each new fact is stored with this many questions it answers in English and as many in
     # Chinese, written by the model; recall matches them too (0: facts alone)
     questions_per_language: int = Field(DEFAULT_QUESTIONS_PER_LANGUAGE, ge=0, le=3)

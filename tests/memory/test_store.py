@@ -1,4 +1,4 @@
-"""MemoryStore on a real embedded Chroma with the real multilingual-e5-small model."""
+"""MemoryStore on a real embedded Chroma with the real packaged embedding models (memory's default)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from capabilities.memory.store import MemoryStore
+from capabilities.memory.embedding import get_embedder
+from capabilities.memory.store import COLLECTION_PREFIX, MemoryStore, _collection_name, _earlier_names
 
 T, U = "acme", "li"
 
@@ -41,6 +42,14 @@ def test_a_near_duplicate_merges_into_the_old_record(store):
     assert again.record.memory_id == first.record.memory_id
     assert again.record.source_message_ids == ("m1", "m2") and again.record.confidence == 0.9
     assert store.count(T, U) == 1
+
+
+@pytest.mark.parametrize("old, new", [("I have a cat named Mochi", "I have a dog named Mochi"),
+                                      ("我喜欢喝绿茶", "我喜欢喝红茶"), ("My sister lives in Toronto", "My brother lives in Toronto")])
+def test_a_different_fact_of_the_same_shape_is_kept_apart(store, old, new):
+    remember(store, old)
+    assert remember(store, new).action == "created"
+    assert store.count(T, U) == 2
 
 
 def test_the_same_text_merges_even_in_another_case(store):
@@ -126,6 +135,48 @@ def test_memories_survive_reopening_the_store(embedder, tmp_path):
     again = MemoryStore(embedder, path=tmp_path / "memory")
     assert again.get(T, U, made.memory_id) == made
     assert again.seen_sources(T, U, ["m1", "m2"]) == {"m1"}
+
+
+def test_memories_kept_with_another_embedding_model_are_re_embedded_on_first_use(embedder, tmp_path):
+    """memory.embedding_model changed (or Flora upgraded to another default): a person's
+    memories and their questions move to the new model's collections, embedded anew from their
+    text, and the old collections go; other people's move when they are next used."""
+    import chromadb
+    from chromadb.config import Settings
+
+    e5 = get_embedder("multilingual-e5-small")
+    old = MemoryStore(e5, path=tmp_path / "memory")
+    cat = remember(old, "I have a cat named Mochi", subject="pet", source_message_ids=["m1"]).record
+    old.set_questions(T, U, cat.memory_id, ["What pet do I have?", "我养了什么宠物？"])
+    remember(old, "我在杭州工作", subject="work city")
+    remember(old, "I play the cello", user="bob")
+    del old
+
+    new = MemoryStore(embedder, path=tmp_path / "memory")
+    assert new.get(T, U, cat.memory_id) == cat
+    assert new.questions(T, U, cat.memory_id) == ["What pet do I have?", "我养了什么宠物？"]
+    assert new.recall(T, U, "what animal lives with me?", 1)[0].record.memory_id == cat.memory_id
+    assert sorted(r.fact for r in new.list(T, U)) == ["I have a cat named Mochi", "我在杭州工作"]
+    names = {c.name for c in chromadb.PersistentClient(path=str(tmp_path / "memory"),
+                                                        settings=Settings(anonymized_telemetry=False)).list_collections()}
+    assert _collection_name(T, U, COLLECTION_PREFIX, e5.name) not in names
+    assert _collection_name(T, U, COLLECTION_PREFIX, embedder.name) in names
+    assert _collection_name(T, "bob", COLLECTION_PREFIX, e5.name) in names  # not used yet
+    assert [r.fact for r in new.list(T, "bob")] == ["I play the cello"]
+    assert _collection_name(T, "bob", COLLECTION_PREFIX, e5.name) not in {
+        c.name for c in chromadb.PersistentClient(path=str(tmp_path / "memory"),
+                                                  settings=Settings(anonymized_telemetry=False)).list_collections()}
+
+
+def test_memories_from_before_collections_named_their_model_are_kept(embedder, tmp_path):
+    """Collections were once named by the person alone (then always multilingual-e5-small's)."""
+    e5 = get_embedder("multilingual-e5-small")
+    old = MemoryStore(e5, path=tmp_path / "memory")
+    made = remember(old, "My daughter's name is Xiaomei", subject="daughter", kind="relation").record
+    legacy = _earlier_names(T, U, COLLECTION_PREFIX, e5.name)[0]
+    old._person_collection(T, U).modify(name=legacy)  # as an earlier version left it
+    del old
+    assert MemoryStore(embedder, path=tmp_path / "memory").get(T, U, made.memory_id) == made
 
 
 def test_an_empty_fact_or_scope_is_refused(store):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -32,14 +33,24 @@ def test_quick_run_reports_recall_latency_size_and_throughput(tmp_path, capsys):
     out = tmp_path / "memory.json"
     result = bench.main(["--quick", "--json", str(out)])
     assert json.loads(out.read_text(encoding="utf-8"))["quick"] is True
-    figures = result["recall"]["multilingual-e5-small"]
+    figures = result["recall"]["multilingual-e5-small+use"]
     assert 0.0 <= figures["recall@5"] <= 1.0 and "bm25" in result["recall"]
     row = result["latency"][0]
     assert row["memories"] == 100 and row["recall_p99_ms"] >= row["recall_p50_ms"] > 0
     assert row["chroma_p50_ms"] > 0 and row["bytes_per_memory"] > 0
-    assert result["throughput"]["multilingual-e5-small"]["batch32_per_s"] > 0
+    assert result["throughput"]["multilingual-e5-small+use"]["batch32_per_s"] > 0
+    dedup = result["calibration"]["multilingual-e5-small+use"]["dedup"]
+    assert dedup["pairs"] >= 10 and dedup["same_min"] > dedup["other_max"]  # the pairs part cleanly
     printed = capsys.readouterr().out
-    assert "recall@5" in printed and "bytes/mem" in printed and "targets" in printed
+    assert "recall@5" in printed and "bytes/mem" in printed and "targets" in printed and "calibration" in printed
+
+
+def test_the_labelled_pairs_cover_both_uses_both_answers_and_both_languages():
+    pairs = [json.loads(line) for line in bench.PAIRS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for use in ("dedup", "forget"):
+        chosen = [p for p in pairs if p["use"] == use]
+        assert {p["same"] for p in chosen} == {True, False} and len(chosen) >= 15
+        assert any(re.search(r"[\u4e00-\u9fff]", p["a"]) for p in chosen)
 
 
 def test_an_answer_tied_with_other_facts_is_ranked_in_the_middle_of_them():
