@@ -250,23 +250,27 @@ class MemoryStore:
     def _move_into(self, client, earlier: str, collection) -> None:
         """Move what a collection of this person's made with another embedding model holds into
         ``collection``, embedded anew from its text; the old one goes once all of it is in (a
-        crash before that leaves it, and the next opening moves it again: ids make it idempotent)."""
-        old = self._call(lambda: _existing(client, earlier))
-        if old is None:
-            return
+        crash before that leaves it, and the next opening moves it again: ids make it idempotent;
+        another process moving it at the same time drops it first, and this one stops there)."""
+        from chromadb.errors import NotFoundError
+
         moved, offset = 0, 0
-        while True:
-            page = self._call(lambda: old.get(limit=PAGE, offset=offset, include=["documents", "metadatas"]))
-            if page["ids"]:
-                vectors = self._embedder.embed_passages(list(page["documents"]))
-                self._call(lambda: collection.upsert(ids=page["ids"], documents=page["documents"],
-                                                     metadatas=page["metadatas"],
-                                                     embeddings=[v.tolist() for v in vectors]))
-                moved += len(page["ids"])
-            if len(page["ids"]) < PAGE:
-                break
-            offset += PAGE
-        self._call(lambda: client.delete_collection(earlier))
+        try:
+            old = self._call(lambda: client.get_collection(earlier, embedding_function=None))
+            while True:
+                page = self._call(lambda: old.get(limit=PAGE, offset=offset, include=["documents", "metadatas"]))
+                if page["ids"]:
+                    vectors = self._embedder.embed_passages(list(page["documents"]))
+                    self._call(lambda: collection.upsert(ids=page["ids"], documents=page["documents"],
+                                                         metadatas=page["metadatas"],
+                                                         embeddings=[v.tolist() for v in vectors]))
+                    moved += len(page["ids"])
+                if len(page["ids"]) < PAGE:
+                    break
+                offset += PAGE
+            self._call(lambda: client.delete_collection(earlier))
+        except NotFoundError:  # none there, or another process has just moved it
+            return
         log.info("memory collection %s re-embedded with %s: %d entries moved to %s", earlier,
                  self._embedder.name, moved, collection.name)
 
@@ -535,10 +539,13 @@ class MemoryStore:
 
 def _means_unavailable(exc: Exception) -> bool:
     """A dropped or failing Chroma: transport errors, Chroma's own errors, disk errors, and the
-    plain Exception chromadb's HTTP client raises for a 5xx without an error body."""
+    plain Exception chromadb's HTTP client raises for a 5xx without an error body. A collection
+    that is not there is an answer, not a failure."""
     import httpx
-    from chromadb.errors import ChromaError
+    from chromadb.errors import ChromaError, NotFoundError
 
+    if isinstance(exc, NotFoundError):
+        return False
     return isinstance(exc, (httpx.HTTPError, ChromaError, OSError)) or type(exc) is Exception
 
 
@@ -552,16 +559,6 @@ def _collection_name(tenant_id: str, user_id: str, prefix: str, model: str) -> s
     """A person's collection for vectors of embedding model ``model``."""
     _person(tenant_id, user_id)  # both required
     return prefix + hashlib.sha256(f"{tenant_id}\x00{user_id}\x00{model}".encode()).hexdigest()[:40]
-
-
-def _existing(client, name: str):
-    """The collection named ``name``, or None where there is none."""
-    from chromadb.errors import NotFoundError
-
-    try:
-        return client.get_collection(name, embedding_function=None)
-    except NotFoundError:
-        return None
 
 
 def _earlier_names(tenant_id: str, user_id: str, prefix: str, model: str) -> list[str]:

@@ -39,6 +39,35 @@ def test_two_nodes_share_memories_through_the_server(embedder, chroma_server):
     assert node_b.seen_sources("acme", "shared-li", ["m7"]) == {"m7"}
 
 
+def test_two_nodes_moving_one_persons_memories_to_a_new_model_at_once_both_keep_serving(embedder, chroma_server):
+    """Both nodes upgraded: each finds the person's collection of the old model; whichever
+    reads or drops it after the other has moved it finds nothing there, which is an answer,
+    not an outage."""
+    from capabilities.memory.embedding import get_embedder
+    from capabilities.memory.store import COLLECTION_PREFIX, _collection_name
+
+    old = MemoryStore(get_embedder("multilingual-e5-small"), backend="chroma_http", url=chroma_server)
+    made = old.remember("acme", "moving-li", "I have a cat named Mochi", subject="pet").record
+    earlier = _collection_name("acme", "moving-li", COLLECTION_PREFIX, "multilingual-e5-small")
+    node_a = MemoryStore(embedder, backend="chroma_http", url=chroma_server)
+    node_b = MemoryStore(embedder, backend="chroma_http", url=chroma_server)
+    client = node_b._open()[0]
+    seen_before = client.get_collection(earlier, embedding_function=None)  # node b found it...
+
+    class LostTheRace:  # ...and node a moved it and dropped it meanwhile
+        def get_collection(self, name, **kwargs):
+            return seen_before
+
+        def delete_collection(self, name):
+            client.delete_collection(name)
+
+    assert node_a.get("acme", "moving-li", made.memory_id) == made
+    node_b._move_into(LostTheRace(), earlier, node_b._person_collection("acme", "moving-li"))
+    node_b.ping()  # not marked unavailable
+    assert node_b.get("acme", "moving-li", made.memory_id) == made
+    assert node_b.recall("acme", "moving-li", "what animal lives with me?", 1)[0].record == made
+
+
 def test_no_server_listening_is_memory_unavailable_at_once(embedder):
     store = MemoryStore(embedder, backend="chroma_http", url=f"http://127.0.0.1:{free_port()}")
     started = time.monotonic()
