@@ -30,20 +30,8 @@ the same message twice writes nothing new (``seen_sources`` / ``mark_sources``).
 Backends: ``embedded`` (``PersistentClient`` under ``<data_dir>/memory``) and
 ``chroma_http`` (``HttpClient`` for a Chroma server shared by several nodes).
 
-Embedded Chroma and fork: its native runtime keeps worker threads, and a process forked
-after Chroma was opened inherits the runtime without them; its first write waits forever.
-Thespian forks actor processes, so embedded Chroma must be opened only in a process that
-forks no MemoryActor afterwards (Flora's start-up never opens it before its actors are up).
-A store asked to open embedded Chroma in a process forked from one that had opened it
-refuses at once (``MemoryUnavailable``, naming both processes) instead of hanging.
-
-Exceptions::
-
-    MemoryError_
-    └── MemoryUnavailable   Chroma cannot be reached or answered with an error; callers
-                            degrade (reply without recall). After a failure the store
-                            refuses at once for ``retry_after_s`` instead of waiting on the
-                            network again.
+The connection itself (embedded or a server, failures and the back-off after them, embedded
+Chroma and fork) is chroma.py's; its ``MemoryError_`` / ``MemoryUnavailable`` are re-exported here.
 """
 
 from __future__ import annotations
@@ -51,34 +39,24 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal
-from urllib.parse import urlparse
 
 import numpy as np
 
+from capabilities.memory.chroma import RETRY_AFTER_S, ChromaConnection, MemoryError_, MemoryUnavailable, embedded_opened_in
 from capabilities.memory.embedding import Embedder
+
+__all__ = ["MemoryError_", "MemoryUnavailable", "MemoryStore", "MemoryRecord", "Recalled", "Remembered",
+           "embedded_opened_in"]
 
 log = logging.getLogger("flora.memory")
 
 COLLECTION_PREFIX = "flora_mem_"
 
-_embedded_opened_in: int | None = None  # the process that opened embedded Chroma, inherited by its forks
-# chromadb shares one native system per path among a process's clients, and creates it without
-# a lock: two stores opening the same path at once (two actors of one process) can each start
-# one, and the loser's clean-up stops the winner's. One opening at a time.
-_embedded_opening = threading.Lock()
-
-
-def embedded_opened_in() -> int | None:
-    """The id of the process whose memory image opened embedded Chroma (this one, or the one
-    this process was forked from); None if none did."""
-    return _embedded_opened_in
 QUESTIONS_PREFIX = "flora_memq_"  # a person's memories' questions
 SOURCES_COLLECTION = "flora_memory_sources"
 KINDS = ("name", "preference", "project", "relation", "recurring_need", "work", "personal", "other")
@@ -86,9 +64,6 @@ SINGLE_VALUED_KINDS = ("name",)  # a person has one name: a new one replaces the
 DEFAULT_MAX_FACT_CHARS = 2000
 HISTORY_KEPT = 10
 NEIGHBOURS = 8  # of the person's memories compared with a new fact
-CONNECT_TIMEOUT_S = 2.0
-REQUEST_TIMEOUT_S = 10.0
-RETRY_AFTER_S = 5.0
 PAGE = 500
 MAX_QUESTIONS = 8  # per memory; their ids are "<memory_id>.q<i>"
 # recall: a memory's score is (fact + QUESTION_WEIGHT * nearest question) / (1 + QUESTION_WEIGHT),
@@ -96,14 +71,6 @@ MAX_QUESTIONS = 8  # per memory; their ids are "<memory_id>.q<i>"
 # how it will be asked. Measured in bench/memory.py (docs/memory.md).
 QUESTION_WEIGHT = 0.5
 CANDIDATES = 4  # recall looks at this many times k memories by fact and by question, then ranks them
-
-
-class MemoryError_(Exception):  # trailing underscore: MemoryError is a builtin
-    """Base of the memory store's errors."""
-
-
-class MemoryUnavailable(MemoryError_):
-    """Chroma is unreachable or failed; the caller replies without memory."""
 
 
 @dataclass(frozen=True)
@@ -146,87 +113,33 @@ class MemoryStore:
                  path: str | Path = "", url: str = "", max_fact_chars: int = DEFAULT_MAX_FACT_CHARS,
                  dedup_threshold: float | None = None, forget_threshold: float | None = None,
                  retry_after_s: float = RETRY_AFTER_S, clock: Callable[[], float] = time.time):
-        if backend == "embedded" and not path:
-            raise ValueError("the embedded memory store needs a path")
-        if backend == "chroma_http" and not url:
-            raise ValueError("the chroma_http memory store needs a url")
+        self._chroma = ChromaConnection(backend, path=path, url=url, retry_after_s=retry_after_s,
+                                        on_failure=self._forget_handles)
         self._embedder = embedder
-        self._backend = backend
-        self._path = Path(path) if path else None
-        self._url = url
         self.max_fact_chars = max_fact_chars
         # None: the embedding model's own (Embedder.calibration)
         self._dedup = dedup_threshold or embedder.calibration.same_fact
         self._forget = forget_threshold or embedder.calibration.says_the_same
-        self._retry_after_s = retry_after_s
         self._clock = clock
-        self._lock = threading.Lock()
-        self._collections: tuple[Any, Any] | None = None  # (client, the distilled-sources collection)
+        self._sources: Any = None  # the distilled-sources collection
         self._people: dict[str, Any] = {}  # collection name -> a person's memories (or their questions)
-        self._failed_at: float | None = None
-        self._failure = ""
 
     # -- connection ------------------------------------------------------------------
     def _open(self) -> tuple[Any, Any]:
-        with self._lock:
-            if self._collections is not None:
-                return self._collections
-            if self._failed_at is not None and time.monotonic() - self._failed_at < self._retry_after_s:
-                raise MemoryUnavailable(self._failure)
-            try:
-                client = self._client()
-                sources = client.get_or_create_collection(SOURCES_COLLECTION, embedding_function=None)
-            except Exception as exc:  # noqa: BLE001 — chromadb raises many types; all mean "no memory now"
-                self._failed(exc)
-            self._collections = (client, sources)
-            self._failed_at = None
-            return self._collections
+        """The Chroma client and the distilled-sources collection (MemoryUnavailable if none)."""
+        client = self._chroma.client()
+        if self._sources is None:
+            self._sources = self._call(lambda: client.get_or_create_collection(SOURCES_COLLECTION,
+                                                                               embedding_function=None))
+        return client, self._sources
 
-    def _client(self):
-        import chromadb
-        from chromadb.config import Settings
-
-        settings = Settings(anonymized_telemetry=False, allow_reset=False)
-        if self._backend == "embedded":
-            global _embedded_opened_in
-            if _embedded_opened_in not in (None, os.getpid()):
-                raise RuntimeError(f"embedded Chroma was opened in process {_embedded_opened_in} before this "
-                                   f"process ({os.getpid()}) was forked from it; Chroma's runtime does not survive "
-                                   "a fork and would hang here (open it only after forking, or use "
-                                   "memory.backend: chroma_http)")
-            self._path.mkdir(parents=True, exist_ok=True)
-            with _embedded_opening:
-                client = chromadb.PersistentClient(path=str(self._path), settings=settings)
-            _embedded_opened_in = os.getpid()
-            return client
-        import httpx
-
-        parts = urlparse(self._url)
-        port = parts.port or (443 if parts.scheme == "https" else 8000)
-        # chromadb's client waits without limit; ask the server once with a short one first
-        httpx.get(f"{parts.scheme}://{parts.hostname}:{port}/api/v2/heartbeat", timeout=CONNECT_TIMEOUT_S).raise_for_status()
-        client = chromadb.HttpClient(host=parts.hostname, port=port, ssl=parts.scheme == "https", settings=settings)
-        session = getattr(getattr(client, "_server", None), "_session", None)
-        if session is not None:  # chromadb 1.5's FastAPI client: bound every later request too
-            session.timeout = httpx.Timeout(REQUEST_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
-        return client
-
-    def _failed(self, exc: BaseException):
-        where = str(self._path) if self._backend == "embedded" else self._url
-        self._failure = f"memory store ({self._backend} at {where}) unavailable: {type(exc).__name__}: {exc}"
-        self._failed_at = time.monotonic()
-        self._collections = None
+    def _forget_handles(self) -> None:
+        """After a failure: collections are looked up again on the next connection."""
+        self._sources = None
         self._people.clear()
-        raise MemoryUnavailable(self._failure) from exc
 
     def _call(self, fn: Callable[[], Any]) -> Any:
-        try:
-            return fn()
-        except Exception as exc:
-            if not _means_unavailable(exc):
-                raise
-            with self._lock:
-                self._failed(exc)
+        return self._chroma.call(fn)
 
     def ping(self) -> None:
         """Raise MemoryUnavailable unless the store answers."""
@@ -535,18 +448,6 @@ class MemoryStore:
         self._call(lambda: sources.upsert(ids=keys, embeddings=[[1.0]] * len(keys),
                                           metadatas=[{"tenant_id": tenant_id, "user_id": user_id, "message_id": m,
                                                       "distilled_at": now} for m in message_ids]))
-
-
-def _means_unavailable(exc: Exception) -> bool:
-    """A dropped or failing Chroma: transport errors, Chroma's own errors, disk errors, and the
-    plain Exception chromadb's HTTP client raises for a 5xx without an error body. A collection
-    that is not there is an answer, not a failure."""
-    import httpx
-    from chromadb.errors import ChromaError, NotFoundError
-
-    if isinstance(exc, NotFoundError):
-        return False
-    return isinstance(exc, (httpx.HTTPError, ChromaError, OSError)) or type(exc) is Exception
 
 
 def _person(tenant_id: str, user_id: str) -> dict:
