@@ -122,7 +122,7 @@ class FactDistiller:
             text = " ".join(item["fact"].split())
             if not text or _echoes_reply(text, reply, message):
                 continue
-            if item["kind"] == "name" and not _NAMES.search(message):
+            if _names_the_person(item, text) and not _NAMES.search(message):
                 log.info("message %s: dropped the name %r it never gives", message_id, text)
                 continue
             cited = tuple(s for s in item.get("source_message_ids", ()) if s == message_id)
@@ -136,6 +136,19 @@ LANGUAGES = {EN: "English", ZH: "Chinese (简体中文)"}
 # model's guess ("I work as a nurse" -> "The person's name is Nurse")
 _NAMES = re.compile(r"\bname\b|\bcall(?:s|ed)?\s+me\b|\bI(?:'m|\s+am)\s+[A-Z][a-z]+|\bthis\s+is\s+[A-Z]|\bgo\s+by\b"
                     r"|叫|名字|姓|称呼|我是[^\s，,。]{1,4}$", re.I)
+# a fact that gives the person's name, whatever kind the model gave it ("The person's name is
+# unknown", kind personal, subject name, from "my favourite football club is Arsenal"); not a
+# pet's or a relative's name ("The person's dog's name is Biscuit")
+_NAME_SUBJECTS = {"name", "full name", "first name", "last name", "surname", "nickname", "名字", "姓名", "称呼", "名"}
+_NAME_FACT = re.compile(r"^(?:the\s+)?(?:person|user)(?:'s)?\s+(?:(?:full|first|last|nick)\s*)?name\b"
+                        r"|^(?:the\s+)?(?:person|user)\s+(?:is\s+called|goes\s+by)\b|^用户(?:的)?(?:名字|姓名|叫|姓)", re.I)
+
+
+def _names_the_person(item: dict, text: str) -> bool:
+    return (item["kind"] == "name" or " ".join(item["subject"].split()).casefold() in _NAME_SUBJECTS
+            or bool(_NAME_FACT.search(text)))
+
+
 _FIRST_PERSON_LEAD = ((re.compile(r"^我(?!们)"), "用户"), (re.compile(r"^(?:I'm|I am)\s+", re.I), "The person is "),
                       (re.compile(r"^My\s+", re.I), "The person's "))
 

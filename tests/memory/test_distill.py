@@ -96,6 +96,19 @@ def test_a_name_the_message_never_gives_is_not_kept():
         assert [f.fact for f in out.facts] == [f"The person's name is {name}"], said
 
 
+def test_a_name_the_message_never_gives_is_not_kept_whatever_kind_the_model_gave_it():
+    guessed = {"facts": [fact("The person's name is unknown", "name", "personal"),
+                         fact("The person's name is user", "club", "other"),
+                         fact("用户的名字是用户", "身份", "personal"),
+                         fact("The person's favourite football club is Arsenal", "club", "preference")]}
+    out = FactDistiller(ScriptedLLM([guessed])).distill("my favourite football club is Arsenal", message_id="m12")
+    assert [f.fact for f in out.facts] == ["The person's favourite football club is Arsenal"]
+    kept = {"facts": [fact("The person's dog's name is Biscuit", "dog's name", "relation"),
+                      fact("The person's sister is called Priya", "sister", "relation")]}
+    out = FactDistiller(ScriptedLLM([kept])).distill("my dog Biscuit and my sister Priya", message_id="m13")
+    assert len(out.facts) == 2  # other people's and pets' names are theirs to give
+
+
 def test_the_model_is_told_which_language_to_write_the_facts_in():
     llm = ScriptedLLM([{"facts": []}, {"facts": []}])
     FactDistiller(llm).distill("我平时在家跟父母说粤语", message_id="m12")
