@@ -188,6 +188,18 @@ def test_bad_memory_config_names_the_key(section, key):
         load_config({"memory": section}, env={})
 
 
+def test_the_configured_defaults_are_the_catalogues():
+    """config.py names the default models without importing the embedding layer: the names agree."""
+    import config
+
+    assert config.DEFAULT_EMBEDDING_MODEL == embedding.DEFAULT_EMBEDDING_MODEL
+    assert config.DEFAULT_MEMORY_EMBEDDING_MODEL == embedding.DEFAULT_MEMORY_EMBEDDING_MODEL
+    loaded = load_config({}, env={})
+    assert (loaded.memory.embedding_model, loaded.understanding.embedding_model) == (
+        embedding.DEFAULT_MEMORY_EMBEDDING_MODEL, embedding.DEFAULT_EMBEDDING_MODEL)
+    assert loaded.memory.dedup_threshold is None  # the model's own calibration
+
+
 def test_memory_config_from_the_environment():
     config = load_config({}, env={"FLORA_MEMORY__BACKEND": "chroma_http",
                                   "FLORA_MEMORY__CHROMA_URL": "http://chroma:8000", "FLORA_MEMORY__TOP_K": "7"})
