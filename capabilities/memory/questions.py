@@ -5,7 +5,7 @@ do I take my morning brew?", and "我对花生过敏" perhaps in English. A smal
 matches a question to a question far better than to a statement, and its Chinese and English
 meet poorly. So a new fact is stored with a few questions it answers — written by the model
 once, off the reply path, in both languages — and recall scores a memory by its fact and by
-the nearest of its questions (store.py, ``QUESTION_WEIGHT``).
+the nearest of its questions (ranking.py, ``QUESTION_WEIGHT``).
 
 One ``complete_json`` call per fact, constrained by :data:`QUESTIONS_SCHEMA`. A reply that is
 not valid for the schema gives no questions (the fact is still recalled by its own text); it

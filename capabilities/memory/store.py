@@ -22,7 +22,7 @@ Writing a fact (``remember``) against the person's nearest memories:
 A memory may also carry questions it answers (questions.py writes them, in English and
 Chinese): they are embedded in a second collection of the person's, and ``recall`` ranks a
 memory by its fact's similarity to the query and by its nearest question's, the fact weighing
-more (``QUESTION_WEIGHT``). A memory without questions ranks by its fact alone.
+more (ranking.py). A memory without questions ranks by its fact alone.
 
 A further collection records which source messages were already distilled, so distilling
 the same message twice writes nothing new (``seen_sources`` / ``mark_sources``).
@@ -49,6 +49,7 @@ import numpy as np
 
 from capabilities.memory.chroma import RETRY_AFTER_S, ChromaConnection, MemoryError_, MemoryUnavailable, embedded_opened_in
 from capabilities.memory.embedding import Embedder
+from capabilities.memory.ranking import CANDIDATES, FETCH_SPARE, shortlist
 
 __all__ = ["MemoryError_", "MemoryUnavailable", "MemoryStore", "MemoryRecord", "Recalled", "Remembered",
            "embedded_opened_in"]
@@ -66,11 +67,6 @@ HISTORY_KEPT = 10
 NEIGHBOURS = 8  # of the person's memories compared with a new fact
 PAGE = 500
 MAX_QUESTIONS = 8  # per memory; their ids are "<memory_id>.q<i>"
-# recall: a memory's score is (fact + QUESTION_WEIGHT * nearest question) / (1 + QUESTION_WEIGHT),
-# a weighted mean of cosines — the fact is what was said, a question only the model's guess at
-# how it will be asked. Measured in bench/memory.py (docs/memory.md).
-QUESTION_WEIGHT = 0.5
-CANDIDATES = 4  # recall looks at this many times k memories by fact and by question, then ranks them
 
 
 @dataclass(frozen=True)
@@ -336,37 +332,23 @@ class MemoryStore:
         return self.recall_vector(tenant_id, user_id, vector, k, min_score=min_score)
 
     def recall_vector(self, tenant_id: str, user_id: str, vector, k: int = 5, *, min_score: float = 0.0) -> list[Recalled]:
-        """Recall with an embedding already made (the bench times this part alone): the
-        memories nearest by fact and the ones nearest by question, each scored by both."""
+        """Recall with an embedding already made (the bench times this part alone): the nearest
+        facts and the nearest questions, ids and distances only; the shortlist they make
+        (ranking.py) fetched with the facts' vectors and ranked by its exact scores."""
         memories = self._person_collection(tenant_id, user_id)
         asked = self._person_collection(tenant_id, user_id, QUESTIONS_PREFIX)
-        query = [vector.tolist()]
-        wide = k * CANDIDATES
-        by_fact = self._call(lambda: memories.query(query_embeddings=query, n_results=wide,
-                                                    include=["documents", "metadatas", "distances"]))
-        records = {i: _record(i, d, m) for i, d, m in
-                   zip(by_fact["ids"][0], by_fact["documents"][0], by_fact["metadatas"][0])}
-        fact_score = {i: 1.0 - dist for i, dist in zip(by_fact["ids"][0], by_fact["distances"][0])}
-        by_question = self._call(lambda: asked.query(query_embeddings=query, n_results=wide,
-                                                     include=["metadatas", "distances"]))
-        question_score: dict[str, float] = {}
-        for meta, dist in zip(by_question["metadatas"][0], by_question["distances"][0]):
-            if (meta.get("tenant_id"), meta.get("user_id")) == (tenant_id, user_id):
-                question_score[meta["memory_id"]] = max(question_score.get(meta["memory_id"], -1.0), 1.0 - dist)
-        if question_score:  # score every candidate by both: fetch what one query did not bring
-            missing = [i for i in question_score if i not in records]
-            if missing:
-                found = self._call(lambda: memories.get(ids=missing, include=["documents", "metadatas", "embeddings"]))
-                for i, d, m, e in zip(found["ids"], found["documents"], found["metadatas"], found["embeddings"]):
-                    records[i], fact_score[i] = _record(i, d, m), float(np.dot(vector, e))
-            unasked = [q for i in records if i not in question_score for q in _question_ids(i)]
-            if unasked:
-                found = self._call(lambda: asked.get(ids=unasked, include=["metadatas", "embeddings"]))
-                for m, e in zip(found["metadatas"], found["embeddings"]):
-                    score = float(np.dot(vector, e))
-                    question_score[m["memory_id"]] = max(question_score.get(m["memory_id"], -1.0), score)
-        scored = sorted(((_fused(fact_score[i], question_score.get(i)), i) for i in records), reverse=True)
-        hits = [Recalled(records[i], score) for score, i in scored[:k]]
+        query, wide = [vector.tolist()], k * CANDIDATES
+        by_fact = self._call(lambda: memories.query(query_embeddings=query, n_results=wide, include=["distances"]))
+        by_question = self._call(lambda: asked.query(query_embeddings=query, n_results=wide, include=["distances"]))
+        ranked = shortlist(by_fact["ids"][0], by_fact["distances"][0],
+                           [_memory_of(q) for q in by_question["ids"][0]], by_question["distances"][0],
+                           asked_for=wide, size=k + FETCH_SPARE)
+        if not ranked.memory_ids:
+            return []
+        found = self._call(lambda: memories.get(ids=ranked.memory_ids, include=["documents", "metadatas", "embeddings"]))
+        hits = sorted((Recalled(_record(i, d, m), ranked.score(i, float(np.dot(vector, e))))
+                       for i, d, m, e in zip(found["ids"], found["documents"], found["metadatas"], found["embeddings"])),
+                      key=lambda hit: hit.score, reverse=True)[:k]
         return [hit for hit in hits if hit.score >= min_score and _owned_by(hit.record, tenant_id, user_id)]
 
     def get(self, tenant_id: str, user_id: str, memory_id: str) -> MemoryRecord | None:
@@ -483,11 +465,8 @@ def _question_ids(memory_id: str, n: int = MAX_QUESTIONS) -> list[str]:
     return [f"{memory_id}.q{i}" for i in range(n)]
 
 
-def _fused(fact: float, question: float | None) -> float:
-    """A memory's recall score: its fact's cosine, moved towards its nearest question's."""
-    if question is None:
-        return fact
-    return (fact + QUESTION_WEIGHT * question) / (1.0 + QUESTION_WEIGHT)
+def _memory_of(question_id: str) -> str:
+    return question_id.rsplit(".q", 1)[0]
 
 
 def _source_key(tenant_id: str, user_id: str, message_id: str) -> str:

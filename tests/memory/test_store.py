@@ -269,7 +269,20 @@ def test_a_memory_found_only_by_its_question_is_scored_by_its_fact_too(store):
     store.set_questions(T, U, target.memory_id, ["What breed is my dog?"])
     hit = store.recall(T, U, "What breed is my dog?", 1)[0]
     assert hit.record.memory_id == target.memory_id and hit.record.fact == "Biscuit is a golden retriever"
-    assert hit.score < 1.0  # the fact's own cosine counts: not the question's 1.0 alone
+    # its fact, not among the 4 nearest, counts at most as much as the 4th nearest: not the question's 1.0 alone
+    assert hit.score < 1.0
+
+
+def test_a_memory_gone_between_the_query_and_the_fetch_is_skipped_and_the_next_takes_its_place(store):
+    pets = [remember(store, text).record for text in
+            ("I have a cat named Mochi", "My dog Biscuit is a golden retriever", "I keep two goldfish")]
+    for i in range(10):  # more facts than recall asks Chroma for: the gone memory's fact is not known to be gone
+        remember(store, f"I visited the museum number {i} last year")
+    store.set_questions(T, U, pets[0].memory_id, ["What pets do I have?"])
+    store._person_collection(T, U).delete(ids=[pets[0].memory_id])  # its question is left, naming it
+    hits = store.recall(T, U, "What pets do I have?", 2)
+    assert [h.record.memory_id for h in hits] and pets[0].memory_id not in {h.record.memory_id for h in hits}
+    assert len(hits) == 2
 
 
 def test_questions_are_replaced_kept_at_most_eight_and_go_with_their_memory(store):
