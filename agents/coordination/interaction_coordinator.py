@@ -110,18 +110,19 @@ class InteractionCoordinator:
             return [("reply", m.task_error(msg_id=msg_id, error_type="forbidden", field="session_id",
                                            message=f"Conversation {msg['session_id']} belongs to another user."))]
         conversation = ConversationLog.conversation_id(tenant, user, msg.get("channel"), msg.get("session_id"))
-        decision = self._conversation.handle_user_input(msg)
+        history = self._log.recent(tenant, user, conversation) if self._log is not None else []
+        decision = self._conversation.handle_user_input(msg, history=history)
         log.info("user input msg_id=%s user=%s action=%s task_id=%s", msg_id, user, decision.action,
                  decision.task_id, extra={"tenant_id": tenant, "task_id": decision.task_id})
         outs: list[Out] = []
-        for to, out in self._act(msg, decision, conversation):
+        for to, out in self._act(msg, decision, conversation, history):
             outs.append((to, out))
             if to == "reply":
                 self._recorded(msg, conversation, out)
                 outs += self._remember(tenant, user, msg, out)
         return outs
 
-    def _act(self, msg: dict, d: Decision, conversation: str) -> list[Out]:
+    def _act(self, msg: dict, d: Decision, conversation: str, history: list[dict]) -> list[Out]:
         msg_id, tenant, user = msg["msg_id"], msg["tenant_id"], msg["user_id"]
         if d.action == "memory":
             language = language_of(msg.get("content", ""))
@@ -155,7 +156,6 @@ class InteractionCoordinator:
         persona = self._choose_persona(msg, d.content, task_id)
         self.waiting[msg_id] = Waiting(tenant, user, d.content, task_id, self._deadline(), conversation, said,
                                        persona.name if persona is not None else "")
-        history = self._log.recent(tenant, user, conversation) if self._log is not None else []
         task = m.agent_task(task_id=task_id, msg_id=msg_id, tenant_id=tenant, user_id=user, content=d.content,
                             intent=d.intent, capability=d.capability, channel=msg.get("channel"),
                             history=history or None, pending_task_id=d.pending_task_id,

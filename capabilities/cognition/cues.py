@@ -252,6 +252,26 @@ def unclear_reference(text: str) -> str | None:
     return (found.groupdict().get("ref") or found.groupdict().get("ref_zh")) if found else None
 
 
+# "and tomorrow?", "what about Shanghai?", "same for the returns", "那明天呢？", "上海呢", "北京也一样":
+# a message that says only what changes, and leaves the rest to what was asked just before ("改成下午4点"
+# is not one: it changes the work itself)
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|so|hmm+|then)[,\s]+)*(?:and\s+)?(?:what|how)\s+about\s+\S.{0,40}$"
+    r"|^\s*and\s+(?:for\s+|in\s+|on\s+|at\s+|with\s+)?(?:the\s+)?(?:\w[\w'-]*\s*){1,3}[?？]\s*$"
+    r"|^\s*(?:(?:now|then|please|ok(?:ay)?)[,\s]+)*(?:(?:can|could)\s+you\s+)?(?:do\s+)?(?:the\s+)?same\s+(?:thing\s+)?"
+    r"(?:for|with|in)\s+\S.{0,40}$"
+    r"|^\s*(?:(?:now|then|please|ok(?:ay)?)[,\s]+)*(?:(?:can|could)\s+you\s+)?(?:do|run|check)\s+(?:it|that|this)\s+"
+    r"(?:again\s+)?(?:for|with|in)\s+\S.{0,40}$"
+    r"|^\s*(?:那|那么|那要是|要是|如果是)?\s*[^，,。！!？?\s]{1,12}呢\s*[？?]?\s*$"
+    r"|^\s*(?:那)?\s*[^，,。！!？?\s]{1,12}也(?:一样|这样|照样|照这样)(?:来|弄|查|做|办)?(?:一下|一遍|一份)?\s*(?:吧|呢)?\s*[？?。]?\s*$", _F)
+
+
+def follows_up(text: str) -> bool:
+    """"and tomorrow?", "what about Shanghai?", "do the same for the returns", "那明天呢？",
+    "上海也一样": a message read together with what was asked before it."""
+    return bool(_FOLLOW_UP.match(text))
+
+
 def vague_request(text: str) -> bool:
     """"do the thing", "发出去": a request with nothing to say what it is about."""
     return bool(_VAGUE.match(text))

@@ -71,6 +71,22 @@ class Decision:
     reading: dict | None = None  # new_task: what the message resembles (semantic.Reading.to_dict())
 
 
+def in_context(text: str, history: list[dict]) -> str:
+    """What the labelled examples read for a message: the message itself, or for a follow-up
+    that says only what changes ("and tomorrow?", "what about Tesla?", "上海呢？") the person's
+    message it continues — it asks the same of something else, so it is read as that message
+    is ("那明天呢？" after a question about the news is about the news, not whatever a bare
+    "那明天呢？" resembles most). Follow-ups in a row go back to the message they all continue;
+    with none before it, a follow-up is read as it is."""
+    if not cues.follows_up(text):
+        return text
+    for turn in reversed(history):
+        said = str(turn.get("content", "")).strip() if turn.get("role") == "user" else ""
+        if said and not cues.follows_up(said):
+            return said
+    return text
+
+
 class ConversationManager:
     def __init__(self, store: TaskStore, events: EventBus, registry: CapabilityRegistry, *,
                  source: str = "ConversationManager"):
@@ -82,9 +98,10 @@ class ConversationManager:
 
     # -- the front desk ------------------------------------------------------------------
     def handle_user_input(self, msg: dict | str, user_id: str | None = None, *,
-                          tenant_id: str = "default") -> Decision:
+                          tenant_id: str = "default", history: list[dict] | None = None) -> Decision:
         """Decide what a user message is. ``msg`` is a ``user_input`` dict, or (as in the
-        seed) the text with ``user_id`` beside it."""
+        seed) the text with ``user_id`` beside it; ``history``: the conversation's recent turns
+        (``{"role", "content"}``, oldest first), in which a follow-up is read ("and tomorrow?")."""
         if isinstance(msg, str):
             msg = {"user_id": user_id, "content": msg, "tenant_id": tenant_id}
         tenant, user = msg.get("tenant_id", "default"), msg["user_id"]
@@ -107,7 +124,9 @@ class ConversationManager:
         if answers.is_help(text):
             return Decision("chat", needs_backend=True, content=text, intent="system")
         paused = self._paused(tenant, user)
-        reading = _Once(lambda: self._read(tenant, user, text, waiting=bool(paused)))
+        # while a question waits, "how about 3pm?" may be its answer: read as it is
+        read_as = text if paused else in_context(text, history or [])
+        reading = _Once(lambda: self._read(tenant, user, read_as, waiting=bool(paused)))
         if paused:
             decision = self._answer_paused(tenant, user, paused, text, reading)
             if decision is not None:

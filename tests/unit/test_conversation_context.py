@@ -253,3 +253,62 @@ def test_a_translation_is_introduced_in_the_persons_language(said, language):
 def test_other_messages_end_with_the_message():
     messages = chat_prompt("哪些国家说西班牙语", "zh", [])
     assert messages[-1]["role"] == "user" and messages[-2]["content"] == "Always answer in Simplified Chinese (简体中文)."
+
+
+# -- a follow-up is read in the conversation it continues ----------------------------------------------
+from capabilities.context.conversation_manager import in_context  # noqa: E402
+
+WEATHER = [{"role": "user", "content": "what's the weather in Beijing?"},
+           {"role": "assistant", "content": "I can't look up the weather."}]
+
+
+@pytest.mark.parametrize("said", ["and tomorrow?", "what about Shanghai?", "do the same for Shanghai", "那明天呢？",
+                                  "上海呢", "北京也一样"])
+def test_a_follow_up_is_read_as_the_message_it_continues(said):
+    assert in_context(said, WEATHER) == "what's the weather in Beijing?"
+
+
+@pytest.mark.parametrize("said", ["remind me to call mom at 5", "and then send the report to my boss", "thanks",
+                                  "I live in Shanghai", "今天上海天气怎么样", "改成下午4点", "换个大一点的模型",
+                                  "what about the meaning of life and everything "
+                                  "else in the universe that we know of"])
+def test_a_message_that_says_it_all_is_read_as_it_is(said):
+    assert in_context(said, WEATHER) == said
+
+
+def test_follow_ups_in_a_row_go_back_to_the_message_they_all_continue():
+    history = [{"role": "user", "content": "fetch the sales report"}, {"role": "assistant", "content": "done"},
+               *WEATHER, {"role": "user", "content": "and tomorrow?"}, {"role": "assistant", "content": "no"}]
+    assert in_context("and Sunday?", history) == "what's the weather in Beijing?"
+    assert in_context("and Sunday?", []) == "and Sunday?"  # nothing before it: read as it is
+    assert in_context("and Sunday?", [{"role": "user", "content": "and tomorrow?"}]) == "and Sunday?"
+
+
+def test_the_front_desk_reads_a_follow_up_in_its_conversation_but_not_while_a_question_waits(store, monkeypatch):
+    class Recording:
+        def __init__(self):
+            self.read_texts = []
+
+        def read(self, text, impossible=()):
+            self.read_texts.append(text)
+            return None
+
+    reader = Recording()
+    registry = build_registry(FloraConfig(), llm=None)
+    services = registry.get_capability
+    monkeypatch.setattr(registry, "get_capability",
+                        lambda name, *default: reader if name == "semantic_reader" else services(name, *default))
+    conversation = ConversationManager(store, EventBus(store), registry)
+    decision = conversation.handle_user_input({"user_id": USER, "content": "那明天呢？", "tenant_id": TENANT},
+                                              history=[{"role": "user", "content": "今天成都天气怎么样"},
+                                                       {"role": "assistant", "content": "我查不了天气。"}])
+    assert decision.action == "new_task" and decision.content == "那明天呢？"  # the work is the message itself
+    assert reader.read_texts == ["今天成都天气怎么样"]
+
+    store.create_task(TaskRecord(task_id="task_remind", tenant_id=TENANT, user_id=USER, content="提醒我给李老师打电话",
+                                 capability="remind"))
+    store.transition(TENANT, "task_remind", "waiting_parameters",
+                     missing=[{"name": "time", "description": "when", "schema": {"type": "string"}}])
+    conversation.handle_user_input({"user_id": USER, "content": "how about 3pm?", "tenant_id": TENANT},
+                                   history=[{"role": "user", "content": "提醒我给李老师打电话"}])
+    assert reader.read_texts[1:] in ([], ["how about 3pm?"])  # maybe its answer: never read as the reminder again
