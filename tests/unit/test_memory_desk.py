@@ -93,7 +93,7 @@ def test_requests_when_memory_is_off_or_down_say_so(store):
 class NewWorkDesk:
     """A front desk that makes every message new work."""
 
-    def handle_user_input(self, msg):
+    def handle_user_input(self, msg, history=None):
         from capabilities.context.conversation_manager import Decision
         return Decision("new_task", needs_backend=True, content=msg["content"])
 
