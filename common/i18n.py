@@ -154,6 +154,14 @@ _PHRASES.update({
                            ZH: "我的记忆暂时不可用（{reason}），请稍后再试。"},
 })
 
+_PHRASES.update({
+    # a failure whose own words (a capability's, a library's) are in another language than the person's
+    "task_failed": {EN: "That did not work: {reason}", ZH: "这件事没能完成：{reason}"},
+    "waiting_hint": {EN: "(task {task_id} is waiting for your answer)", ZH: "（任务 {task_id} 正在等你的回答）"},
+    "queued_hint": {EN: "(task {task_id} starts by itself; its result comes as a notification)",
+                    ZH: "（任务 {task_id} 会自己开始，结果会以通知发来）"},
+})
+
 _STATES_ZH = {
     "completed": "已完成", "failed": "失败", "cancelled": "已取消", "running": "运行中",
     "waiting_parameters": "等待参数", "waiting_approval": "等待确认", "queued": "排队中",

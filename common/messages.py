@@ -638,10 +638,11 @@ def reply_text(reply: dict) -> str:
         text = f"[{persona}] {text}"
     if kind == "task_error":
         return f"[error: {reply.get('error_type')}] {text}"
-    if kind == "task_paused":
-        return f"{text}\n(task {reply.get('task_id')} is waiting for your answer)"
-    if kind == "task_queued":
-        return f"{text}\n(task {reply.get('task_id')} starts by itself; its result comes as a notification)"
+    if kind in ("task_paused", "task_queued"):  # the hint in the language the reply speaks
+        from common.i18n import language_of, say
+
+        hint = "waiting_hint" if kind == "task_paused" else "queued_hint"
+        return f"{text}\n{say(language_of(text), hint, task_id=reply.get('task_id'))}"
     return text
 
 

@@ -37,7 +37,7 @@ from capabilities.context.conversation_log import ConversationLog
 from capabilities.context.conversation_manager import ConversationManager, Decision
 from capabilities.memory import recalled
 from common import messages as m
-from common.i18n import language_of, say
+from common.i18n import ZH, is_mostly, language_of, say
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
 from events.event_types import EventType
@@ -212,7 +212,7 @@ class InteractionCoordinator:
                                                     content=waiting.content, options=msg["options"])
         if waiting.persona and "persona" not in msg:
             msg = {**msg, "persona": waiting.persona}
-        kept = self._kept(waiting, msg)
+        kept = self._kept(waiting, in_their_language(msg, waiting.content))
         return [("reply", kept), *self._remember(waiting.tenant_id, waiting.user_id,
                                                   {**(waiting.said or {}), "msg_id": msg.get("msg_id", "")}, kept)]
 
@@ -235,8 +235,9 @@ class InteractionCoordinator:
         waiting = self.waiting.pop(msg_id, None)
         if waiting is None:
             return []
-        return [("reply", self._kept(waiting, m.task_error(msg_id=msg_id, error_type=error_type, retryable=True,
-                                                           message=reason, task_id=waiting.task_id or None)))]
+        error = m.task_error(msg_id=msg_id, error_type=error_type, retryable=True, message=reason,
+                             task_id=waiting.task_id or None)
+        return [("reply", self._kept(waiting, in_their_language(error, waiting.content)))]
 
     def _recorded(self, msg: dict, conversation: str, reply: dict) -> dict:
         if self._log is not None and _worth_keeping(msg):
@@ -292,3 +293,12 @@ def memory_answer(reply: dict, language: str) -> str:
     if op == "clear":
         return say(language, "memory_cleared", count=removed) if removed else say(language, "memory_none")
     return say(language, "memory_forgot", count=removed) if removed else say(language, "memory_not_found")
+
+
+def in_their_language(reply: dict, said: str) -> dict:
+    """A failure told to a person who wrote in Chinese, framed in Chinese: its own words (a
+    capability's or a library's: "Connection refused") stay as they are inside."""
+    text = reply.get("message") or ""
+    if reply.get("message_type") != "task_error" or not text or language_of(said or "") != ZH or is_mostly(text, ZH):
+        return reply
+    return {**reply, "message": say(ZH, "task_failed", reason=text)}

@@ -232,3 +232,30 @@ def test_messages_round_trip_through_pickle(kind):
 def test_unicode_content_survives_json():
     msg = m.user_input(user_id="用户", content="北京明天天气怎么样？🌧")
     assert json.loads(json.dumps(msg)) == msg
+
+
+# -- replies as a person reads them, in their language -------------------------------------------------
+def test_a_paused_or_queued_reply_reads_with_its_hint_in_the_language_it_speaks():
+    asked_zh = m.task_paused(msg_id="m", task_id="task_1", message="要完成「执行Dify工作流」，我还需要：api_key",
+                             missing_parameters=[])
+    assert m.reply_text(asked_zh).endswith("\n（任务 task_1 正在等你的回答）")
+    asked_en = m.task_paused(msg_id="m", task_id="task_1", message="To run dify_workflow I need: api_key",
+                             missing_parameters=[])
+    assert m.reply_text(asked_en).endswith("\n(task task_1 is waiting for your answer)")
+    queued = m.task_queued(msg_id="m", task_id="task_2", message="已排队，第 2 位", position=2, scope="user", limit=1)
+    assert m.reply_text(queued).endswith("\n（任务 task_2 会自己开始，结果会以通知发来）")
+
+
+def test_a_failure_in_other_words_than_the_persons_is_framed_in_theirs():
+    from agents.coordination.interaction_coordinator import in_their_language
+
+    refused = m.task_error(msg_id="m", error_type="unavailable", message="Could not get an answer from 127.0.0.1: "
+                           "[Errno 111] Connection refused.")
+    framed = in_their_language(refused, "帮我请求一下 http://127.0.0.1:9/ping")
+    assert framed["message"] == "这件事没能完成：Could not get an answer from 127.0.0.1: [Errno 111] Connection refused."
+    assert framed["error_type"] == "unavailable" and refused["message"].startswith("Could not")  # a copy
+    assert in_their_language(refused, "call http://127.0.0.1:9/ping") is refused
+    already = m.task_error(msg_id="m", error_type="not_found", message="没有这个任务。")
+    assert in_their_language(already, "继续任务 task_x") is already
+    chat = m.chat_reply(msg_id="m", message="Hello!")
+    assert in_their_language(chat, "你好") is chat
