@@ -20,6 +20,8 @@ import types
 import uuid
 from typing import Any, Literal, NotRequired, TypedDict, Union, get_args, get_origin, get_type_hints
 
+from common.i18n import language_of, say
+
 TaskState = Literal[
     "created", "queued", "planned", "running", "waiting_parameters", "waiting_approval",
     "completed", "failed", "cancelled",
@@ -639,8 +641,6 @@ def reply_text(reply: dict) -> str:
     if kind == "task_error":
         return f"[error: {reply.get('error_type')}] {text}"
     if kind in ("task_paused", "task_queued"):  # the hint in the language the reply speaks
-        from common.i18n import language_of, say
-
         hint = "waiting_hint" if kind == "task_paused" else "queued_hint"
         return f"{text}\n{say(language_of(text), hint, task_id=reply.get('task_id'))}"
     return text
