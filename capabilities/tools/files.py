@@ -34,7 +34,15 @@ MAX_SEARCH_RESULTS = 200
 MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024
 MAX_FILES_VISITED = 20000
 _PATH = {"type": "string", "minLength": 1, "maxLength": 4096}
-
+_SEGMENT = r"[A-Za-z0-9_.\-]+"
+# what a file's path looks like inside a sentence ("读一下文件 /tmp/x.txt", "save it to
+# notes/todo.txt."): a name with an extension, in folders or not, or a path from a root ("/",
+# "~/", "./", "../"); not part of a web address, not "e.g."; the capability then judges it
+# (an absolute path is refused, not asked for again)
+FILE_PATH_IN_TEXT = (r"(?<![A-Za-z0-9_:/.\-~])(?!(?:e\.g|i\.e)\.)(?:"
+                     rf"(?:~?/|\.{{1,2}}/)?(?:{_SEGMENT}/)*[A-Za-z0-9_\-]+\.[A-Za-z][A-Za-z0-9]{{0,7}}"
+                     rf"|(?:~?/|\.{{1,2}}/)(?:{_SEGMENT}/)*{_SEGMENT}"
+                     r")(?![A-Za-z0-9_/\-])")
 
 
 def _open_checked(workspace: Workspace, path: Path, flags: int, mode: int = 0o644) -> int:
@@ -76,6 +84,7 @@ def _is_binary(sample: bytes) -> bool:
         "properties": {
             "path": {**_PATH, "description": "The file's path relative to the workspace, e.g. notes/todo.txt.",
                      "x-flora-description": {"zh": "文件在工作区中的相对路径"},
+                     "x-flora-value-pattern": FILE_PATH_IN_TEXT,
                      "x-flora-request-text": True},  # "read the file notes.txt" gives it
         },
         "required": ["path"],
@@ -114,7 +123,8 @@ def file_read(path: str, context: ExecutionContext) -> dict:
         "type": "object",
         "properties": {
             "path": {**_PATH, "description": "The file's path relative to the workspace, e.g. out/result.csv.",
-                     "x-flora-description": {"zh": "文件在工作区中的相对路径"}},
+                     "x-flora-description": {"zh": "文件在工作区中的相对路径"},
+                     "x-flora-value-pattern": FILE_PATH_IN_TEXT},
             "content": {"type": "string", "description": "The text to write (UTF-8), the whole new content of the file.",
                         "x-flora-description": {"zh": "要写入的文本内容"}},
             "overwrite": {"type": "boolean", "default": False,

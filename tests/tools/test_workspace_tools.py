@@ -166,6 +166,7 @@ def test_bad_tools_config_names_the_key(tools, key):
     ("执行命令 grep -c ERROR app.log", "shell", {"command": "grep -c ERROR app.log"}),
     ("run python code print(6*7)", "python_exec", {"code": "print(6*7)"}),
     ("read the file notes/todo.txt", "file_read", {"path": "notes/todo.txt"}),
+    ("show me the file notes/todo.txt.", "file_read", {"path": "notes/todo.txt"}),
 ])
 def test_the_words_after_the_tools_name_are_its_command_code_or_path(text, capability, expected):
     from capabilities.routing.task_router import TaskRouter
@@ -187,3 +188,36 @@ def test_the_bootstrap_runs_compiled_once_from_the_data_directory_or_from_source
     blocked = tmp_path / "not-a-dir"
     blocked.write_text("a file where the cache would go")
     assert bootstrap_file(blocked / "cache") == BOOTSTRAP and bootstrap_file(None) == BOOTSTRAP
+
+
+@pytest.mark.parametrize("text, capability, expected", [
+    # however the request was understood to be a file's, a path is known by its look where no
+    # keyword precedes it: the capability judges it (outside the workspace: refused), nobody asks again
+    ("读一下文件 /nonexistent/x.txt", "file_read", {"path": "/nonexistent/x.txt"}),
+    ("把文件 ../secret.env 读出来", "file_read", {"path": "../secret.env"}),
+    ("put 'done' in out/status.txt", "file_write", {"path": "out/status.txt"}),
+])
+def test_a_path_in_the_request_is_the_files_path(text, capability, expected):
+    from capabilities.routing.task_router import TaskRouter
+    from config import FloraConfig
+    from init_plugins import build_registry
+
+    registry = build_registry(FloraConfig(), llm=None)
+    values = TaskRouter.extract_parameters(registry.get_executable(capability), text)
+    assert {k: values[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("text, found", [
+    ("读一下文件 /nonexistent/x.txt", ["/nonexistent/x.txt"]),
+    ("读取文件report.md", ["report.md"]),
+    ("看看 ./data/x.csv 吧", ["./data/x.csv"]),
+    ("open ~/secrets", ["~/secrets"]),
+    ("read https://example.com/a.txt please", []),  # an address is not a file path
+    ("e.g. the one from python3.11, version 3.11", []),
+])
+def test_a_file_path_is_known_by_its_look_in_a_sentence(text, found):
+    import re
+
+    from capabilities.tools.files import FILE_PATH_IN_TEXT
+
+    assert [m.group(0) for m in re.finditer(FILE_PATH_IN_TEXT, text)] == found
