@@ -26,7 +26,7 @@ from capabilities.loop.rabbit_bridge import Trigger
 from capabilities.loop.schedule import ScheduleError
 from capabilities.loop.service import LoopRequestError, LoopService, RunStart
 from capability_actors.loop_scheduler import Fire
-from common.i18n import say
+from common.i18n import language_of, say
 from common import messages as m
 from common.loops.models import Forbidden, LoopStoreError, LoopTask, LoopTaskNotFound
 from common.tasks.models import Notification
@@ -122,10 +122,9 @@ class LoopCoordinator:
         loop = self.service.registry.get(start.tenant_id, start.loop_task_id)
         what = loop.content if loop is not None else start.loop_task_id
         text = msg.get("message", "")
-        if kind == "task_error":
-            text = f"Loop task {start.loop_task_id} ({what}) failed: {text}"
-        elif kind == "task_paused":
-            text = f"Loop task {start.loop_task_id} ({what}) is waiting for you:\n{text}"
+        if kind in ("task_error", "task_paused"):
+            text = say(language_of(what), "loop_failed" if kind == "task_error" else "loop_waiting",
+                       loop_id=start.loop_task_id, what=what, text=text)
         note = self._store.add_notification(Notification(
             notification_id=m.new_id("note"), tenant_id=start.tenant_id, user_id=start.user_id, message=text,
             kind=_NOTE_KINDS[kind],

@@ -160,6 +160,15 @@ _PHRASES.update({
     "waiting_hint": {EN: "(task {task_id} is waiting for your answer)", ZH: "（任务 {task_id} 正在等你的回答）"},
     "queued_hint": {EN: "(task {task_id} starts by itself; its result comes as a notification)",
                     ZH: "（任务 {task_id} 会自己开始，结果会以通知发来）"},
+    # notifications: a queued task's answer, a loop run's failure or question (in the language
+    # the task or the loop was asked in)
+    "queued_failed": {EN: "Task {task_id} ({what}) failed: {text}", ZH: "任务 {task_id}（{what}）没能完成：{text}"},
+    "queued_waiting": {EN: "Task {task_id} ({what}) is waiting for you:\n{text}",
+                       ZH: "任务 {task_id}（{what}）在等你回答：\n{text}"},
+    "queued_finished": {EN: "Task {task_id} ({what}) finished: {text}", ZH: "任务 {task_id}（{what}）完成了：{text}"},
+    "loop_failed": {EN: "Loop task {loop_id} ({what}) failed: {text}", ZH: "循环任务 {loop_id}（{what}）这次没能完成：{text}"},
+    "loop_waiting": {EN: "Loop task {loop_id} ({what}) is waiting for you:\n{text}",
+                     ZH: "循环任务 {loop_id}（{what}）在等你回答：\n{text}"},
 })
 
 _STATES_ZH = {

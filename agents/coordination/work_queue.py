@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common import messages as m
+from common.i18n import language_of, say
 from common.tasks.limits import Admission
 from common.tasks.models import FINAL_STATES, QUEUED, InvalidTransition, Notification, TaskNotFound, TaskRecord
 from common.tasks.store import TaskStore
@@ -136,13 +137,8 @@ class WorkQueue:
         """Keep the answer as the user's notification; the message that pushes it to them."""
         kind = answer["message_type"]
         what = task.content if len(task.content) <= 80 else task.content[:80] + "…"
-        text = answer.get("message", "")
-        if kind == "task_error":
-            text = f"Task {task.task_id} ({what}) failed: {text}"
-        elif kind == "task_paused":
-            text = f"Task {task.task_id} ({what}) is waiting for you:\n{text}"
-        else:
-            text = f"Task {task.task_id} ({what}) finished: {text}"
+        key = {"task_error": "queued_failed", "task_paused": "queued_waiting"}.get(kind, "queued_finished")
+        text = say(language_of(task.content), key, task_id=task.task_id, what=what, text=answer.get("message", ""))
         note = self._store.add_notification(Notification(
             notification_id=m.new_id("note"), tenant_id=task.tenant_id, user_id=task.user_id, message=text,
             kind={"task_completed": "task_completed", "task_paused": "task_paused"}.get(kind, "task_failed"),

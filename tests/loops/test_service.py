@@ -230,7 +230,9 @@ def test_a_failed_run_is_told_and_a_conflict_is_left_to_the_run_that_holds_the_t
     failed = m.task_error(msg_id=run["msg_id"], error_type="capability_failed", message="the service is down",
                           task_id=run["task_id"])
     [(where, note)] = desk.on_result(failed)
-    assert where == "notify" and "failed: the service is down" in note["message"] and note["kind"] == "loop_run_failed"
+    assert where == "notify" and note["kind"] == "loop_run_failed"
+    # the loop was asked for in Chinese ("复习GRPO"): its failure is framed in Chinese, the cause as it came
+    assert note["message"] == f"循环任务 {task.loop_task_id}（复习GRPO）这次没能完成：the service is down"
     assert service.registry.runs("acme", task.loop_task_id)[0].state == "failed"
 
     clock.now = NINE + timedelta(days=1)

@@ -31,10 +31,10 @@ def make_coordinator(store, store_config):
     return make
 
 
-def ask(coordinator: TaskCoordinator, n: int, *, user="alice", capability="slow_job") -> list:
+def ask(coordinator: TaskCoordinator, n: int, *, user="alice", capability="slow_job", content="") -> list:
     """A user's request, understood by a worker as a task for ``capability``."""
     request = m.agent_task(task_id=f"task_{n:03d}", msg_id=f"msg_{n:03d}", tenant_id=TENANT, user_id=user,
-                           content=f"job {n}")
+                           content=content or f"job {n}")
     assert [d for d, _ in coordinator.on_agent_task(request)] == ["worker"]  # analyze
     time.sleep(0.002)  # created_at orders the queue
     return coordinator.on_analysis(m.analysis_result(task_id=request["task_id"], intent="task",
@@ -80,6 +80,21 @@ def test_tasks_beyond_the_user_limit_are_queued_with_their_positions_and_all_fin
     notes = store.notifications(TENANT, "alice")
     assert [(n.task_id, n.kind) for n in notes] == [("task_002", "task_completed"), ("task_003", "task_completed")]
     assert notes[0].message.startswith("Task task_002 (job 2) finished")
+
+
+def test_a_queued_tasks_notification_speaks_the_language_it_was_asked_in(store, make_coordinator):
+    coordinator = make_coordinator(per_user=1)
+    ask(coordinator, 1), ask(coordinator, 2, content="把这周的报告整理一下"), ask(coordinator, 3)
+    run(store, "task_001")
+    done(coordinator, "task_001")
+    run(store, "task_002")
+    coordinator.on_subtask_result(m.subtask_result(task_id="task_002", tenant_id=TENANT, capability="slow_job",
+                                                   ok=False, error_type="capability_failed", error="disk full"))
+    run(store, "task_003")
+    done(coordinator, "task_003")
+    chinese, english = store.notifications(TENANT, "alice")
+    assert chinese.message == "任务 task_002（把这周的报告整理一下）没能完成：disk full"
+    assert english.message.startswith("Task task_003 (job 3) finished")
 
 
 def test_a_capability_limit_queues_across_users(store, make_coordinator):
