@@ -13,8 +13,12 @@ from __future__ import annotations
 
 MAX_MEMORIES = 8
 MAX_FACT_CHARS = 300  # a long fact is cut for a prompt (the stored fact keeps its text)
+# a small model reads "which team do I support?" as asked of itself and answers "I" for "我是做什么
+# 工作的？": the introduction says whose "I" it is, and that the facts count for advice too
 INTRO = ("What you remember about the person you are talking to (\"the person\" is them), from earlier "
-         "conversations; use it when it bears on their message, it is all you know of them:")
+         "conversations; it is all you know of them. In their message \"I\", \"me\" and \"my\" (我) mean them, "
+         "not you: when they ask about themselves, answer from these facts and call them \"you\" (你); when the "
+         "facts bear on what they ask for, take them into account:")
 SHORT_INTRO = "Known about the person:"
 
 
