@@ -17,7 +17,7 @@ What it measures:
   capabilities/memory/questions.py has the packaged model write for it (``+ questions`` row).
   The questions are written once per (model, prompt, fact) and kept in
   data/bench/memory-questions.json, so a second run loads no model; the first run writes
-  ~840 questions (~10 minutes on two cores);
+  ~840 questions (13–17 minutes on two cores);
 - recall latency at 100, 1,000 and 10,000 memories of one person in an embedded Chroma, each
   memory with four questions: ``MemoryStore.recall`` (the question embedded, then the queries
   by fact and by question) beside one Chroma query alone with a vector made beforehand (the

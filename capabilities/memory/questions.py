@@ -28,18 +28,20 @@ MAX_FACT_CHARS = 500  # of the fact shown to the model
 
 PROMPT = """Write questions that a note about a person answers, as the person would ask them later: \
 {n} in English and {n} in Chinese, each asking for exactly what the note says, in other words than the note's.
-Example note: "My sister Anna lives in Toronto"
+Example note: "My aunt Rosa lives in Porto"
 {example_en}
-Example note: "我每周三晚上去游泳"
+Example note: "我每周日下午去爬山"
 {example_zh}
 Note: "{fact}"
 JSON:"""
 
+# the examples' notes say what people often tell (where family lives, a weekly habit) in words none
+# of bench/memory's facts use, so that the bench measures questions written for notes it was not shown
 _EXAMPLES = {
-    "en": (("Where does my sibling live?", "Which city is Anna in?", "Who do I have in Canada?"),
-           ("我姐姐住在哪里？", "安娜在哪个城市？", "我有亲人在加拿大吗？")),
-    "zh": (("When do I go swimming?", "What sport do I do on Wednesday nights?", "What do I do midweek evenings?"),
-           ("我什么时候游泳？", "我每周三晚上做什么运动？", "我周三晚上一般干什么？")),
+    "en": (("Where does my aunt live?", "Which city is Rosa in?", "Who do I have in Portugal?"),
+           ("我姑姑住在哪里？", "罗莎在哪个城市？", "我有亲人在葡萄牙吗？")),
+    "zh": (("When do I go hiking?", "What sport do I do on Sunday afternoons?", "What do I do at weekends?"),
+           ("我什么时候去爬山？", "我每周日下午做什么运动？", "我周末一般去户外干什么？")),
 }
 
 
