@@ -122,9 +122,9 @@ class LoopCoordinator:
         loop = self.service.registry.get(start.tenant_id, start.loop_task_id)
         what = loop.content if loop is not None else start.loop_task_id
         text = msg.get("message", "")
-        if kind in ("task_error", "task_paused"):
-            text = say(language_of(what), "loop_failed" if kind == "task_error" else "loop_waiting",
-                       loop_id=start.loop_task_id, what=what, text=text)
+        framing = {"task_error": "loop_failed", "task_paused": "loop_waiting"}.get(kind)  # a result is told as it is
+        if framing is not None:
+            text = say(language_of(what), framing, loop_id=start.loop_task_id, what=what, text=text)
         note = self._store.add_notification(Notification(
             notification_id=m.new_id("note"), tenant_id=start.tenant_id, user_id=start.user_id, message=text,
             kind=_NOTE_KINDS[kind],

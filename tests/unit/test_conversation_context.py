@@ -11,7 +11,7 @@ from capabilities.cognition.chat import ChatResponder, chat_prompt
 from common.i18n import answer_in
 from capabilities.cognition.self_report import StatusReport, SystemCommands
 from capabilities.context.conversation_log import ConversationLog
-from capabilities.context.conversation_manager import ConversationManager
+from capabilities.context.conversation_manager import ConversationManager, in_context
 from capabilities.llm.base import LLMUnavailable
 from capabilities.llm.fake import ScriptedLLM
 from common import messages as m
@@ -256,8 +256,6 @@ def test_other_messages_end_with_the_message():
 
 
 # -- a follow-up is read in the conversation it continues ----------------------------------------------
-from capabilities.context.conversation_manager import in_context  # noqa: E402
-
 WEATHER = [{"role": "user", "content": "what's the weather in Beijing?"},
            {"role": "assistant", "content": "I can't look up the weather."}]
 
