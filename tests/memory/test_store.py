@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
+
+import capabilities.memory.store as store_module
 
 from capabilities.memory.embedding import get_embedder
 from capabilities.memory.store import COLLECTION_PREFIX, MemoryStore, _collection_name, _earlier_names
@@ -315,6 +318,30 @@ def test_another_persons_questions_never_bring_their_memory(store, three_people)
     assert store.questions(T, U, wang_cat) == []
     with pytest.raises(KeyError):
         store.set_questions(T, U, wang_cat, ["Whose cat is this?"])
+
+
+def test_recall_runs_its_two_queries_side_by_side_and_a_failure_of_either_is_raised():
+    both = threading.Barrier(2, timeout=10)  # broken unless the two calls wait on it at once
+    assert store_module._side_by_side(lambda: both.wait() * 0 + 1, lambda: both.wait() * 0 + 2) == (1, 2)
+
+    def fails():
+        raise ValueError("the questions query failed")
+
+    with pytest.raises(ValueError, match="questions query"):
+        store_module._side_by_side(lambda: 1, fails)
+    with pytest.raises(ValueError, match="questions query"):
+        store_module._side_by_side(fails, lambda: 2)
+
+
+def test_a_forked_process_makes_its_own_worker_for_the_second_query(monkeypatch):
+    store_module._side_by_side(lambda: 1, lambda: 2)
+    parents = store_module._beside
+    monkeypatch.setattr(store_module, "_beside", parents)  # put back afterwards
+    monkeypatch.setattr(store_module.os, "getpid", lambda: parents[0] + 1)  # as in a child after fork
+    assert store_module._side_by_side(lambda: 1, lambda: 2) == (1, 2)
+    childs = store_module._beside
+    assert childs[0] == parents[0] + 1 and childs[1] is not parents[1]
+    childs[1].shutdown()
 
 
 def test_a_process_forked_after_embedded_chroma_was_opened_refuses_it_instead_of_hanging(store, embedder, tmp_path):
