@@ -56,7 +56,6 @@ DEFAULT_PLAN_WORKERS = 8
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"  # capabilities/memory/embedding.py's catalogue
 DEFAULT_MEMORY_EMBEDDING_MODEL = "multilingual-e5-small+use"  # e5 and USE side by side (docs/memory.md)
 DEFAULT_MEMORY_TOP_K = 5
-DEFAULT_MEMORY_MIN_SCORE = 0.0  # a cosine similarity; 0 keeps the top_k nearest whatever they are
 DEFAULT_MAX_FACT_CHARS = 2000
 DEFAULT_QUESTIONS_PER_LANGUAGE = 2  # questions a fact answers, stored beside it (capabilities/memory/questions.py); 0: facts alone
 DEFAULT_AGENT_MAX_STEPS = 8  # tool calls of one agent task
@@ -493,7 +492,9 @@ class MemoryConfig(_Section):
     # changing it re-embeds each person's memories from their text when they are next used
     embedding_model: str = DEFAULT_MEMORY_EMBEDDING_MODEL
     top_k: int = Field(DEFAULT_MEMORY_TOP_K, ge=1, le=50)  # memories put into a prompt
-    min_score: float = Field(DEFAULT_MEMORY_MIN_SCORE, ge=-1, le=1)  # a recalled memory scores at least this
+    # a recalled memory scores at least this to reach a prompt (a cosine; -1 keeps the top_k
+    # whatever they are); empty: the embedding model's own (0.70 for the default)
+    min_score: float | None = Field(None, ge=-1, le=1)
     max_fact_chars: int = Field(DEFAULT_MAX_FACT_CHARS, ge=100, le=100_000)  # longer facts are stored cut, with a note
     # this similar to an old fact: merged into it; empty: the embedding model's own (0.965 for the default)
     dedup_threshold: float | None = Field(None, gt=0, le=1)

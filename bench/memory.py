@@ -27,7 +27,11 @@ What it measures:
 - bytes on disk per stored memory at each size;
 - embedding throughput: texts/s one per call and 32 per call;
 - calibration: on bench/memory/pairs.jsonl (pairs labelled "the same fact" or not, and "what
-  forget's words name" or not), each model's cosines and what its thresholds get wrong.
+  forget's words name" or not), each model's cosines and what its thresholds get wrong;
+- what reaches a prompt: at each model's floor (``Calibration.bears_on``), how many questions
+  still reach their fact (each fact a person's one memory, with its written questions) and how
+  many chat messages about other things (bench/conversation's chat cases, the memory dialogs'
+  chat turns) are kept from five persons' memories.
 """
 
 from __future__ import annotations
@@ -54,7 +58,9 @@ from capabilities.memory.embedding import (CATALOGUE, DEFAULT_EMBEDDING_MODEL,  
                                            DEFAULT_MEMORY_EMBEDDING_MODEL, EmbeddingModelMissing, get_embedder)
 
 FACTS_FILE = ROOT / "bench" / "memory" / "facts.jsonl"
-PAIRS_FILE = ROOT / "bench" / "memory" / "pairs.jsonl"  # labelled pairs: the same fact or not, forget's words or not
+PAIRS_FILE = ROOT / "bench" / "memory" / "pairs.jsonl"
+DIALOGS_FILE = ROOT / "bench" / "memory" / "dialogs.jsonl"
+CHAT_CASES_FILE = ROOT / "bench" / "conversation" / "cases.jsonl"  # labelled pairs: the same fact or not, forget's words or not
 QUESTIONS_CACHE = ROOT / "data" / "bench" / "memory-questions.json"
 QUESTIONS_PER_MEMORY = 4  # of the filler memories in the latency figures: as many as questions_per_language: 2 writes
 SIZES = (100, 1_000, 10_000)
@@ -311,6 +317,50 @@ def bench_calibration(models: list[str]) -> dict:
     return out
 
 
+def chat_messages() -> list[str]:
+    """Messages about other things than the person: the conversation bench's chat cases and the
+    memory dialogs' chat turns."""
+    cases = [json.loads(line) for line in CHAT_CASES_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    dialogs = [json.loads(line) for line in DIALOGS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return ([c["say"] for c in cases if c.get("expect", {}).get("intent") == "chat"]
+            + [text for d in dialogs for text in d["chat"]])
+
+
+def bench_bearing(facts: list[dict], models: list[str], asked: list[list[str]] | None = None,
+                  people: int = 5) -> dict:
+    """Per model with a measured floor (``Calibration.bears_on``): each fact as a person's one
+    memory (with its written questions where given, scored as recall scores it: ranking.fused),
+    how many of the questions reach it at the floor, and of chat messages about other things,
+    each asked of ``people`` such persons, how many are kept out of the prompt."""
+    from capabilities.memory.ranking import fused
+
+    chats = chat_messages()
+    rng = np.random.default_rng(11)
+    others = [rng.choice(len(facts), people, replace=False) for _ in chats]
+    out = {}
+    for name in models:
+        embedder = get_embedder(name)
+        floor = embedder.calibration.bears_on
+        if floor <= -1:
+            continue
+        passages = embedder.embed_passages([f["fact"] for f in facts])
+        questions = embedder.embed_queries([f["question"] for f in facts])
+        chat_vectors = embedder.embed_queries(chats)
+        written = [embedder.embed_passages(a) if a else None for a in (asked or [[]] * len(facts))]
+
+        def score(query: np.ndarray, i: int) -> float:
+            return fused(float(passages[i] @ query), None if written[i] is None else float((written[i] @ query).max()))
+
+        related = np.array([score(q, i) for i, q in enumerate(questions)])
+        unrelated = np.array([score(v, int(i)) for v, chosen in zip(chat_vectors, others) for i in chosen])
+        out[name] = {"floor": floor, "related_kept": float(np.mean(related >= floor)),
+                     "related_p1": float(np.percentile(related, 1)),
+                     "unrelated_left_out": float(np.mean(unrelated < floor)),
+                     "unrelated_p50": float(np.median(unrelated)), "related": len(related), "unrelated": len(unrelated),
+                     "with_questions": asked is not None}
+    return out
+
+
 # --------------------------------------------------------------------------- report
 def installed_models(wanted: list[str] | None) -> tuple[list[str], dict[str, str]]:
     chosen, missing = [], {}
@@ -339,6 +389,7 @@ def run(quick: bool = False, models: list[str] | None = None, questions_model: s
                             latency_model)
     throughput = bench_throughput(models, [f["fact"] for f in facts[:32]])
     calibration = bench_calibration(models)
+    bearing = bench_bearing(facts, models, written_questions(facts, questions_model) if questions_model else None)
     chosen = (recall.get(f"{DEFAULT_MEMORY_EMBEDDING_MODEL} + questions")
               or recall.get(DEFAULT_MEMORY_EMBEDDING_MODEL, {}))
     largest = latency[-1]
@@ -349,7 +400,8 @@ def run(quick: bool = False, models: list[str] | None = None, questions_model: s
     }
     return {"facts": len(facts), "models": models, "missing_models": missing, "recall": recall,
             "questions_model": questions_model, "latency_model": latency_model,
-            "latency": latency, "throughput": throughput, "calibration": calibration, "targets": targets,
+            "latency": latency, "throughput": throughput, "calibration": calibration, "bearing": bearing,
+            "targets": targets,
             "quick": quick}
 
 
@@ -385,6 +437,14 @@ def report(result: dict) -> str:
         for use, c in uses.items():
             lines.append(f"{name:27} {use:6} same >= {c['same_min']:.3f}  other <= {c['other_max']:.3f}  "
                          f"threshold {c['threshold']:.3f}: {c['missed']} missed, {c['wrong']} wrong of {c['pairs']}")
+    lines += ["", "what reaches a prompt: each fact a person's one memory"
+                  + (" with its written questions" if any(b["with_questions"] for b in result.get("bearing", {}).values())
+                     else "") + "; its question kept at the model's floor (bears_on), and chat messages about "
+                  "other things left out", ""]
+    for name, b in result.get("bearing", {}).items():
+        lines.append(f"{name:27} floor {b['floor']:.2f}: questions kept {b['related_kept']:.3f} of {b['related']} "
+                     f"(p1 {b['related_p1']:.3f}), unrelated left out {b['unrelated_left_out']:.3f} of {b['unrelated']} "
+                     f"(p50 {b['unrelated_p50']:.3f})")
     lines += ["", "targets"]
     lines += [f"  {'met ' if ok else 'MISSED'} {name}" for name, ok in result["targets"].items()]
     return "\n".join(lines)

@@ -50,12 +50,13 @@ class Turn:
 
 class MemoryCapability:
     def __init__(self, store: MemoryStore, distiller: FactDistiller | None = None, *, top_k: int = 5,
-                 min_score: float = 0.0, questions: QuestionWriter | None = None):
+                 min_score: float | None = None, questions: QuestionWriter | None = None):
         self.store = store
         self._distiller = distiller
         self._questions = questions
         self.top_k = top_k
-        self.min_score = min_score
+        # None: the embedding model's own floor, below which a memory has nothing to do with the message
+        self.min_score = store.bears_on if min_score is None else min_score
 
     @classmethod
     def from_config(cls, config, llm=None) -> "MemoryCapability":

@@ -119,6 +119,7 @@ class MemoryStore:
         # None: the embedding model's own (Embedder.calibration)
         self._dedup = dedup_threshold or embedder.calibration.same_fact
         self._forget = forget_threshold or embedder.calibration.says_the_same
+        self.bears_on = embedder.calibration.bears_on  # the score below which a memory is unrelated to a query
         self._clock = clock
         self._sources: Any = None  # the distilled-sources collection
         self._people: dict[str, Any] = {}  # collection name -> a person's memories (or their questions)

@@ -136,6 +136,27 @@ def test_recall_uses_the_configured_top_k_and_min_score(store):
     assert MemoryCapability(store, top_k=3, min_score=0.999).recall("acme", "li", "hobbies") == []
 
 
+def test_by_default_a_memory_unrelated_to_the_message_stays_out_and_a_related_one_comes(store):
+    store.remember("acme", "li", "I'm allergic to peanuts, so I have to be careful with snacks", subject="allergy")
+    store.remember("acme", "li", "我在一家儿童医院做夜班护士", subject="job", kind="work")
+    memory = MemoryCapability(store)
+    assert memory.min_score == embedding.JOINT_CALIBRATION.bears_on == store.bears_on
+    assert [h.record.fact for h in memory.recall("acme", "li", "is there any food I must avoid?")][:1] == [
+        "I'm allergic to peanuts, so I have to be careful with snacks"]
+    assert [h.record.fact for h in memory.recall("acme", "li", "我是做什么工作的？")][:1] == ["我在一家儿童医院做夜班护士"]
+    for unrelated in ("why is the sky blue?", "tell me a fun fact about octopuses", "天空为什么是蓝色的？"):
+        assert memory.recall("acme", "li", unrelated) == [], unrelated
+    assert len(MemoryCapability(store, min_score=-1).recall("acme", "li", "why is the sky blue?")) == 2
+
+
+def test_the_configured_min_score_overrides_the_models_own(tmp_path):
+    config = load_config({"data_dir": str(tmp_path), "memory": {"min_score": 0.5}}, env={})
+    assert MemoryCapability.from_config(config).min_score == 0.5
+    config = load_config({"data_dir": str(tmp_path / "other")}, env={})
+    assert config.memory.min_score is None
+    assert MemoryCapability.from_config(config).min_score == embedding.JOINT_CALIBRATION.bears_on
+
+
 def test_health_is_ok_on_a_working_store(store):
     assert MemoryCapability(store).health() == "ok"
 

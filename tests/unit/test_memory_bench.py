@@ -41,8 +41,12 @@ def test_quick_run_reports_recall_latency_size_and_throughput(tmp_path, capsys):
     assert result["throughput"]["multilingual-e5-small+use"]["batch32_per_s"] > 0
     dedup = result["calibration"]["multilingual-e5-small+use"]["dedup"]
     assert dedup["pairs"] >= 10 and dedup["same_min"] > dedup["other_max"]  # the pairs part cleanly
+    bearing = result["bearing"]["multilingual-e5-small+use"]
+    assert bearing["floor"] == 0.70 and bearing["related"] == len(bench.load_facts()[::9])
+    assert bearing["related_kept"] > 0.9 and bearing["unrelated_left_out"] > 0.5  # most chat leaves memories out
     printed = capsys.readouterr().out
     assert "recall@5" in printed and "bytes/mem" in printed and "targets" in printed and "calibration" in printed
+    assert "unrelated left out" in printed
 
 
 def test_the_labelled_pairs_cover_both_uses_both_answers_and_both_languages():
