@@ -117,7 +117,7 @@ class InteractionActor(FloraActor):
         """A client's request about one person's memories (the HTTP API checked who asks)."""
         try:
             m.validate(message)
-            if message["op"] not in ("list", "forget", "clear", "recall"):
+            if message["op"] not in ("list", "forget", "clear", "recall", "search"):
                 raise m.ProtocolError(f"memory_request op {message['op']!r} is not for clients", field="op")
         except m.ProtocolError as exc:
             self.send(sender, m.memory_reply(op=str(message.get("op", "")), request_id=message.get("request_id"),

@@ -288,9 +288,9 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         return Response(status_code=204)
 
     # -- long-term memory ---------------------------------------------------------------
-    @app.get("/v1/memories", tags=["memory"], summary="What Flora remembers about the user; with q, those bearing on it")
+    @app.get("/v1/memories", tags=["memory"], summary="What Flora remembers about the user; with q, the nearest to it, best first")
     async def list_memories(who: As, q: Annotated[str | None, Query(min_length=1, max_length=2000)] = None) -> list[dict]:
-        reply = await service.memories(who, "recall" if q else "list", query=q)
+        reply = await service.memories(who, "search" if q else "list", query=q)
         return reply.get("memories") or []
 
     @app.delete("/v1/memories/{memory_id}", tags=["memory"], summary="Forget one memory", status_code=204)

@@ -239,7 +239,7 @@ class FloraService:
     # -- long-term memory --------------------------------------------------------------------
     async def memories(self, caller: Caller, op: str, *, memory_id: str | None = None,
                        query: str | None = None) -> dict:
-        """One person's memories through the MemoryActor: ``list``, ``recall`` (``query``),
+        """One person's memories through the MemoryActor: ``list``, ``search`` (``query``),
         ``forget`` (``memory_id``) or ``clear``; a memory of someone else is not found."""
         reply = await self._ask(self.interaction, m.memory_request(
             op=op, tenant_id=caller.tenant_id, user_id=caller.user_id, memory_id=memory_id, query=query))

@@ -483,12 +483,14 @@ class NotificationsReply(TypedDict):
 # --------------------------------------------------------------------------- memory
 class MemoryRequest(TypedDict):
     """InteractionActor (for a user, the HTTP API, before new work) → MemoryActor: ``op`` is
-    ``recall`` (the memories bearing on ``query``), ``list``, ``forget`` (one ``memory_id``, or
-    those matching ``query``), ``clear`` (all of the person's), or ``wake`` (distil the
-    conversation turns waiting in the store). Always one person's: tenant and user."""
+    ``recall`` (the memories bearing on ``query``, for a prompt: those above the embedding
+    model's floor), ``search`` (the memories nearest ``query``, best first, whatever they
+    score: a person looking through what is remembered), ``list``, ``forget`` (one
+    ``memory_id``, or those matching ``query``), ``clear`` (all of the person's), or ``wake``
+    (distil the conversation turns waiting in the store). Always one person's: tenant and user."""
 
     message_type: Literal["memory_request"]
-    op: Literal["recall", "list", "forget", "clear", "wake"]
+    op: Literal["recall", "search", "list", "forget", "clear", "wake"]
     tenant_id: str
     user_id: str
     request_id: NotRequired[str]

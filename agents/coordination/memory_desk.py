@@ -84,8 +84,9 @@ class MemoryDesk:
             return m.memory_reply(op=op, request_id=request_id, error="memory is off (memory.enabled: false)")
         tenant, user = msg["tenant_id"], msg["user_id"]
         try:
-            if op == "recall":
-                found = self._memory.recall(tenant, user, msg.get("query", ""), k=msg.get("limit") or self._top_k)
+            if op in ("recall", "search"):
+                found = self._memory.recall(tenant, user, msg.get("query", ""), k=msg.get("limit") or self._top_k,
+                                            floor=op == "recall")
                 memories = [_view(record) for record in found]
                 if memories:
                     self._event(EventType.MEMORY_RECALLED, tenant, user,

@@ -71,8 +71,12 @@ class MemoryCapability:
                    min_score=section.min_score, questions=writer)
 
     # -- reading ---------------------------------------------------------------------
-    def recall(self, tenant_id: str, user_id: str, query: str, k: int | None = None) -> list[Recalled]:
-        return self.store.recall(tenant_id, user_id, query, k or self.top_k, min_score=self.min_score)
+    def recall(self, tenant_id: str, user_id: str, query: str, k: int | None = None, *,
+               floor: bool = True) -> list[Recalled]:
+        """The person's ``k`` memories nearest ``query``, best first: for a prompt (``floor``),
+        only those scoring at least ``min_score``; for a person searching, whatever they score."""
+        return self.store.recall(tenant_id, user_id, query, k or self.top_k,
+                                 min_score=self.min_score if floor else -1.0)
 
     def list(self, tenant_id: str, user_id: str) -> list[MemoryRecord]:
         return self.store.list(tenant_id, user_id)

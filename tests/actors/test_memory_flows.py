@@ -123,6 +123,21 @@ def test_with_memory_off_flora_says_so_and_keeps_nothing(tmp_path, dify, sales_d
         store.close()
 
 
+def test_a_search_lists_the_nearest_memories_whatever_they_score_where_a_recall_keeps_to_the_floor(flora):
+    flora.ask("my name is Li Wei, I work on the billing team", user_id="mem_hana")
+    wait_for_memory(flora, "mem_hana", "billing team")
+
+    def ask(op: str, query: str) -> dict:
+        return flora.system.ask(flora.interaction, m.memory_request(op=op, tenant_id="default", user_id="mem_hana",
+                                                                    query=query), 10)
+
+    searched = ask("search", "why is the sky blue?")  # the HTTP API's GET /v1/memories?q=
+    assert searched["message_type"] == "memory_reply" and len(searched["memories"]) == 2, searched
+    assert all(r["score"] < 0.70 for r in searched["memories"])
+    assert ask("recall", "why is the sky blue?")["memories"] == []  # nothing of this goes into a prompt
+    assert "billing team" in ask("recall", "which team am I on?")["memories"][0]["fact"]
+
+
 @pytest.mark.parametrize("bad", [{"op": "recall"}, {"op": "wake", "tenant_id": "t", "user_id": "u"},
                                  {"op": "nonsense", "tenant_id": "t", "user_id": "u"}])
 def test_a_malformed_memory_request_gets_a_clear_error_and_memory_keeps_serving(flora, bad):

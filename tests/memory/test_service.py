@@ -147,6 +147,7 @@ def test_by_default_a_memory_unrelated_to_the_message_stays_out_and_a_related_on
     for unrelated in ("why is the sky blue?", "tell me a fun fact about octopuses", "天空为什么是蓝色的？"):
         assert memory.recall("acme", "li", unrelated) == [], unrelated
     assert len(MemoryCapability(store, min_score=-1).recall("acme", "li", "why is the sky blue?")) == 2
+    assert len(memory.recall("acme", "li", "why is the sky blue?", floor=False)) == 2  # a person's search
 
 
 def test_the_configured_min_score_overrides_the_models_own(tmp_path):

@@ -23,6 +23,7 @@ class ScriptedMemory:
     def __init__(self, fail_with: BaseException | None = None):
         self.fail_with = fail_with
         self.turns = []
+        self.floors = []  # each recall's: True for a prompt, False for a person's search
 
     def remember_turn(self, tenant_id, user_id, turn):
         self.turns.append((tenant_id, user_id, turn))
@@ -30,7 +31,8 @@ class ScriptedMemory:
             raise self.fail_with
         return [MemoryRecord("mem_1", tenant_id, user_id, f"fact from {turn.message}")]
 
-    def recall(self, tenant_id, user_id, query, k=5):
+    def recall(self, tenant_id, user_id, query, k=5, *, floor=True):
+        self.floors.append(floor)
         if self.fail_with is not None:
             raise self.fail_with
         return [Recalled(MemoryRecord("mem_1", tenant_id, user_id, "Likes green tea"), 0.83)]
@@ -88,6 +90,15 @@ def test_requests_when_memory_is_off_or_down_say_so(store):
         m.memory_request(op="recall", tenant_id="acme", user_id="alice", query="tea"))
     assert "unavailable" in down["error"]
     assert "不可用" in memory_answer(down, "zh") and "memory.enabled" in memory_answer(off, "en")
+
+
+def test_a_search_asks_without_the_floor_and_a_recall_with_it(store):
+    memory = ScriptedMemory()
+    desk = MemoryDesk(memory, store)
+    for op in ("recall", "search"):
+        reply = desk.on_request(m.memory_request(op=op, tenant_id="acme", user_id="alice", query="tea"))
+        assert reply["op"] == op and reply["memories"][0]["fact"] == "Likes green tea"
+    assert memory.floors == [True, False]
 
 
 class NewWorkDesk:
