@@ -344,6 +344,22 @@ def test_a_forked_process_makes_its_own_worker_for_the_second_query(monkeypatch)
     childs[1].shutdown()
 
 
+def test_a_forked_child_gets_a_free_lock_even_if_the_fork_came_while_it_was_held():
+    import multiprocessing
+
+    with store_module._beside_lock:  # held by this thread while the child is forked
+        child = multiprocessing.get_context("fork").Process(
+            target=lambda: os._exit(0 if store_module._side_by_side(lambda: 1, lambda: 2) == (1, 2) else 1))
+        child.start()
+    try:
+        child.join(30)
+        assert child.exitcode == 0
+    finally:
+        if child.is_alive():
+            child.kill()
+            child.join()
+
+
 def test_a_process_forked_after_embedded_chroma_was_opened_refuses_it_instead_of_hanging(store, embedder, tmp_path):
     """Chroma's native runtime does not survive a fork: the child says so at once (and its
     parent's store goes on working)."""
