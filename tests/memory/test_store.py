@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-import capabilities.memory.store as store_module
+import capabilities.memory.chroma as chroma_module
 
 from capabilities.memory.embedding import get_embedder
 from capabilities.memory.store import COLLECTION_PREFIX, MemoryStore, _collection_name, _earlier_names
@@ -322,24 +322,24 @@ def test_another_persons_questions_never_bring_their_memory(store, three_people)
 
 def test_recall_runs_its_two_queries_side_by_side_and_a_failure_of_either_is_raised():
     both = threading.Barrier(2, timeout=10)  # broken unless the two calls wait on it at once
-    assert store_module._side_by_side(lambda: both.wait() * 0 + 1, lambda: both.wait() * 0 + 2) == (1, 2)
+    assert chroma_module._side_by_side(lambda: both.wait() * 0 + 1, lambda: both.wait() * 0 + 2) == (1, 2)
 
     def fails():
         raise ValueError("the questions query failed")
 
     with pytest.raises(ValueError, match="questions query"):
-        store_module._side_by_side(lambda: 1, fails)
+        chroma_module._side_by_side(lambda: 1, fails)
     with pytest.raises(ValueError, match="questions query"):
-        store_module._side_by_side(fails, lambda: 2)
+        chroma_module._side_by_side(fails, lambda: 2)
 
 
 def test_a_forked_process_makes_its_own_worker_for_the_second_query(monkeypatch):
-    store_module._side_by_side(lambda: 1, lambda: 2)
-    parents = store_module._beside
-    monkeypatch.setattr(store_module, "_beside", parents)  # put back afterwards
-    monkeypatch.setattr(store_module.os, "getpid", lambda: parents[0] + 1)  # as in a child after fork
-    assert store_module._side_by_side(lambda: 1, lambda: 2) == (1, 2)
-    childs = store_module._beside
+    chroma_module._side_by_side(lambda: 1, lambda: 2)
+    parents = chroma_module._beside
+    monkeypatch.setattr(chroma_module, "_beside", parents)  # put back afterwards
+    monkeypatch.setattr(chroma_module.os, "getpid", lambda: parents[0] + 1)  # as in a child after fork
+    assert chroma_module._side_by_side(lambda: 1, lambda: 2) == (1, 2)
+    childs = chroma_module._beside
     assert childs[0] == parents[0] + 1 and childs[1] is not parents[1]
     childs[1].shutdown()
 
@@ -347,9 +347,9 @@ def test_a_forked_process_makes_its_own_worker_for_the_second_query(monkeypatch)
 def test_a_forked_child_gets_a_free_lock_even_if_the_fork_came_while_it_was_held():
     import multiprocessing
 
-    with store_module._beside_lock:  # held by this thread while the child is forked
+    with chroma_module._beside_lock:  # held by this thread while the child is forked
         child = multiprocessing.get_context("fork").Process(
-            target=lambda: os._exit(0 if store_module._side_by_side(lambda: 1, lambda: 2) == (1, 2) else 1))
+            target=lambda: os._exit(0 if chroma_module._side_by_side(lambda: 1, lambda: 2) == (1, 2) else 1))
         child.start()
     try:
         child.join(30)
