@@ -329,10 +329,15 @@ def memory_command(text: str) -> tuple[str, str] | None:
 
 _SELF_FIRST = re.compile(r"^\s*(?:i|i'm|im|i've|we|we're|we've|my|our)\b|^\s*(?:我们|咱们|我|俺)", _F)
 _ASKS_ANYWHERE = re.compile(r"[?？]|\b(?:what|what's|whats|which|who|when|where|why|how|whether)\b"
-                            r"|吗|呢|什么|哪|几|多少|有没有|是不是|怎么|如何|为什么|谁", _F)
+                            r"|吗|呢|什么|哪|几|多少|有没有|是不是|怎么|如何|为什么|谁|没有?\s*[。.!！~]*\s*$", _F)
 _WANTS = re.compile(
     r"\b(?:want|wanna|need|needs|would\s+like|'d\s+like|wish|have\s+to|has\s+to|must|should|gotta|"
     r"let\s+me|remind|you|your)\b|想|要|需要|希望|麻烦|帮|请|让|给我|提醒|你|您", _F)
+# "要" right after a day or a time to come says what the person is going to do, not what they want
+# of anyone: "我下周要去上海出差", "我明天要开会", "我快要考试了" (but "我每天9点要看报表" wants a report,
+# and "我明天要订机票" may want it booked)
+_GOING_TO = re.compile(r"(?:今天|今晚|明天|明早|明晚|后天|下周[一二三四五六日天]?|下星期|下礼拜|下个?月|明年|这周|本周|这个?月|周末"
+                       r"|月底|年底|过几天|过两天|马上|快|就)要(?!订|预订|预约|买|购|付|支付|转账|汇款|退|下单|点|寄|发|交|缴|查)")
 _FLORA_THINGS = re.compile(r"\b(?:tasks?|loops?|reminders?|schedules?|flora)\b|任务|定时|循环", _F)
 _NAMED_VALUE = re.compile(r"\w\s*=\s*\S")
 
@@ -345,7 +350,8 @@ def states_about_self(text: str) -> bool:
     stripped = text.strip()
     if not _SELF_FIRST.search(stripped) or len(stripped) < 4:
         return False
-    return not (_ASKS_ANYWHERE.search(stripped) or _WANTS.search(stripped) or _FLORA_THINGS.search(stripped)
+    return not (_ASKS_ANYWHERE.search(stripped) or _WANTS.search(_GOING_TO.sub("", stripped))
+                or _FLORA_THINGS.search(stripped)
                 or _NAMED_VALUE.search(stripped) or needs_the_world(stripped) or command(stripped))
 
 

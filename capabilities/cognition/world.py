@@ -30,13 +30,14 @@ _OWN_RECORD_NOUNS = (
     r"meetings?|appointments?|flights?|bookings?|reservations?|servers?|disk|database\s+password|salary|payslip|"
     r"credit\s+card|password"
 )
+_OWN_RECORD_NOUNS_ZH = r"订单|快递|包裹|物流|发票|账单|工单|账户|余额|银行卡|邮箱|邮件|日程|会议|航班|机票|预订|服务器|磁盘|工资|密码"
 _SERVICES = (r"淘宝|天猫|拼多多|京东|美团|饿了么|滴滴|携程|12306|禅道|飞书|钉钉|企业微信|支付宝"
              r"|jira|github|gitlab|slack|outlook|gmail|trello|asana|notion")
 _OWN_RECORDS = re.compile(
     rf"\b(?:my|our|mine)\s+(?:\w+\s+){{0,2}}(?:{_OWN_RECORD_NOUNS})\b"
     rf"|\b(?:order|ticket|tracking|invoice|booking|case)\s*(?:no\.?|number|#|id)?\s*[:#]?\s*[A-Z]{{0,4}}-?\d{{3,}}\b"
     r"|\b(?:where\s+is|status\s+of|track)\s+(?:my|the)\s+(?:order|parcel|package|shipment|delivery)\b"
-    r"|(?:我的|我们的)?(?:订单|快递|包裹|物流|发票|账单|工单|账户|余额|银行卡|邮箱|邮件|日程|会议|航班|机票|预订|服务器|磁盘|工资|密码)"
+    rf"|(?:我的|我们的)?(?:{_OWN_RECORD_NOUNS_ZH})"
     r"(?:号|状态|信息|情况|还有|到哪|在哪|多少|里)"
     r"|(?:我的|我们的|我提的|我下的|我买的|我订的|我点的)[^，,。]{0,6}(?:订单|快递|包裹|外卖|工单|票)[^，,。]{0,8}(?:了没|没有|吗|呢|到哪|怎么)"
     r"|外卖[^，,。]{0,6}(?:还没|怎么|到哪|什么时候)|(?:快递|包裹)单号"
@@ -252,3 +253,13 @@ def remote_machine(text: str) -> bool:
 
 def asks_about_own_records(text: str) -> bool:
     return bool(_OWN_RECORDS.search(_unquoted(text)))
+
+
+_NAMES_OWN_RECORDS = re.compile(rf"\b(?:my|our|mine)\s+(?:\w+\s+){{0,2}}(?:{_OWN_RECORD_NOUNS})\b"
+                                rf"|(?:我的|我们的|我|我们)(?:{_OWN_RECORD_NOUNS_ZH})", _F)
+
+
+def names_own_records(text: str) -> bool:
+    """Whether a message names one of the person's own records ("my parcel", "我的银行卡"),
+    asked about or not: "我的银行卡被冻结了" says no question, yet wants what only the bank can do."""
+    return bool(_NAMES_OWN_RECORDS.search(_unquoted(text)))

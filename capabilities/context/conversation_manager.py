@@ -19,7 +19,7 @@ from typing import Any, Callable
 import jsonschema
 
 from capabilities.base import DESCRIPTION_IN, described
-from capabilities.cognition import cues
+from capabilities.cognition import cues, world
 from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.context import answers
 from capabilities.loop.requests import looks_like_loop_request, only_a_time
@@ -135,9 +135,8 @@ class ConversationManager:
             if len(waiting) == 1 and not cues.command(text):  # maybe an answer: understanding decides
                 return Decision("new_task", needs_backend=True, content=text, pending_task_id=waiting[0].task_id,
                                 reading=_as_dict(reading()))
-        if cues.states_about_self(text) and not _reads_as_more_than_talk(reading()):
-            # "I go running every morning": about the person, not a request ("我在深圳，这会儿外面下雨没"
-            # starts the same way and asks about the weather)
+        if cues.states_about_self(text) and not _reads_as_more_than_talk(reading(), text):
+            # "I go running every morning", "我下周要去上海出差三天": about the person, not a request
             return Decision("chat", needs_backend=True, content=text, intent="chat")
         return Decision("new_task", needs_backend=True, content=text, reading=_as_dict(reading()))
 
@@ -449,8 +448,14 @@ def _asks_something_else(reading: Reading | None) -> bool:
     return reading is not None and reading.family in _NOT_ANSWERS and reading.sure(LEANS)
 
 
-def _reads_as_more_than_talk(reading: Reading | None) -> bool:
-    return reading is not None and reading.family != "chat" and reading.sure()
+def _reads_as_more_than_talk(reading: Reading | None, statement: str) -> bool:
+    """Whether a plain statement about the person reads surely as something else. Not as
+    ``unsupported`` unless it names one of their records: "我下周要去上海出差三天" resembles
+    requests for flights and the weather, but asks nothing a refusal could answer, while "我的
+    银行卡被冻结了" wants what only the bank can do."""
+    if reading is None or reading.family == "chat" or not reading.sure():
+        return False
+    return reading.family != "unsupported" or world.names_own_records(statement)
 
 
 def _as_dict(reading: Reading | None) -> dict | None:

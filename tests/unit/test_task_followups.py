@@ -150,6 +150,10 @@ def test_the_reading_rules_out_what_the_persons_situation_does(waits_for_a_key):
 @pytest.mark.parametrize("said, conversation", [
     ("我在深圳，这会儿外面下雨没", False),  # starts like a statement about oneself, asks about the weather
     ("I live in Hangzhou and I love the lake there", True),
+    # they resemble requests for flights and the weather (a sure "unsupported" reading), but ask nothing
+    ("我下周要去上海出差三天", True),
+    ("I'm flying to Berlin next week for work", True),
+    ("我的银行卡被冻结了", False),  # names a record of theirs that only the bank can act on
 ])
 def test_a_statement_about_oneself_is_conversation_unless_it_reads_surely_as_more(store, registry, said, conversation):
     decision = ConversationManager(store, EventBus(store), registry).handle_user_input(

@@ -44,7 +44,8 @@ def test_thanks_that_asks_for_more_is_not_only_conversation(text):
 @pytest.mark.parametrize("text", [
     "I go running every morning", "We have a standup every Monday at 9", "我每天早上跑步",
     "I add numbers for my household budget every week", "my cat died yesterday", "我对花生过敏",
-    "I got the job!!! 🎉", "I check the sales report every Monday"])
+    "I got the job!!! 🎉", "I check the sales report every Monday",
+    "我下周要去上海出差三天", "我明天要去北京开会", "我快要考试了"])  # "要" after a time to come: going to
 def test_a_plain_statement_about_oneself_is_not_a_request(text):
     assert cues.states_about_self(text)
 
@@ -53,7 +54,8 @@ def test_a_plain_statement_about_oneself_is_not_a_request(text):
     "I want a report every Monday", "我每天9点要看销售报表", "I need to call a REST endpoint", "我想调用一个web接口",
     "我有哪些定时任务", "我的任务进行到哪一步了", "我今天跑了几个任务", "我的订单到哪了", "我明天有什么会",
     "I'm in Shanghai, what's the weather", "I add numbers a=2 b=3", "my loop tasks", "I'd like a few expert views",
-    "remind me to call Li", "I love you", "please do the thing"])
+    "remind me to call Li", "I love you", "please do the thing", "我明天要你提醒我交水费", "我明天要订机票",
+    "我在深圳，这会儿外面下雨没", "作业写完了没有"])
 def test_a_question_a_wish_or_anything_about_tasks_is_not_a_plain_statement(text):
     assert not cues.states_about_self(text)
 
