@@ -151,13 +151,17 @@ def is_greeting(text: str) -> bool:
 
 
 def conversation_only(text: str) -> bool:
-    """Thanks, greetings and goodbyes: conversation, whatever punctuation splits them."""
+    """Thanks, greetings and goodbyes: conversation, whatever punctuation splits them. Thanks
+    followed by a question or a request is that question ("谢谢，顺便问一下上海下周天气怎么样？")."""
     if _GREETING.match(text):
         return True
     if _THANKS.match(text):
-        rest = _THANKS.sub("", text, count=1)
-        return not _THEN_ASK.search(rest)
+        rest = _THANKS.sub("", text, count=1).lstrip(_LEAD_IN)
+        return not (_THEN_ASK.search(rest) or reads_as_new_request(rest) or needs_the_world(rest))
     return False
+
+
+_LEAD_IN = " \t,.!;:~-—，。！；：～、"
 
 
 def command(text: str) -> str | None:

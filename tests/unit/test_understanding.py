@@ -30,13 +30,16 @@ def reading(route: str) -> dict:
 
 # -- what the words make certain ----------------------------------------------------------
 @pytest.mark.parametrize("text", ["Thanks a lot, that was helpful", "thank you!", "ok thanks, bye", "谢谢，很有帮助",
-                                  "多谢啦", "Good morning!", "晚安", "cheers, much appreciated"])
+                                  "多谢啦", "Good morning!", "晚安", "cheers, much appreciated", "thanks, bye!",
+                                  "谢谢！太棒了", "thanks!! 🙏"])
 def test_thanks_and_greetings_are_conversation_whatever_the_punctuation(text):
     assert cues.conversation_only(text)
 
 
 @pytest.mark.parametrize("text", ["thanks, now fetch https://example.com", "谢谢，帮我再跑一次工作流",
-                                  "thank you. could you cancel it?", "fetch the report, thanks"])
+                                  "thank you. could you cancel it?", "fetch the report, thanks",
+                                  "谢谢，顺便问一下上海下周天气怎么样？", "thanks! where's my parcel?",
+                                  "thx, what's the weather in Oslo right now", "谢谢。我的订单到哪了"])
 def test_thanks_that_asks_for_more_is_not_only_conversation(text):
     assert not cues.conversation_only(text)
 
