@@ -133,8 +133,9 @@ class FactDistiller:
 
 LANGUAGES = {EN: "English", ZH: "Chinese (简体中文)"}
 # a message that gives the person's name says so; without these words a "name" fact is the
-# model's guess ("I work as a nurse" -> "The person's name is Nurse")
-_NAMES = re.compile(r"\bname\b|\bcall(?:s|ed)?\s+me\b|\bI(?:'m|\s+am)\s+[A-Z][a-z]+|\bthis\s+is\s+[A-Z]|\bgo\s+by\b"
+# model's guess ("I work as a nurse" -> "The person's name is Nurse"). After "I'm" only a capital
+# letter makes a name ("I'm allergic to shellfish" -> "The person's name is John" is a guess)
+_NAMES = re.compile(r"\bname\b|\bcall(?:s|ed)?\s+me\b|\bI(?:'m|\s+am)\s+(?-i:[A-Z][a-z]+)|\bthis\s+is\s+[A-Z]|\bgo\s+by\b"
                     r"|叫|名字|姓|称呼|我是[^\s，,。]{1,4}$", re.I)
 # a fact that gives the person's name, whatever kind the model gave it ("The person's name is
 # unknown", kind personal, subject name, from "my favourite football club is Arsenal"); not a

@@ -89,7 +89,10 @@ def test_a_name_the_message_never_gives_is_not_kept():
     guessed = {"facts": [fact("The person's name is Nurse", "name", "name"), fact("Works as a nurse", "job", "work")]}
     out = FactDistiller(ScriptedLLM([guessed])).distill("I work as a nurse in the night shift", message_id="m10")
     assert [f.fact for f in out.facts] == ["Works as a nurse"]
-    for said, name in (("my name is Li Wei", "Li Wei"), ("I'm Daniel, hi", "Daniel"), ("我叫王晓明", "王晓明"),
+    guessed = {"facts": [fact("The person's name is John", "name", "name"), fact("Is allergic to shellfish")]}
+    out = FactDistiller(ScriptedLLM([guessed])).distill("I'm allergic to shellfish", message_id="m10")
+    assert [f.fact for f in out.facts] == ["Is allergic to shellfish"]  # "I'm" + a lower-case word names no one
+    for said, name in (("my name is Li Wei", "Li Wei"), ("I'm Daniel, hi", "Daniel"), ("i am Tom", "Tom"), ("我叫王晓明", "王晓明"),
                        ("everyone calls me Sam", "Sam"), ("I go by Sam", "Sam")):
         out = FactDistiller(ScriptedLLM([{"facts": [fact(f"The person's name is {name}", "name", "name")]}])) \
             .distill(said, message_id="m11")
