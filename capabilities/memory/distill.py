@@ -66,12 +66,7 @@ dislikes, allergies, schedules and recurring needs. Rules:
 - kind: one of {kinds}.
 - confidence: 1.0 when stated plainly, lower when hedged ("I think", "maybe").
 Examples:
-"I'm Li Wei, I work on the billing team" -> {{"facts": [{{"fact": "The person's name is Li Wei", "subject": "name", \
-"kind": "name", "confidence": 1.0}}, {{"fact": "Works on the billing team", "subject": "team", "kind": "work", \
-"confidence": 1.0}}]}}
-"我对花生过敏，每周五要交周报" -> {{"facts": [{{"fact": "用户对花生过敏", "subject": "过敏", "kind": "personal", \
-"confidence": 1.0}}, {{"fact": "用户每周五要交周报", "subject": "周报", "kind": "recurring_need", "confidence": 1.0}}]}}
-"what's the weather tomorrow?" -> {{"facts": []}}
+{examples}
 
 The person's message (id {message_id}):
 <<<
@@ -109,8 +104,10 @@ class FactDistiller:
         """The facts about the person in ``message``; never raises for the model's misbehaviour."""
         if not message.strip():
             return Distilled()
-        prompt = PROMPT.format(kinds=", ".join(KINDS), message_id=message_id, message=message[:MAX_INPUT_CHARS],
-                               reply=reply[:REPLY_CONTEXT_CHARS], language=LANGUAGES[language_of(message)])
+        language = language_of(message)
+        prompt = PROMPT.format(kinds=", ".join(KINDS), examples=EXAMPLES[language], message_id=message_id,
+                               message=message[:MAX_INPUT_CHARS], reply=reply[:REPLY_CONTEXT_CHARS],
+                               language=LANGUAGES[language])
         try:
             answer = complete_json(self._llm, [{"role": "user", "content": prompt}], FACTS_SCHEMA,
                                    max_tokens=self._max_tokens, temperature=0.0)
@@ -132,6 +129,22 @@ class FactDistiller:
 
 
 LANGUAGES = {EN: "English", ZH: "Chinese (简体中文)"}
+# in the person's language: a small model writes its facts in the language of the examples it
+# was shown more than in the one it is told ("The person's name is 陈静", "Works at a bank in Shenzhen")
+EXAMPLES = {
+    EN: """"I'm Li Wei, I work on the billing team" -> {"facts": [{"fact": "The person's name is Li Wei", \
+"subject": "name", "kind": "name", "confidence": 1.0}, {"fact": "Works on the billing team", "subject": "team", \
+"kind": "work", "confidence": 1.0}]}
+"I'm allergic to peanuts, and every Friday I hand in a weekly report" -> {"facts": [{"fact": "The person is \
+allergic to peanuts", "subject": "allergy", "kind": "personal", "confidence": 1.0}, {"fact": "The person hands in a \
+weekly report every Friday", "subject": "weekly report", "kind": "recurring_need", "confidence": 1.0}]}
+"what's the weather tomorrow?" -> {"facts": []}""",
+    ZH: """"我叫李伟，在计费组工作" -> {"facts": [{"fact": "用户名叫李伟", "subject": "名字", "kind": "name", \
+"confidence": 1.0}, {"fact": "用户在计费组工作", "subject": "团队", "kind": "work", "confidence": 1.0}]}
+"我对花生过敏，每周五要交周报" -> {"facts": [{"fact": "用户对花生过敏", "subject": "过敏", "kind": "personal", \
+"confidence": 1.0}, {"fact": "用户每周五要交周报", "subject": "周报", "kind": "recurring_need", "confidence": 1.0}]}
+"明天天气怎么样？" -> {"facts": []}""",
+}
 # a message that gives the person's name says so; without these words a "name" fact is the
 # model's guess ("I work as a nurse" -> "The person's name is Nurse"). After "I'm" only a capital
 # letter makes a name ("I'm allergic to shellfish" -> "The person's name is John" is a guess)

@@ -118,3 +118,13 @@ def test_the_model_is_told_which_language_to_write_the_facts_in():
     FactDistiller(llm).distill("I speak Portuguese at home", message_id="m13")
     assert "write the facts in Chinese" in llm.calls[0][0][-1]["content"]
     assert "write the facts in English" in llm.calls[1][0][-1]["content"]
+
+
+def test_the_examples_the_model_is_shown_are_in_the_persons_language():
+    # a small model writes in the language of its examples more than in the one it is told
+    llm = ScriptedLLM([{"facts": []}, {"facts": []}])
+    FactDistiller(llm).distill("我在深圳一家银行上班", message_id="m14")
+    FactDistiller(llm).distill("I work at a bank in Shenzhen", message_id="m15")
+    chinese, english = (call[0][-1]["content"].split("Examples:")[1].split("The person's message")[0] for call in llm.calls)
+    assert "用户名叫李伟" in chinese and "The person" not in chinese
+    assert "The person's name is Li Wei" in english and "用户" not in english
