@@ -207,7 +207,8 @@ class IntentRouter:
         """The reading of the message by its nearest labelled examples, held against the
         rules' or the model's: where they disagree and the examples are sure (more sure for
         overruling a rule than the small model), the examples decide what Flora does. Thanks,
-        greetings and slash commands are certain; an ``unsupported`` is never made chat (an
+        greetings and slash commands are certain; an ``unsupported`` is made chat only for a
+        question about the person themselves, which what they told answers (elsewhere an
         invented answer is worse than a refusal); a task, plan or answer is taken only where the
         examples say which (the model and the rules keep those), except a plan the rules would
         make one task of."""
@@ -228,7 +229,8 @@ class IntentRouter:
         if not reading.sure(needed):
             return intent
         if cues.conversation_only(text) or text.lstrip().startswith("/") or intent.kind == "unsupported" \
-                and reading.family == "chat" or intent.kind == "chat" and world.computes_on_given_figures(text):
+                and reading.family == "chat" and not _about_the_person(text, reading) \
+                or intent.kind == "chat" and world.computes_on_given_figures(text):
             return intent  # certain; an invented answer is worse than a refusal; every figure is given
         family, kind = reading.family, reading.kind
         if family == "chat" and not urls(text):  # chat cannot look at an address: that stays a capability's
@@ -370,6 +372,13 @@ def choices(specs, language: str = "en") -> list[Option]:
     """A clarification's options: the capabilities, described in the person's language."""
     return [{"id": str(i), "label": f"{s.name}: {s.describe(language)}", "capability": s.name}  # type: ignore[typeddict-item]
             for i, s in enumerate(specs[:MAX_OPTIONS], start=1)]
+
+
+def _about_the_person(text: str, reading: Reading) -> bool:
+    """A question about the person themselves ("is there any food I must avoid?"), surely read so
+    by the examples: what they told Flora answers it, so a refusal is no better than an invented
+    answer — unless it is about their records or the world, which only a capability sees."""
+    return reading.kind == "about_me" and reading.sure(semantic.SURE) and not world.needs_the_world(text)
 
 
 # Worked examples, shown to the model as earlier turns. They teach the intents, not the

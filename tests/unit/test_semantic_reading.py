@@ -183,6 +183,10 @@ def intents():
     # a rule's reading gives way only to a surer one
     ("我名下还有几个没关的工单？", Intent("status"), sure("unsupported", "tickets", 0.72), "unsupported"),
     ("我名下还有几个没关的工单？", Intent("status"), sure("unsupported", "tickets", 0.5), "status"),
+    # a question about the person themselves is answered from what they told, not refused
+    ("is there any food I must avoid?", Intent("unsupported", source="llm"), sure("chat", "about_me", 0.72), "chat"),
+    ("is there any food I must avoid?", Intent("unsupported", source="llm"), sure("chat", "about_me", 0.55),
+     "unsupported"),
 ])
 def test_a_sure_reading_decides_where_the_rules_or_the_model_read_otherwise(intents, text, intent, reading, expected):
     assert intents.second_opinion(text, intent, reading).kind == expected
@@ -200,6 +204,7 @@ def test_a_command_read_by_the_examples_names_which(intents):
     ("thanks, that was great", Intent("chat"), sure("task_op", "comment", 0.9)),  # thanks are certain
     ("/status", Intent("status"), sure("chat", "smalltalk", 0.9)),  # a slash command is certain
     ("what's the weather in Oslo right now?", Intent("unsupported", source="llm"), sure("chat", "knowledge", 0.9)),
+    ("where's the parcel I ordered?", Intent("unsupported", source="llm"), sure("chat", "about_me", 0.9)),  # their records
     ("is https://example.com up?", Intent("task", "http_request", source="llm"), sure("chat", "knowledge", 0.9)),
     ("do it the other way", Intent("chat", source="llm"), sure("answer", "value", 0.9)),  # no question waits
     ("fetch the report", Intent("task", "http_request", source="llm"), sure("plan", "multi_step", 0.9)),
