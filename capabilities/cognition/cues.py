@@ -199,6 +199,19 @@ def asks_about_abilities(text: str) -> bool:
     return bool(_ABILITIES.search(text))
 
 
+_ADVICE = re.compile(
+    r"\b(?:any|some|got\s+any|give\s+me(?:\s+some|\s+a\s+few)?|a\s+few)\s+(?:\w+\s+)?"
+    r"(?:tips|advice|suggestions|ideas|recommendations|pointers)\b"
+    r"|\bwhat\s+(?:do|would)\s+you\s+(?:suggest|recommend|advise)\b|\b(?:tips|advice)\s+(?:on|for)\b"
+    r"|建议|有什么(?:好的?)?(?:办法|窍门|技巧|诀窍|推荐|方法)|给点(?:意见|思路)|推荐(?:一下|几个|几本|几部|点)", _F)
+
+
+def asks_for_advice(text: str) -> bool:
+    """"any tips for a first job interview?", "有什么练习建议吗": advice, which conversation gives,
+    unless it is about the person's records or the live world."""
+    return bool(_ADVICE.search(text)) and not needs_the_world(text)
+
+
 _VAGUE = re.compile(
     r"^\s*(?:please\s+|pls\s+)?(?:do|run|send|handle|process|fix|check|sort\s+out|take\s+care\s+of|finish)\s+"
     r"(?:it|this|that|them|the\s+thing|that\s+thing|this\s+one|it\s+out)\s*(?:please|now)?\s*[.!]*\s*$"

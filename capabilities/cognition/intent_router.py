@@ -228,10 +228,8 @@ class IntentRouter:
             needed = semantic.SURE
         if not reading.sure(needed):
             return intent
-        if cues.conversation_only(text) or text.lstrip().startswith("/") or intent.kind == "unsupported" \
-                and reading.family == "chat" and not _about_the_person(text, reading) \
-                or intent.kind == "chat" and world.computes_on_given_figures(text):
-            return intent  # certain; an invented answer is worse than a refusal; every figure is given
+        if _stands(text, intent, reading):
+            return intent
         family, kind = reading.family, reading.kind
         if family == "chat" and not urls(text):  # chat cannot look at an address: that stays a capability's
             return Intent("chat", source="examples")
@@ -372,6 +370,21 @@ def choices(specs, language: str = "en") -> list[Option]:
     """A clarification's options: the capabilities, described in the person's language."""
     return [{"id": str(i), "label": f"{s.name}: {s.describe(language)}", "capability": s.name}  # type: ignore[typeddict-item]
             for i, s in enumerate(specs[:MAX_OPTIONS], start=1)]
+
+
+def _stands(text: str, intent: Intent, reading: Reading) -> bool:
+    """What a reading never overrules: thanks, greetings and slash commands (certain); a refusal,
+    but of a question about the person themselves (elsewhere an invented answer is worse than a
+    refusal); conversation over figures the message gives, or asked for advice ("有什么练习建议吗"
+    lies near "你有哪些技能"), unless the examples name work to do."""
+    if cues.conversation_only(text) or text.lstrip().startswith("/"):
+        return True
+    if intent.kind == "unsupported":
+        return reading.family == "chat" and not _about_the_person(text, reading)
+    if intent.kind == "chat":
+        return world.computes_on_given_figures(text) \
+            or cues.asks_for_advice(text) and reading.family not in ("task", "plan")
+    return False
 
 
 def _about_the_person(text: str, reading: Reading) -> bool:

@@ -187,6 +187,9 @@ def intents():
     ("is there any food I must avoid?", Intent("unsupported", source="llm"), sure("chat", "about_me", 0.72), "chat"),
     ("is there any food I must avoid?", Intent("unsupported", source="llm"), sure("chat", "about_me", 0.55),
      "unsupported"),
+    # advice about the person's own records is not only conversation
+    ("my bank card got blocked, any tips on getting my account balance?", Intent("chat", source="llm"),
+     sure("unsupported", "bank", 0.8), "unsupported"),
 ])
 def test_a_sure_reading_decides_where_the_rules_or_the_model_read_otherwise(intents, text, intent, reading, expected):
     assert intents.second_opinion(text, intent, reading).kind == expected
@@ -205,6 +208,9 @@ def test_a_command_read_by_the_examples_names_which(intents):
     ("/status", Intent("status"), sure("chat", "smalltalk", 0.9)),  # a slash command is certain
     ("what's the weather in Oslo right now?", Intent("unsupported", source="llm"), sure("chat", "knowledge", 0.9)),
     ("where's the parcel I ordered?", Intent("unsupported", source="llm"), sure("chat", "about_me", 0.9)),  # their records
+    # advice is conversation, whatever it lies near
+    ("有什么练习建议吗", Intent("chat", source="llm"), sure("status", "abilities", 0.51)),
+    ("any tips for my first marathon?", Intent("chat", source="llm"), sure("unsupported", "calendar", 0.8)),
     ("is https://example.com up?", Intent("task", "http_request", source="llm"), sure("chat", "knowledge", 0.9)),
     ("do it the other way", Intent("chat", source="llm"), sure("answer", "value", 0.9)),  # no question waits
     ("fetch the report", Intent("task", "http_request", source="llm"), sure("plan", "multi_step", 0.9)),

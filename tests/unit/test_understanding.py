@@ -513,3 +513,13 @@ def test_several_steps_none_of_them_certain_alone_are_a_plan(registry, text):
 def test_one_request_with_an_address_a_value_or_a_manner_stays_one_task(registry, text, capability):
     intent = router(registry).decide_by_rules(text)
     assert (intent.kind, intent.capability) == ("task", capability)
+
+
+@pytest.mark.parametrize("text, advice", [
+    ("any tips for a first job interview?", True), ("有什么练习建议吗", True), ("第一次带团队，有什么建议吗", True),
+    ("what would you recommend for a rainy Sunday?", True), ("推荐几本科幻小说", True),
+    ("介绍一下你自己能干嘛", False), ("what can you do?", False), ("remind me to stretch at 5", False),
+    ("any tips on where my order A-1029 is?", False),  # the person's records: not conversation
+])
+def test_a_request_for_advice_is_conversation(text, advice):
+    assert cues.asks_for_advice(text) is advice
