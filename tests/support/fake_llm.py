@@ -103,7 +103,9 @@ def _plan(request: str) -> dict:
     return {"steps": steps, "aggregation": {"strategy": "concat"}}
 
 
-_NAMED = re.compile(r"(?:my name is|i am|i'm|call me|我叫|我的名字是)\s*([^,，。.!！]+)", re.I)
+# a name: after "my name is" and the like, or after "I am" / "I'm" when it is capitalised ("I'm Daniel",
+# not "I am allergic to peanuts")
+_NAMED = re.compile(r"(?:my name is|call me|我叫|我的名字是)\s*([^,，。.!！]+)|\b(?:i am|i'm)\s+((?-i:[A-Z])[^,，。.!！]*)", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|my|we|our)\b|我", re.I)
 
 
@@ -126,8 +128,8 @@ def _facts(prompt: str) -> dict:
             continue
         named = _NAMED.search(clause)
         if named:
-            facts.append({"fact": f"The person's name is {named.group(1).strip()}", "subject": "name",
-                          "kind": "name", "confidence": 1.0})
+            name = (named.group(1) or named.group(2)).strip()
+            facts.append({"fact": f"The person's name is {name}", "subject": "name", "kind": "name", "confidence": 1.0})
         else:
             facts.append({"fact": clause, "subject": " ".join(clause.split()[1:3]) or clause[:4], "kind": "other",
                           "confidence": 1.0})
