@@ -150,6 +150,9 @@ def is_greeting(text: str) -> bool:
     return bool(_GREETING.match(text))
 
 
+_LEAD_IN = " \t,.!;:~-—，。！；：～、"  # what splits thanks from what follows them
+
+
 def conversation_only(text: str) -> bool:
     """Thanks, greetings and goodbyes: conversation, whatever punctuation splits them. Thanks
     followed by a question or a request is that question ("谢谢，顺便问一下上海下周天气怎么样？")."""
@@ -159,9 +162,6 @@ def conversation_only(text: str) -> bool:
         rest = _THANKS.sub("", text, count=1).lstrip(_LEAD_IN)
         return not (_THEN_ASK.search(rest) or reads_as_new_request(rest) or needs_the_world(rest))
     return False
-
-
-_LEAD_IN = " \t,.!;:~-—，。！；：～、"
 
 
 def command(text: str) -> str | None:

@@ -31,10 +31,11 @@ _OWN_RECORD_NOUNS = (
     r"credit\s+card|password"
 )
 _OWN_RECORD_NOUNS_ZH = r"订单|快递|包裹|物流|发票|账单|工单|账户|余额|银行卡|邮箱|邮件|日程|会议|航班|机票|预订|服务器|磁盘|工资|密码"
+_MY_RECORD = rf"\b(?:my|our|mine)\s+(?:\w+\s+){{0,2}}(?:{_OWN_RECORD_NOUNS})\b"  # "my parcel", "our staging server"
 _SERVICES = (r"淘宝|天猫|拼多多|京东|美团|饿了么|滴滴|携程|12306|禅道|飞书|钉钉|企业微信|支付宝"
              r"|jira|github|gitlab|slack|outlook|gmail|trello|asana|notion")
 _OWN_RECORDS = re.compile(
-    rf"\b(?:my|our|mine)\s+(?:\w+\s+){{0,2}}(?:{_OWN_RECORD_NOUNS})\b"
+    _MY_RECORD +
     rf"|\b(?:order|ticket|tracking|invoice|booking|case)\s*(?:no\.?|number|#|id)?\s*[:#]?\s*[A-Z]{{0,4}}-?\d{{3,}}\b"
     r"|\b(?:where\s+is|status\s+of|track)\s+(?:my|the)\s+(?:order|parcel|package|shipment|delivery)\b"
     rf"|(?:我的|我们的)?(?:{_OWN_RECORD_NOUNS_ZH})"
@@ -255,8 +256,7 @@ def asks_about_own_records(text: str) -> bool:
     return bool(_OWN_RECORDS.search(_unquoted(text)))
 
 
-_NAMES_OWN_RECORDS = re.compile(rf"\b(?:my|our|mine)\s+(?:\w+\s+){{0,2}}(?:{_OWN_RECORD_NOUNS})\b"
-                                rf"|(?:我的|我们的|我|我们)(?:{_OWN_RECORD_NOUNS_ZH})", _F)
+_NAMES_OWN_RECORDS = re.compile(rf"{_MY_RECORD}|(?:我的|我们的|我|我们)(?:{_OWN_RECORD_NOUNS_ZH})", _F)
 
 
 def names_own_records(text: str) -> bool:

@@ -92,8 +92,8 @@ def test_a_name_the_message_never_gives_is_not_kept():
     guessed = {"facts": [fact("The person's name is John", "name", "name"), fact("Is allergic to shellfish")]}
     out = FactDistiller(ScriptedLLM([guessed])).distill("I'm allergic to shellfish", message_id="m10")
     assert [f.fact for f in out.facts] == ["Is allergic to shellfish"]  # "I'm" + a lower-case word names no one
-    for said, name in (("my name is Li Wei", "Li Wei"), ("I'm Daniel, hi", "Daniel"), ("i am Tom", "Tom"), ("我叫王晓明", "王晓明"),
-                       ("everyone calls me Sam", "Sam"), ("I go by Sam", "Sam")):
+    for said, name in (("my name is Li Wei", "Li Wei"), ("I'm Daniel, hi", "Daniel"), ("i am Tom", "Tom"),
+                       ("我叫王晓明", "王晓明"), ("everyone calls me Sam", "Sam"), ("I go by Sam", "Sam")):
         out = FactDistiller(ScriptedLLM([{"facts": [fact(f"The person's name is {name}", "name", "name")]}])) \
             .distill(said, message_id="m11")
         assert [f.fact for f in out.facts] == [f"The person's name is {name}"], said
@@ -125,6 +125,7 @@ def test_the_examples_the_model_is_shown_are_in_the_persons_language():
     llm = ScriptedLLM([{"facts": []}, {"facts": []}])
     FactDistiller(llm).distill("我在深圳一家银行上班", message_id="m14")
     FactDistiller(llm).distill("I work at a bank in Shenzhen", message_id="m15")
-    chinese, english = (call[0][-1]["content"].split("Examples:")[1].split("The person's message")[0] for call in llm.calls)
+    chinese, english = (call[0][-1]["content"].split("Examples:")[1].split("The person's message")[0]
+                        for call in llm.calls)
     assert "用户名叫李伟" in chinese and "The person" not in chinese
     assert "The person's name is Li Wei" in english and "用户" not in english
