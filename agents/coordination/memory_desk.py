@@ -14,6 +14,12 @@ Two jobs, on one person's memories at a time (tenant and user on every call):
   turn that keeps failing is reported once and dropped after ``MAX_ATTEMPTS``, never retried
   in a loop.
 
+A person asking about their memories is the one time a turn is distilled on the reply path:
+"what do you remember about me?" or "forget that I live in Shanghai" right after telling it
+first takes in that person's waiting turns (``PERSON_WAIT_LIMIT`` at most), so the answer
+includes what they just said and nothing they asked to forget comes back later; "clear" drops
+their waiting turns unread. One lock keeps this and the worker from distilling a turn twice.
+
 Every change is in the event history: ``MEMORY_RECALLED``, ``MEMORY_WRITTEN``,
 ``MEMORY_FORGOTTEN`` (task id ``memory``, the person's tenant and user).
 """
@@ -34,6 +40,8 @@ log = logging.getLogger("flora.memory")
 WORK_KIND = "memory"
 MAX_ATTEMPTS = 3
 EVENT_TASK = "memory"  # the task id memory events are recorded under
+PERSON_WAIT_LIMIT = 5  # a person's waiting turns taken in before answering about their memories
+PENDING_SCAN = 500  # waiting turns looked through for one person's
 SOURCE = "MemoryActor"
 
 
@@ -72,6 +80,7 @@ class MemoryDesk:
         self._events = events
         self._top_k = top_k
         self._reported: set[str] = set()  # turns whose failure was logged already
+        self._distilling = threading.Lock()  # the worker's turns and a person's own, one at a time
 
     @property
     def enabled(self) -> bool:
@@ -84,6 +93,8 @@ class MemoryDesk:
             return m.memory_reply(op=op, request_id=request_id, error="memory is off (memory.enabled: false)")
         tenant, user = msg["tenant_id"], msg["user_id"]
         try:
+            if op == "list" or (op == "forget" and not msg.get("memory_id")):  # what they told a moment ago counts
+                self.distil_person(tenant, user)
             if op in ("recall", "search"):
                 found = self._memory.recall(tenant, user, msg.get("query", ""), k=msg.get("limit") or self._top_k,
                                             floor=op == "recall")
@@ -105,6 +116,7 @@ class MemoryDesk:
                     self._event(EventType.MEMORY_FORGOTTEN, tenant, user, {"memory_ids": gone})
                 return m.memory_reply(op=op, request_id=request_id, removed=len(gone))
             if op == "clear":
+                self._drop_person(tenant, user)
                 removed = self._memory.clear(tenant, user)
                 if removed:
                     self._event(EventType.MEMORY_FORGOTTEN, tenant, user, {"all": True, "count": removed})
@@ -120,10 +132,31 @@ class MemoryDesk:
         if self._memory is None:
             return 0
         done = 0
-        for item in self._store.pending_work(WORK_KIND, limit=limit):
-            if self._distil(item):
-                done += 1
+        with self._distilling:
+            for item in self._store.pending_work(WORK_KIND, limit=limit):
+                if self._distil(item):
+                    done += 1
         return done
+
+    def distil_person(self, tenant_id: str, user_id: str, limit: int = PERSON_WAIT_LIMIT) -> int:
+        """Distil one person's waiting turns now, oldest first; returns how many were done."""
+        if self._memory is None:
+            return 0
+        done = 0
+        with self._distilling:  # the worker may have taken some in meanwhile: looked up under the lock
+            for item in self._persons(tenant_id, user_id)[:limit]:
+                if self._distil(item):
+                    done += 1
+        return done
+
+    def _drop_person(self, tenant_id: str, user_id: str) -> None:
+        with self._distilling:
+            for item in self._persons(tenant_id, user_id):
+                self._store.finish_work(item.tenant_id, WORK_KIND, item.key)
+
+    def _persons(self, tenant_id: str, user_id: str) -> list[WorkItem]:
+        return [item for item in self._store.pending_work(WORK_KIND, limit=PENDING_SCAN)
+                if item.tenant_id == tenant_id and item.payload.get("user_id") == user_id]
 
     def _distil(self, item: WorkItem) -> bool:
         from capabilities.memory.service import DistillationFailed, Turn

@@ -106,6 +106,23 @@ def test_a_turn_left_waiting_is_distilled_after_a_restart(tmp_path, dify, sales_
 
 
 @pytest.mark.chroma_here  # embedded Chroma in this process (tests/conftest.py)
+def test_asking_right_after_telling_answers_with_what_was_just_said(tmp_path, dify, sales_db):
+    config = flora_config(tmp_path, dify.url, sales_db, "simpleSystemBase")
+    talking = main.start_flora({**config, "memory": {"distil_after_idle_s": 600}})  # no pause comes by itself
+    try:
+        talking.ask("I live in Hangzhou", user_id="mem_gina")
+        listed = talking.ask("what do you remember about me?", user_id="mem_gina")  # asked once, not waited for
+        assert listed["intent"] == "memory" and "Hangzhou" in listed["message"], listed
+        talking.ask("my name is Gina", user_id="mem_gina")
+        forgot = talking.ask("forget that my name is Gina", user_id="mem_gina")
+        assert "forgot 1" in forgot["message"], forgot
+        after = talking.ask("what do you remember about me?", user_id="mem_gina")
+        assert "Gina" not in after["message"] and "Hangzhou" in after["message"]
+    finally:
+        talking.shutdown()
+
+
+@pytest.mark.chroma_here  # embedded Chroma in this process (tests/conftest.py)
 def test_with_memory_off_flora_says_so_and_keeps_nothing(tmp_path, dify, sales_db):
     config = flora_config(tmp_path, dify.url, sales_db, "simpleSystemBase")
     off = main.start_flora({**config, "memory": {"enabled": False}})

@@ -101,6 +101,91 @@ def test_a_search_asks_without_the_floor_and_a_recall_with_it(store):
     assert memory.floors == [True, False]
 
 
+class KeepingMemory(ScriptedMemory):
+    """Keeps what it distils, so listing, forgetting and clearing can be seen."""
+
+    def __init__(self, hold: threading.Event | None = None):
+        super().__init__()
+        self.kept: list[MemoryRecord] = []
+        self.hold = hold  # a distillation waits for it, as a slow model call would
+
+    def remember_turn(self, tenant_id, user_id, turn):
+        self.turns.append((tenant_id, user_id, turn))
+        if self.hold is not None:
+            self.hold.wait(5)
+        record = MemoryRecord(f"mem_{len(self.turns)}", tenant_id, user_id, turn.message)
+        self.kept.append(record)
+        return [record]
+
+    def list(self, tenant_id, user_id):
+        return [r for r in self.kept if (r.tenant_id, r.user_id) == (tenant_id, user_id)]
+
+    def forget_matching(self, tenant_id, user_id, text):
+        gone = [r for r in self.list(tenant_id, user_id) if text in r.fact]
+        self.kept = [r for r in self.kept if r not in gone]
+        return gone
+
+    def clear(self, tenant_id, user_id):
+        mine = self.list(tenant_id, user_id)
+        self.kept = [r for r in self.kept if r not in mine]
+        return len(mine)
+
+
+def told(store, user, key, content):
+    store.add_work(turn_work(tenant_id="acme", user_id=user, msg_id=key, content=content, reply="ok"))
+
+
+def test_asking_what_is_remembered_takes_in_what_the_person_just_said_and_only_theirs(store):
+    memory = KeepingMemory()
+    desk = MemoryDesk(memory, store)
+    told(store, "alice", "msg_1", "I live in Shanghai")
+    told(store, "bob", "msg_2", "I live in Lyon")
+    reply = desk.on_request(m.memory_request(op="list", tenant_id="acme", user_id="alice"))
+    assert [r["fact"] for r in reply["memories"]] == ["I live in Shanghai"]
+    assert [w.payload["user_id"] for w in store.pending_work(WORK_KIND)] == ["bob"]  # his waits for the pause
+
+
+def test_forgetting_right_after_telling_leaves_nothing_to_come_back(store):
+    memory = KeepingMemory()
+    desk = MemoryDesk(memory, store)
+    told(store, "alice", "msg_1", "I live in Shanghai")
+    reply = desk.on_request(m.memory_request(op="forget", tenant_id="acme", user_id="alice", query="Shanghai"))
+    assert reply["removed"] == 1
+    assert desk.distil_pending() == 0 and memory.list("acme", "alice") == []
+
+
+def test_clearing_drops_the_persons_waiting_turns_unread(store):
+    memory = KeepingMemory()
+    desk = MemoryDesk(memory, store)
+    told(store, "alice", "msg_1", "I live in Shanghai")
+    told(store, "bob", "msg_2", "I live in Lyon")
+    desk.on_request(m.memory_request(op="clear", tenant_id="acme", user_id="alice"))
+    assert desk.distil_pending() == 1
+    assert [t[1] for t in memory.turns] == ["bob"] and memory.list("acme", "alice") == []
+
+
+def test_a_person_asking_while_the_worker_distils_gets_every_turn_distilled_once(store):
+    hold = threading.Event()
+    memory = KeepingMemory(hold)
+    desk = MemoryDesk(memory, store)
+    told(store, "alice", "msg_1", "I live in Shanghai")
+    told(store, "alice", "msg_2", "I am a nurse")
+    worker = threading.Thread(target=desk.distil_pending, kwargs={"limit": 1})
+    worker.start()
+    deadline = time.monotonic() + 5
+    while not memory.turns and time.monotonic() < deadline:  # the worker is inside its model call
+        time.sleep(0.005)
+    replies = []
+    asking = threading.Thread(target=lambda: replies.append(
+        desk.on_request(m.memory_request(op="list", tenant_id="acme", user_id="alice"))))
+    asking.start()
+    hold.set()
+    worker.join(5)
+    asking.join(5)
+    assert sorted(t[2].message_id for t in memory.turns) == ["msg_1", "msg_2"]
+    assert sorted(r["fact"] for r in replies[0]["memories"]) == ["I am a nurse", "I live in Shanghai"]
+
+
 class NewWorkDesk:
     """A front desk that makes every message new work."""
 
