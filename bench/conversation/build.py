@@ -1,5 +1,5 @@
 """Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``,
-``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl`` and ``fresh5.jsonl``.
+``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl``, ``fresh5.jsonl`` and ``fresh6.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -12,7 +12,8 @@ in tuning: never tuned against, reported apart, and not part of the dev/held-out
 ``FRESH2`` is a fourth, written the same way after the fresh split's misses had been read;
 ``FRESH3`` a fifth, written the same way after the second fresh split's misses had been read;
 ``FRESH4`` a sixth, written the same way after the third fresh split's misses had been read;
-``FRESH5`` a seventh, written the same way after the fourth fresh split had been run.
+``FRESH5`` a seventh, written the same way after the fourth fresh split had been run;
+``FRESH6`` an eighth, written the same way after the fifth fresh split had been read and fixed.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -36,6 +37,7 @@ FRESH2: list[dict] = []  # the second fresh split, after it
 FRESH3: list[dict] = []  # the third fresh split, after that
 FRESH4: list[dict] = []  # the fourth fresh split, after that
 FRESH5: list[dict] = []  # the fifth fresh split, after that
+FRESH6: list[dict] = []  # the sixth fresh split, after that
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -1170,6 +1172,187 @@ fresh5("zh", "answer/time", "周六上午11点", setup=["提醒我去取干洗�
 fresh5("en", "answer/time", "hmm, let's say Wednesday at 9:15", setup=["remind me to book the vet"])
 
 
+# =========================================================================== FRESH6
+# An eighth split, written after the fifth fresh split had been read and fixed, the same way:
+# from how people talk, without reading Flora's rules first, new situations and new wordings
+# (news and venting, recipes and recommendations, a pun, a pep talk, plain-words explanations
+# and quick definitions, sarcasm and rhetorical questions, plans about oneself that are only
+# talk, follow-ups that lean on a setup turn, the person's own data asked for like chat, new
+# loop setups). These go to fresh6.jsonl only, with ids like zh-chat-k001.
+
+
+def fresh6(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the sixth fresh split."""
+    FRESH6.append(make(lang, category, say, setup, expect))
+
+
+ZH_RUN = ["每周二早上6点半提醒我去晨跑"]
+ZH_REFUNDS = ["每天下午5点查一下数据库里当天的退货单数"]
+EN_SPANISH = ["every day at 9pm remind me to practise my Spanish"]
+
+# --------------------------------------------------------------------------- fresh6: chat
+fresh6("zh", "chat/greeting", "哟～又是我，周五啦周五啦🎉")
+fresh6("en", "chat/greeting", "g'day! just popping in to say hi before my shift")
+fresh6("zh", "chat/thanks", "原来是这样，受教了，谢谢！")
+fresh6("en", "chat/thanks", "you're a star, cheers for sorting that out")
+fresh6("zh", "chat/feelings", "跟你说个好消息，我家猫今天生了四只小猫！！🐱")
+fresh6("zh", "chat/feelings", "真的服了我们组那个同事，开会永远迟到，活儿全甩给我，在领导面前还装得特别努力")
+fresh6("en", "chat/feelings", "passed my citizenship test today, still shaking 😭🇨🇦")
+fresh6("en", "chat/feelings", "I've got 40 pages of thesis left and zero motivation. give me a pep talk?")
+fresh6("en", "chat/feelings", "wow, three meetings before lunch. living the dream 🙃")
+fresh6("zh", "chat/smalltalk", "我下周要去大理玩几天，第一次去云南，好期待")
+fresh6("en", "chat/smalltalk", "heading to Iceland next month for the northern lights, first big solo trip!")
+fresh6("en", "chat/smalltalk", "why is it that the printer always jams exactly when I'm already late?")
+fresh6("zh", "chat/joke", "我闺女非要听一个关于恐龙的笑话，你有吗🦖")
+fresh6("en", "chat/joke", "give me your worst pun about cheese")
+fresh6("zh", "chat/knowledge", "用大白话给我讲讲什么是通货膨胀")
+fresh6("zh", "chat/knowledge", "“内卷”到底是啥意思，一句话说清楚")
+fresh6("zh", "chat/knowledge", "一支足球队上场比赛是几个人", answer_contains=["11", "十一"])
+fresh6("zh", "chat/knowledge", "Docker容器和虚拟机到底差在哪？组里天天在说，我一直没搞懂")
+fresh6("en", "chat/knowledge", "what's the chemical symbol for gold?", answer_contains=["Au"])
+fresh6("en", "chat/knowledge", "in plain words, what's compound interest?")
+fresh6("en", "chat/knowledge", "what year was that?", setup=["who discovered penicillin?"], answer_contains=["1928"])
+fresh6("zh", "chat/arithmetic", "一箱牛奶24瓶，我买了3箱，送人17瓶，还剩几瓶", answer_contains=["55"])
+fresh6("zh", "chat/arithmetic", "88除以4等于多少", answer_contains=["22"])
+fresh6("en", "chat/arithmetic", "what's 7 times 8? my kid's asking and my brain is fried", answer_contains=["56"])
+fresh6("en", "chat/arithmetic", "if I put away $350 a month, how much do I have after 2 years?",
+       answer_contains=["8400", "8,400"])
+fresh6("zh", "chat/advice", "想给爸妈推荐几本书，他们六十多了，喜欢看历史，有啥推荐的吗")
+fresh6("zh", "chat/advice", "番茄炒蛋怎么做才好吃？我每次炒出来都水水的")
+fresh6("en", "chat/advice", "any good sci-fi movies for a rainy sunday? already seen interstellar")
+fresh6("en", "chat/advice", "honestly, is GraphQL worth it for a small team or is plain REST fine?")
+fresh6("zh", "chat/translation", "“I miss you”用中文怎么说", answer_contains=["想你"])
+fresh6("en", "chat/translation", "how do you say 'excuse me' in Italian?",
+       answer_contains=["scusi", "Scusi", "scusa", "Scusa", "permesso", "Permesso"])
+fresh6("en", "chat/translation", "my chinese colleague left 辛苦了 on my pull request, what does it mean?")
+fresh6("zh", "chat/writing", "帮我给小区物业写个投诉，楼上装修天天早上七点就开钻，措辞正式一点")
+fresh6("zh", "chat/writing", "再短一点，能写在贺卡上的那种", setup=["帮我写一段生日祝福，给我奶奶的，她今年80岁"])
+fresh6("en", "chat/writing", "can you help me write a resignation letter? leaving on good terms, two weeks' notice")
+fresh6("en", "chat/writing", "nice, now one about mountains", setup=["write a haiku about the sea"])
+
+# --------------------------------------------------------------------------- fresh6: task
+fresh6("zh", "task/http_request", "测试说 https://test.example.com/api/v1/login 一直报500，你帮我请求一下看看返回啥",
+       capability=HTTP, parameters={"url": "https://test.example.com/api/v1/login"})
+fresh6("zh", "task/http_request", "往 https://api.example.com/v1/sessions/9921 发一个DELETE请求", capability=HTTP,
+       parameters={"url": "https://api.example.com/v1/sessions/9921", "method": "DELETE"})
+fresh6("en", "task/http_request", "quick favour - GET https://api.example.com/v1/time and tell me what time the server "
+       "thinks it is", capability=HTTP, parameters={"url": "https://api.example.com/v1/time"})
+fresh6("en", "task/http_request", "I was wondering if you could look at what https://jobs.example.com/api/openings "
+       "returns? thinking of applying somewhere", capability=HTTP,
+       parameters={"url": "https://jobs.example.com/api/openings"})
+fresh6("zh", "task/data_query", "帮我查查库里今年退货率最高的三个品类", capability=DQ)
+fresh6("zh", "task/data_query", "跑一下这条SQL：SELECT city, COUNT(*) FROM users GROUP BY city", capability=DQ,
+       parameters={"sql": "SELECT city, COUNT(*) FROM users GROUP BY city"})
+fresh6("en", "task/data_query", "how many customers haven't ordered anything in the last 90 days? pull it from the db",
+       capability=DQ)
+fresh6("zh", "task/dify_workflow", "dify里那个整理会议纪要的工作流，帮我运行一下", capability=DIFY)
+fresh6("en", "task/dify_workflow", "could you run the Dify workflow that drafts our release notes? key: app-Rn58dKx2",
+       capability=DIFY, parameters={"api_key": "app-Rn58dKx2"})
+fresh6("zh", "task/ask_experts", "想让专家团帮我把把关：在小区门口开个咖啡店，启动资金30万够不够", capability=EXP)
+fresh6("en", "task/ask_experts", "can the expert panel weigh in on whether we should open-source our SDK?",
+       capability=EXP)
+
+# --------------------------------------------------------------------------- fresh6: plan
+fresh6("zh", "plan/multi_step", "我想做个对比：先请求 https://api.example.com/v1/plans 看现在的套餐价格，再从数据库里"
+       "查各个套餐的订阅人数，最后放在一起给我")
+fresh6("zh", "plan/multi_step", "跑完dify上的客户评价汇总工作流之后，把结果交给专家们，让他们给下季度提几条改进建议")
+fresh6("en", "plan/multi_step", "pull today's failed payments from the database, then POST the count to "
+       "https://hooks.example.com/payments")
+fresh6("en", "plan/multi_step", "fetch https://api.example.com/v1/carts/average, then ask the experts whether raising "
+       "our minimum order to $25 makes sense given that number")
+
+# --------------------------------------------------------------------------- fresh6: loop
+fresh6("zh", "loop/reminder", "周二上午十点提醒我去交社保材料", schedule="Tuesday at 10:00")
+fresh6("en", "loop/reminder", "can you remind me at 7pm tonight to water the tomatoes 🍅", schedule="today at 19:00")
+fresh6("zh", "loop/recurring", "每个月1号早上9点提醒我交房租", schedule="every month on the 1st at 09:00")
+fresh6("zh", "loop/recurring", "每隔20分钟请求一次 https://api.example.com/v1/queue ，看看积压了多少", capability=HTTP,
+       schedule="every 20 minutes")
+fresh6("en", "loop/recurring", "every Friday at 4pm remind me to send the client update", schedule="every Friday at 16:00")
+fresh6("en", "loop/recurring", "every morning at 7:15 query the db for overnight signups", capability=DQ,
+       schedule="every day at 07:15")
+fresh6("zh", "loop/relative", "三刻钟后叫我把洗衣机里的衣服晾了", schedule="in 45 minutes")
+fresh6("en", "loop/relative", "noodles are on 🍜 give me a shout in 8 minutes", schedule="in 8 minutes")
+
+# --------------------------------------------------------------------------- fresh6: task_op
+fresh6("zh", "task_op/cancel", "我看错了，不是这个工作流，先给我停了", setup=ZH_TASK)
+fresh6("en", "task_op/cancel", "please call that off, I'll run it myself later", setup=EN_TASK)
+fresh6("zh", "task_op/revise", "能把结果里的数字都保留两位小数吗", setup=ZH_DONE)
+fresh6("en", "task_op/revise", "could you turn that result into a little table, one row per item?", setup=EN_DONE)
+fresh6("zh", "task_op/comment", "这个任务记个备忘：下次请求记得带上token", setup=ZH_DONE)
+fresh6("en", "task_op/comment", "tag that task with a note: baseline for the May comparison", setup=EN_DONE)
+fresh6("zh", "task_op/rerun", "好像超时了，再请求一次看看", setup=ZH_DONE)
+fresh6("en", "task_op/rerun", "do that one more time? I just pushed a fix", setup=EN_DONE)
+
+# --------------------------------------------------------------------------- fresh6: loop_op
+fresh6("zh", "loop_op/list", "我在你这儿设了哪些定时的事儿，给我报一下", setup=ZH_RUN)
+fresh6("en", "loop_op/list", "what's on my list of scheduled stuff again?", setup=EN_SPANISH)
+fresh6("zh", "loop_op/pause", "这两周膝盖疼，晨跑提醒先别发了", setup=ZH_RUN)
+fresh6("en", "loop_op/pause", "I'm travelling for 10 days, can you hold off on the Spanish reminders till I'm back?",
+       setup=EN_SPANISH)
+fresh6("zh", "loop_op/resume", "膝盖好了，晨跑提醒可以恢复了", setup=ZH_RUN + ["暂停晨跑提醒"])
+fresh6("en", "loop_op/resume", "ok I'm home, bring back the Spanish reminder", setup=EN_SPANISH + ["pause the Spanish reminder"])
+fresh6("zh", "loop_op/delete", "退货单数那个每天的查询不用再跑了，直接删掉", setup=ZH_REFUNDS)
+fresh6("en", "loop_op/delete", "gave up on Spanish 😅 you can bin the daily practice reminder", setup=EN_SPANISH)
+fresh6("zh", "loop_op/trigger", "别等五点了，退货单数那个定时查询现在就给我跑一下", setup=ZH_REFUNDS)
+fresh6("en", "loop_op/trigger", "send me the Spanish reminder now please, I've got a free moment to practise",
+       setup=EN_SPANISH)
+
+# --------------------------------------------------------------------------- fresh6: status
+fresh6("zh", "status/abilities", "你是不是只会聊天啊？还能帮我干点正事不")
+fresh6("en", "status/abilities", "my friend said you can schedule stuff and call APIs, is that true? what else?")
+fresh6("zh", "status/state", "我那个dify的任务现在什么情况了", must_not_claim=True)
+fresh6("en", "status/state", "did the task I gave you earlier ever finish?", must_not_claim=True)
+fresh6("zh", "status/history", "帮我翻一下之前的任务记录，上次让你请求接口是哪天", must_not_claim=True)
+fresh6("en", "status/history", "what did I have you run on Monday? can't remember if I already did the report",
+       must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh6: command
+fresh6("zh", "command/clear", "删掉我们所有的对话记录，一条都别留")
+fresh6("en", "command/clear", "could you erase this conversation? my kid's been typing nonsense in here")
+fresh6("zh", "command/switch_model", "切换模型：llama3.1-8b")
+fresh6("en", "command/switch_model", "is it possible to run you on phi-3 instead? switch it over please")
+fresh6("zh", "command/shutdown", "关掉flora吧，电脑要重启了")
+fresh6("en", "command/shutdown", "time to shut yourself down, flora. night night 🌙")
+
+# --------------------------------------------------------------------------- fresh6: unsupported
+fresh6("zh", "unsupported/orders", "我在闲鱼上卖的那个相机，买家付款了没？帮我看一眼", **NO)
+fresh6("en", "unsupported/orders", "can you check if my Etsy order shipped? the seller hasn't replied", **NO)
+fresh6("zh", "unsupported/email", "好久没看邮箱了，估计堆了一堆，帮我挑重要的说说", **NO)
+fresh6("en", "unsupported/email", "forward yesterday's invoice email to accounting@example.com", **NO)
+fresh6("zh", "unsupported/calendar", "我下周二的日程是不是排满了？想约个牙医", **NO)
+fresh6("en", "unsupported/calendar", "can you block out Friday morning on my calendar for deep work?", **NO)
+fresh6("zh", "unsupported/weather", "明天去爬香山，会不会下雨啊", **NO)
+fresh6("en", "unsupported/weather", "is it still snowing in Denver right now? my mom says the roads are bad", **NO)
+fresh6("zh", "unsupported/flights", "我下周三飞三亚的航班几点起飞来着", **NO)
+fresh6("en", "unsupported/flights", "can you get me an aisle seat on my flight to Toronto on Friday?", **NO)
+fresh6("zh", "unsupported/bank", "昨天那笔2000块的转账，对方收到了吗", **NO)
+fresh6("en", "unsupported/bank", "did my paycheck clear yet? rent's due tomorrow 😬", **NO)
+fresh6("zh", "unsupported/delivery", "韵达单号4312567890123，帮我看看还要几天到", **NO)
+fresh6("en", "unsupported/delivery", "oh great, my parcel is 'out for delivery' for the 4th day in a row. where is it "
+       "actually?", **NO)
+fresh6("zh", "unsupported/servers", "线上mysql主库的连接数是不是打满了，帮我看看", **NO)
+fresh6("en", "unsupported/servers", "can you check the load on our build server? jobs are crawling", **NO)
+fresh6("zh", "unsupported/tickets", "帮我给IT提个工单，三楼会议室的投影仪坏了", **NO)
+fresh6("en", "unsupported/tickets", "close out my open Jira tickets from last sprint, they're all done", **NO)
+
+# --------------------------------------------------------------------------- fresh6: clarify
+fresh6("zh", "clarify/ambiguous", "你先处理前面那几个，后面的等我消息")
+fresh6("zh", "clarify/ambiguous", "把它弄成跟上次一样的格式")
+fresh6("en", "clarify/ambiguous", "just go with the second option")
+
+# --------------------------------------------------------------------------- fresh6: answer
+fresh6("zh", "answer/api_key", "app-Hq36zPm8，这个是测试环境的", setup=["帮我跑一下dify上的工作流"], capability=DIFY,
+       parameters={"api_key": "app-Hq36zPm8"})
+fresh6("en", "answer/api_key", "oh yeah — app-Vj71sNb4", setup=["can you run the Dify workflow?"], capability=DIFY,
+       parameters={"api_key": "app-Vj71sNb4"})
+fresh6("zh", "answer/url", "喏，用 https://api.example.com/v2/members?page=1", setup=["帮我调一个接口"],
+       capability=HTTP, parameters={"url": "https://api.example.com/v2/members?page=1"})
+fresh6("en", "answer/url", "here: http://10.20.0.4:8081/actuator/health", setup=["I'd like to send an HTTP request"],
+       capability=HTTP, parameters={"url": "http://10.20.0.4:8081/actuator/health"})
+fresh6("zh", "answer/time", "星期四下午四点吧", setup=["提醒我去还图书馆的书"])
+fresh6("en", "answer/time", "Friday morning, 8ish", setup=["remind me to cancel the free trial"])
+
+
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
     running number per both."""
@@ -1234,6 +1417,10 @@ def main() -> None:
     write(HERE / "fresh5.jsonl", fresh5_cases)
     zh = sum(c["lang"] == "zh" for c in fresh5_cases)
     print(f"{len(fresh5_cases)} fifth fresh cases ({zh} zh, {len(fresh5_cases) - zh} en)")
+    fresh6_cases = numbered(FRESH6, prefix="k", width=3)
+    write(HERE / "fresh6.jsonl", fresh6_cases)
+    zh = sum(c["lang"] == "zh" for c in fresh6_cases)
+    print(f"{len(fresh6_cases)} sixth fresh cases ({zh} zh, {len(fresh6_cases) - zh} en)")
 
 
 if __name__ == "__main__":
