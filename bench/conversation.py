@@ -41,10 +41,11 @@ RAW_THREADS = 2
 
 
 # --------------------------------------------------------------------------- choosing cases
-def select(only: str | None, category: str | list[str] | None, limit: int | None) -> list[tuple[str, dict]]:
+def select(only: str | None, category: str | list[str] | None, limit: int | None,
+           ids: list[str] | None = None) -> list[tuple[str, dict]]:
     """(split, case) pairs: every split (dev, heldout, fresh) unless ``only`` names one, cases
     whose category starts with ``category`` (or one of several prefixes), at most ``limit`` of
-    each category."""
+    each category; only the cases ``ids`` names, when it names any."""
     prefixes = tuple([category] if isinstance(category, str) else category or ())
     chosen = []
     for split, path in SPLITS:
@@ -53,6 +54,8 @@ def select(only: str | None, category: str | list[str] | None, limit: int | None
         per_category: dict[str, int] = {}
         for case in load_cases(path):
             if prefixes and not case["category"].startswith(prefixes):
+                continue
+            if ids and case["id"] not in ids:
                 continue
             seen = per_category.get(case["category"], 0)
             if limit is not None and seen >= limit:
@@ -218,6 +221,7 @@ def argument_parser() -> argparse.ArgumentParser:
                    help="one split only (default all: dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5 and fresh6, reported apart)")
     p.add_argument("--category", metavar="PREFIX", nargs="+",
                    help="only categories starting with one of the PREFIXes, e.g. chat/ or loop")
+    p.add_argument("--id", metavar="ID", nargs="+", dest="ids", help="only these cases, e.g. zh-chat-k009")
     p.add_argument("--json", metavar="OUT", help="write every case's score and the summary to OUT")
     p.add_argument("--no-raw", action="store_true", help="skip the raw llama.cpp comparison")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds to wait for each reply")
@@ -241,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     interrupt_on_stop()
     import main as flora_main
 
-    chosen = select(args.only, args.category, args.limit)
+    chosen = select(args.only, args.category, args.limit, args.ids)
     if not chosen:
         print("no case matches --only/--category", file=sys.stderr)
         return 2

@@ -45,6 +45,7 @@ from capability_actors.task_group_actions import (
     CONTINUE, FAIL_FAST, Action, Aggregate, Dispatch, GroupPolicy, Report, Retry, Setting,
 )
 from common import messages as m
+from common.i18n import language_of, say
 from common.tasks.models import (
     CANCELLED, COMPLETED, FAILED, PAUSED_STATES, PLANNED, RUNNING, UNFINISHED_STATES, InvalidTransition,
     TaskNotFound, TaskRecord,
@@ -84,6 +85,7 @@ class TaskGroupRunner:
         self.setting, self.policy = setting, policy
         self._events, self._store, self._resolver = events, store, resolver
         self._instruction = parent.meta.get("instruction", "")
+        self.language = language_of(parent.content)  # what the person reads about its steps is in theirs
         # each step is held to the plan's persona: execution checks its allow-list
         self._persona = {k: parent.meta[k] for k in ("persona", "allowed_capabilities") if k in parent.meta}
         self._on_finish = on_finish
@@ -289,7 +291,8 @@ class TaskGroupRunner:
             meta["instruction"] = self._instruction
         meta.update(self._persona)
         child = TaskRecord(task_id=m.new_id("task"), tenant_id=self.tenant_id, user_id=self.user_id,
-                           content=step.description or f"{step.capability} (step {step.id} of {self.task_id})",
+                           content=step.description or say(self.language, "plan_step", capability=step.capability,
+                                                           step=step.id, task_id=self.task_id),
                            intent="task", capability=step.capability, parameters=parameters, meta=meta)
         self._events.create_task(child, source=SOURCE, data={"capability": step.capability, "parent": self.task_id,
                                                              "step": step.id})
@@ -367,7 +370,7 @@ class TaskGroupRunner:
         self.paused, self.was_paused = msg["task_id"], True
         self._out.append(Report(m.task_paused(
             msg_id=parent.msg_id or m.new_id("msg"), task_id=self.task_id,
-            message=f"Step {step} of task {self.task_id} needs an answer.\n{msg['message']}",
+            message=say(self.language, "plan_step_waits", step=step, task_id=self.task_id) + "\n" + msg["message"],
             missing_parameters=msg["missing_parameters"], pause_kind=msg["pause_kind"],
             capability=msg.get("capability"))))
 

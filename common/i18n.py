@@ -169,6 +169,12 @@ _PHRASES.update({
     "loop_failed": {EN: "Loop task {loop_id} ({what}) failed: {text}", ZH: "循环任务 {loop_id}（{what}）这次没能完成：{text}"},
     "loop_waiting": {EN: "Loop task {loop_id} ({what}) is waiting for you:\n{text}",
                      ZH: "循环任务 {loop_id}（{what}）在等你回答：\n{text}"},
+    # a plan's step, in the language the plan was asked in
+    "plan_step": {EN: "{capability} (step {step} of {task_id})", ZH: "{capability}（计划 {task_id} 的第 {step} 步）"},
+    "plan_step_waits": {EN: "Step {step} of task {task_id} needs an answer.", ZH: "计划 {task_id} 的第 {step} 步需要你回答。"},
+    # an operation on "it" from someone who has no task yet
+    "no_task_yet": {EN: "You have no task yet, so I can't tell what you mean by that. What would you like me to do?",
+                    ZH: "你还没有任何任务，所以我不确定你指的是哪一个。你想让我做什么？"},
 })
 
 _STATES_ZH = {

@@ -167,7 +167,9 @@ class PlanDesk:
         if operation.kind == "cancel_task":
             mine = [t for t in mine if t.state in UNFINISHED_STATES] or mine
         if not mine:
-            return m.task_error(msg_id=msg["msg_id"], error_type="not_found", message="You have no task yet.")
+            # "把它弄成跟上次一样的格式" from someone with no task: "it" is nothing yet, so ask
+            return m.clarification(msg_id=msg["msg_id"], message=say(language_of(msg["content"]), "no_task_yet"),
+                                   options=[], intent="clarify")
         return mine[0]
 
     def _comment(self, msg: m.AgentTask, task: TaskRecord, text: str) -> list[Out]:

@@ -35,6 +35,7 @@ from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request
 from capabilities.loop.requests import operation_read_as as loop_operation_read_as
 from capabilities.loop.schedule import ScheduleError
 from capabilities.memory.results import memory_meta, with_memory
+from capabilities.routing.task_operations import read_operation
 from common import messages as m
 from common.cluster import current_node
 from common.i18n import language_of, say
@@ -429,12 +430,14 @@ def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, read
     of weeks?", "remind me what reminders I have"), a time that answers a paused question
     ("周五上午吧，十点左右"), a time said in passing ("got any coffee jokes? need one before my 8am").
     ``names_one()``: whether the message names one of the person's loop tasks by its words."""
+    if isinstance(request, NewLoop) and request.parsed is None and read_operation(msg["content"]) is not None:
+        return None  # "这个任务记个备忘：下次请求记得带上token": a note on a task that says "remember"
     if reading is None or isinstance(request, LoopOperation):
         return request
     if isinstance(request, NewLoop):
         return _new_loop_or_not(request, msg, reading, names_one)
-    if not reading.sure() or reading.family != "loop_op":
-        return request
+    if reading.family != "loop_op" or not (reading.sure() or reading.sure(LEANS) and names_one()):
+        return request  # "退货单数那个每天的查询不用再跑了，直接删掉": leaning so, and naming one of theirs
     operation = loop_operation_read_as(reading.kind, msg["content"])
     if operation is not None and operation.op == "list":
         return None  # a question for the list that no rule read is a status question: its answer lists them

@@ -105,6 +105,9 @@ _ABOUT_FLORA = re.compile(
     r"|\bwhat\s+(?:are|were)\s+you\s+(?:doing|working\s+on)\b|\bhow\s+many\s+tasks\b|\btasks?\s+(?:have\s+)?i\s+"
     r"|\bwhat(?:'s|\s+is)\s+(?:still\s+)?(?:running|pending|waiting)\b|\bany(?:thing)?\s+(?:running|pending)\b"
     r"|我的(?:\w{0,4})?(?:任务|定时任务|提醒|计划任务|循环任务)|你(?:在|正在)(?:帮我)?(?:做|干)什么|(?:多少|几)个任务"
+    # one of them pointed at, and the record of them: "我那个dify的任务", "之前的任务记录", "上次让你请求接口…"
+    r"|我(?:那个|这个|那几个|那些|刚才那个|之前那个)[^，。,.?？!！]{0,12}?(?:任务|工作流|请求|查询)"
+    r"|(?:之前|以前|过去|历史|全部|所有)的?任务(?:记录|历史|清单)?|任务(?:记录|历史)|上次(?:让|叫|请|拜托|托)你"
     r"|(?:哪些|什么)(?:任务|提醒|定时任务)(?:还)?(?:在|是)?(?:运行|生效|等待|进行)"
     # the work the person handed over, said as such: "我交给你的事情办得怎么样了", "我之前都让你做过哪些任务",
     # "show me what I've had you run so far", "how's the stuff I asked you to do?"
@@ -113,7 +116,7 @@ _ABOUT_FLORA = re.compile(
     r"|让你(?:帮我)?(?:做|跑|执行|办|处理|查)(?:过|了)(?:哪些|什么|些什么|多少)"
     r"|\bwhat\s+(?:have|did)\s+i\s+(?:asked|ask|had|have|told|tell|got|get)\s+you\s+(?:to\s+)?(?:do|run|handle|work\s+on|look\s+into)\b"
     r"|\bwhat\s+(?:i'?ve|i\s+have|i)\s+(?:asked|had|told|got)\s+you\s+(?:to\s+)?(?:do|run|handle|work\s+on)\b"
-    r"|\b(?:the\s+)?(?:stuff|things|tasks|work|jobs)\s+(?:that\s+)?i\s+(?:asked|gave|handed|told|left)\s+you\b", _F)
+    r"|\b(?:the\s+)?(?:stuff|things|tasks?|work|jobs?)\s+(?:that\s+)?i\s+(?:asked|gave|handed|told|left)\s+you\b", _F)
 
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|do|does|did|can|could|"
                        r"would|will|should|shall)\b|(?:吗|呢|么|怎么样|怎么|如何|为什么|什么|哪|几|多少)\s*[?？。!！]*\s*$", _F)
@@ -174,6 +177,13 @@ def command(text: str) -> str | None:
 
 def asks_about_flora(text: str) -> bool:
     return bool(_ABOUT_FLORA.search(text))
+
+
+def asks_about_own_work(text: str) -> bool:
+    """A question about the work the person gave Flora ("我那个dify的任务现在什么情况了", "did the
+    task I gave you earlier ever finish?"): to be answered from their tasks, never by running
+    another. A question word anywhere counts, as Chinese asks without a final particle."""
+    return asks_about_flora(text) and (is_question(text) or bool(_ASKS_ANYWHERE.search(text)))
 
 
 _ABILITIES = re.compile(

@@ -124,6 +124,8 @@ class IntentRouter:
             return Intent("task", spec.name, self._router.extract_parameters(spec, text)) if spec else None
         if cues.conversation_only(text) or is_help(text) or cues.command(text):
             return None
+        if cues.asks_about_own_work(text):
+            return None  # "我那个dify的任务现在什么情况了": a question about the work, not more of it
         best = self._router.confident(text)
         if best is None:
             return self._mcp_fallback(text) or self._steps_of_unsure(text)  # an MCP tool that clearly does it
@@ -178,7 +180,7 @@ class IntentRouter:
             return Intent("command", command=named)
         if is_help(text) or cues.asks_about_abilities(text):
             return Intent("status", command="help")
-        if cues.asks_about_flora(text) and cues.is_question(text):
+        if cues.asks_about_own_work(text):
             return Intent("status")
         if cues.asks_about_self(text):  # "what's my name?": chat answers from what it remembers
             return Intent("chat")

@@ -246,10 +246,13 @@ def _take_clock_or_period(scan: _Scan, period: str | None = None) -> tuple[tuple
 
 # --- recognisers ----------------------------------------------------------------------
 
+# "the weekly summary", "my daily practice reminder": a thing already there, named by how often it
+# comes, not a schedule asked for ("send me a weekly summary" still asks for one)
+_NAMED_THING = "".join(rf"(?<!\b{w}\s)" for w in ("the", "my", "our", "your", "this", "that", "these", "those"))
 _EVERY_N_EN = re.compile(rf"\bevery\s+(?P<n>{_EN_NUM})\s*{_EN_UNIT}", _F)
 _EVERY_ONE_EN = re.compile(r"\bevery\s+(?P<unit>hour|minute|week|other\s+(?:hour|minute|day|week)|couple\s+(?:of\s+)?hours"
                            r"|half\s+(?:an\s+)?hour)\b"
-                           r"|\b(?P<ly>hourly|weekly)\b(?!-\w)", _F)
+                           rf"|{_NAMED_THING}\b(?P<ly>hourly|weekly)\b(?!-\w)", _F)
 # "每一天" is every day, "每隔一天" an interval
 _EVERY_N_CN = re.compile(rf"每(?:隔|(?!一\s*个?\s*(?:天|日|周|星期|礼拜)))\s*(?P<n>{_NUM}|半)\s*个?\s*"
                          rf"(?P<half>半)?\s*{_CN_UNIT}")
@@ -292,7 +295,8 @@ def _span(seconds: int) -> str:
 
 
 # "每天的订单数" (each day's orders) and "the weekly-report workflow" name a thing, not a schedule
-_DAILY = re.compile(r"(?:每天|每日|每一天)(?!的)|(?<![今明昨后前])天天|每(?P<cn>晚|早)|\b(?:every\s*day|daily(?!-\w)|each\s+day)\b"
+_DAILY = re.compile(r"(?:每天|每日|每一天)(?!的)|(?<![今明昨后前])天天|每(?P<cn>晚|早)"
+                    rf"|\b(?:every\s*day|{_NAMED_THING}daily(?!-\w)|each\s+day)\b"
                     r"|\b(?:every|each)\s+(?P<en>morning|afternoon|evening|night)\b", _F)
 _CN_DAY = "[一二三四五六日天七1-7]"
 _WEEKLY_CN = re.compile(rf"每个?(?:周|星期|礼拜|禮拜)(?P<days>{_CN_DAY}(?:\s*(?:[、,，和及与到至~-])\s*"

@@ -71,7 +71,8 @@ _OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes; 
     ("pause", re.compile(r"\b(?:pause|suspend|hold)\b|\b(?:turn|switch)\s+(?:\w+\s+){0,5}off\b"
                          r"|暂停|停一下|停一停|先停|停几天|先别|关掉|关了|关一下|关上|停掉|停了", _F)),
     # "站会那个提醒删了吧", "那个提醒不要了", "reminder for standup, kill it", "I don't need the standup reminder anymore"
-    ("delete", re.compile(r"\b(?:delete|remove|cancel|stop|drop|disable|kill|scrap|ditch|trash|get\s+rid\s+of)\b"
+    ("delete", re.compile(r"\b(?:delete|remove|cancel|stop|drop|disable|kill|scrap|ditch|trash|axe|nix|get\s+rid\s+of)\b"
+                          r"|\bbin\s+(?=(?:it|that|this|the|my|those|these)\b)"  # "bin the daily reminder", not "the bins reminder"
                           r"|\b(?:don'?t|do\s+not|no\s+longer)\s+(?:need|want)\b|\bnot\s+needed\b"
                           r"|删除|删掉|删了|删去|删一下|删吧|去掉|取消|停止|不要再|别再|不用再|不必再"
                           r"|(?:不用|不必|别|不要)(?=\s*提醒)|(?:不用|不必|别|不要)再?继续|不要了|不用了|不需要了|用不着了?|没用了", _F)),
@@ -83,6 +84,9 @@ _AUTO_CONTINUE = re.compile(r"\bauto[\s_-]?continue\b|\bfollow[\s-]?up\b|\bkeep\
 _REMIND_LEAD = re.compile(r"^\s*(?:请|帮我|麻烦)?\s*(?:提醒我|叫我|通知我|记得|提醒)\s*(?:一下|去|要)?\s*"
                           r"|^\s*(?:please\s+)?(?:remind|alert|notify|ping)\s+me\s*(?:to|that|about|of)?\s*", _F)
 _TRIM = " \t,，。.!！;；:：、"
+# asked to write something: a time after it is what the text is about ("给物业写个投诉，楼上天天早上七点
+#就开钻"), a time before it when to write it ("每天早上8点帮我写一份日报")
+_WRITE = re.compile(r"(?:写|起草|草拟|拟)(?:一)?(?:个|封|段|篇|份|条|下)|\b(?:write|draft|compose)\b", _F)
 
 
 @dataclass(frozen=True)
@@ -110,12 +114,23 @@ def read_loop_request(text: str, parse) -> LoopOperation | NewLoop | None:
     remind = _REMIND.search(text)
     if parsed is None and not remind:
         return None
+    if parsed is not None and not remind and _written_about(text, parsed.remainder):
+        return None
     rest = parsed.remainder if parsed is not None else text
     reminder = bool(_REMIND.search(rest)) or remind is not None
     task_text = reminder_text(rest) if reminder else rest.strip(_TRIM)
     if not task_text:
         return None
     return NewLoop(parsed, task_text, reminder, bool(_AUTO_CONTINUE.search(text)))
+
+
+def _written_about(text: str, remainder: str) -> bool:
+    """Whether the schedule words come after a request to write something: what it is about."""
+    written = _WRITE.search(text)
+    if written is None:
+        return False
+    said_at = next((i for i, (a, b) in enumerate(zip(text, remainder)) if a != b), len(remainder))
+    return written.start() < said_at
 
 
 READ_OPS = ("list", "pause", "resume", "delete", "trigger")  # a reading's loop_op/<kind> that names one

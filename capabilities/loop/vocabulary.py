@@ -21,9 +21,9 @@ _NUM = r"(?:\d{1,4}|[一二两兩三四五六七八九]?十[一二三四五六�
 _EN_NUM = r"(?:\d{1,4}|" + "|".join(sorted(_EN_NUMBER, key=len, reverse=True)) + ")"
 _EN_UNITS = r"seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?"
 _EN_UNIT = rf"(?P<unit>{_EN_UNITS})\b"
-_CN_UNIT = r"(?P<unit>秒钟?|分钟|小时|钟头|天|日|星期|礼拜|周)"
+_CN_UNIT = r"(?P<unit>秒钟?|分钟|刻钟|小时|钟头|天|日|星期|礼拜|周)"  # 刻钟: a quarter of an hour
 _UNIT_S = {"sec": 1, "second": 1, "min": 60, "minute": 60, "hr": 3600, "hour": 3600,
-           "day": 86400, "week": 604800, "秒": 1, "秒钟": 1, "分钟": 60, "小时": 3600, "钟头": 3600,
+           "day": 86400, "week": 604800, "秒": 1, "秒钟": 1, "分钟": 60, "刻钟": 900, "小时": 3600, "钟头": 3600,
            "天": 86400, "日": 86400, "星期": 604800, "礼拜": 604800, "周": 604800}
 _EN_DAYS = {"monday": 1, "mon": 1, "tuesday": 2, "tue": 2, "tues": 2, "wednesday": 3, "wed": 3,
             "thursday": 4, "thu": 4, "thur": 4, "thurs": 4, "friday": 5, "fri": 5,
@@ -56,7 +56,9 @@ _MONTHS = ("january|february|march|april|may|june|july|august|september|october|
 #叫什么吗" or "我记得他姓王" (memory). "告诉我" (tell me) is never one: "告诉我一个笑话" asks for
 # something now; with a time ("每天8点告诉我天气") it is a loop task that runs the request.
 _REMIND = re.compile(
-    r"提醒|叫醒|通知我|叫我(?=起床|起来|醒|\s*$|[，,。.!！])"
+    # "叫我" asks to be called right after a time ("三刻钟后叫我把衣服晾了"): "老板叫我把报告改一下"
+    # tells what someone asked, "叫我小明就行" a name
+    r"提醒|叫醒|通知我|叫我(?=起床|起来|醒|\s*$|[，,。.!！])|(?<=[后前点分半候])叫我"
     r"|(?<![你我他她它还都也不得的])记得(?!\s*(?:吗|么|嘛|不))"
     r"|\b(?:remind|alert me|notify me|ping me|wake me)", _F)
 # "could you … every 6 hours?" is a request put politely, not a question: can/could/would/will

@@ -62,7 +62,7 @@ _ZH_TASK_REF = rf"(?:任务\s*)?{_ID}|{_ZH_THAT_TASK}|{_ZH_WHICH}(?:任务|请�
 # a reason after it, which adds nothing to do: "这个任务不要了，用不着了", "forget it, I'll do it myself"
 _REASON_ZH = (r"(?:\s*[,，。!！]\s*(?:(?:已经|真的|暂时)?(?:用不着了?|没必要了?|不需要了|不用了|没用了|不急了?)"
               r"|我自己(?:来|弄|做|查)(?:吧)?|太慢了|等不及了))?")
-_REASON_EN = (r"(?:\s*[,;.!-]+\s*(?:i(?:'ll|\s+will)\s+do\s+it\s+myself|(?:i|we)\s+don'?t\s+need\s+it(?:\s+any\s*more)?"
+_REASON_EN = (r"(?:\s*[,;.!-]+\s*(?:i(?:'ll|\s+will)\s+(?:do|run|handle)\s+it\s+(?:myself|later)(?:\s+later)?|(?:i|we)\s+don'?t\s+need\s+it(?:\s+any\s*more)?"
               r"|(?:it'?s\s+)?(?:not\s+needed|no\s+longer\s+needed)(?:\s+any\s*more)?|it'?s\s+taking\s+too\s+long))?")
 _EN_TASK_REF = (rf"(?:the\s+)?(?:task\s+)?{_ID}"
                 r"|(?:the|that|this|my)\s+(?:last\s+|previous\s+|current\s+|running\s+)?(?:task|job|run|request)")
@@ -95,6 +95,9 @@ _CANCEL = (
     re.compile(rf"{_POLITE_EN}(?:i|we)\s+(?:really\s+)?(?:don'?t|do\s+not|no\s+longer)\s+(?:really\s+)?(?:need|want)\s+"
                rf"(?:(?P<ref>it|that|this|that\s+one|this\s+one)\s+(?:any\s*more|after\s+all)"
                rf"|(?P<ref2>{_EN_TASK_REF})(?:\s+(?:any\s*more|after\s+all))?){_END}", _F),
+    # "please call that off, I'll run it myself later", "call off the task"
+    re.compile(rf"{_POLITE_EN}(?:just\s+)?call\s+(?:(?P<ref>it|that|this|that\s+one|this\s+one|{_EN_TASK_REF})\s+off"
+               rf"|off\s+(?P<ref2>{_EN_TASK_REF})){_REASON_EN}{_END}", _F),
     re.compile(rf"{_POLITE_EN}(?P<ref>it|that|this|that\s+one|this\s+one|{_EN_TASK_REF})\s*(?:is|'s)\s+"
                rf"(?:no\s+longer\s+needed|not\s+needed\s+any\s*more){_END}", _F),
     # the task no longer wanted: "算了，这个任务不要了", "刚才那个就不用做了", "不需要这个任务了"
@@ -170,13 +173,14 @@ _COMMENT = (
     re.compile(rf"{_POLITE_ZH}(?:在|给|对|往)\s*(?P<ref>{_ZH_REF})\s*(?:下面|下边|底下|下方|里面|里|上面|上|后面|下)?"
                r"\s*(?:添加|加上|加|写上|写|留下|留|补充|补|附上|附|记上|记)\s*(?:一句话|一句|几句话|几句|一条|一笔|一下|点|个|句话)?"
                r"\s*(?:评论|备注|批注|留言|说明|话)?\s*(?:[:：,，]|说)\s*(?P<text>.+)$", _F),
-    re.compile(rf"{_POLITE_ZH}(?:给|对|在)?\s*(?P<ref>{_ZH_REF})?\s*(?:添加|加|写|留)?(?:一条|一个|个)?"
-               r"(?:评论|备注|批注|留言|言)(?:一下)?\s*[:：,，]\s*(?P<text>.+)$", _F),
+    re.compile(rf"{_POLITE_ZH}(?:给|对|在)?\s*(?P<ref>{_ZH_REF})?\s*(?:添加|加|写|留|记|做)?(?:一条|一个|个|一下|下)?"
+               r"(?:评论|备注|批注|留言|言|备忘|笔记)(?:一下)?\s*[:：,，]\s*(?P<text>.+)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:评论|备注|批注)\s*(?P<ref>{_ZH_REF})\s*[:：,，]\s*(?P<text>.+)$", _F),
 )
 # what may follow "re-run it" and still be a re-run: an instruction after a separator or a joining word
-_RERUN_REST = re.compile(r"^\s*(?:[:：,，;；-]\s*|(?:but|and|so\s+that)\s+|(?=(?:with|using|in|to|as)\s))(?P<text>\S.*)$", _F)
-_RERUN_REST_ZH = re.compile(r"^\s*(?:[:：,，;；]\s*|(?:但是|但|并且|并)\s*)(?P<text>\S.*)$")
+_RERUN_REST = re.compile(r"^\s*(?:[:：,，;；?？.!！-]+\s*|(?:but|and|so\s+that)\s+|(?=(?:with|using|in|to|as)\s))"
+                         r"(?P<text>\S.*)$", _F)
+_RERUN_REST_ZH = re.compile(r"^\s*(?:[:：,，;；?？。!！]+\s*|(?:但是|但|并且|并)\s*)(?P<text>\S.*)$")
 _TRAILING = " \t.!。！?？"
 
 
@@ -195,7 +199,7 @@ _SAID = re.compile(r"[:：]\s*(.+)$|[“\"「『](.+?)[”\"」』]|\s[—–-]+
 
 # once a message is known to be an operation on a task, the words that say which one
 _OPERATION_WORDS = (
-    ("comment", re.compile(r"\b(?:note|comment|remark|annotate)\b|备注|记一笔|留言|评论|写一句|记一下", _F)),
+    ("comment", re.compile(r"\b(?:note|comment|remark|annotate)\b|备注|备忘|记一笔|留言|评论|写一句|记一下", _F)),
     ("cancel", re.compile(r"\b(?:cancel|kill|stop|abort|scrap|drop)\b|取消|撤|停掉|别跑|不用跑|不要了", _F)),
     ("rerun", re.compile(r"\b(?:again|once\s+more|re-?run|re-?try|retry|re-?fetch|re-?send)\b|再(?:来|跑|拉|请求|查|试|发|执行)"
                          r"|重新(?:跑|拉|请求|查|试|发|执行|运行)|重跑|重试", _F)),
@@ -292,9 +296,13 @@ _BARE_REPEAT = re.compile(r"^\s*(?:ok(?:ay)?\s*[,，]?\s*)?(?:please\s+|pls\s+)?
 _BACK_UP = re.compile(
     r"\b(?:back\s+(?:up|online|on)|up\s+(?:again|now)|online\s+(?:again|now)|working\s+(?:again|now)|works\s+now"
     r"|(?:is|'s|are|should\s+be|seems?\s+to\s+be)\s+(?:fixed|restored|reachable|running|available|up|back)"
-    r"|(?:restarted|rebooted|recovered|reconnected|fixed)\b)"
+    r"|(?:restarted|rebooted|recovered|reconnected|fixed)\b"
+    # a fix went out: "I just pushed a fix", "we deployed the patch"
+    r"|\b(?:pushed|deployed|shipped|merged|applied|released|rolled\s+out)\s+(?:a\s+|the\s+|my\s+|our\s+)?(?:\w+\s+)?"
+    r"(?:fix|patch|hotfix|change)\w*)"
     r"|(?:服务器|接口|网络|网站|服务|数据库|连接|系统|网|页面|链接|网页|代理|VPN|它)[^，,。]{0,8}"
-    r"(?:恢复|好了|重启|正常|修好|通了|上线|可以了|能用|稳定|起来了)", _F)
+    r"(?:恢复|好了|重启|正常|修好|通了|上线|可以了|能用|稳定|起来了)"
+    r"|(?:修复|补丁|hotfix|fix)[^，,。]{0,6}(?:上线|发布|部署|合进去|合了|推上去|推了)了?|(?:刚|已经)(?:修好|修复|改好)了", _F)
 
 
 def _retry_when_back(text: str) -> TaskOperation | None:

@@ -12,6 +12,8 @@ its name (weighing more) and of its description.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -170,10 +172,20 @@ class TaskRouter:
         return {**values_by_schema(unclaimed, rest), **values}
 
 
+# names of other things that hold a keyword: a pull request is code to review, a leave request a
+# form, neither a call to a web address; "data" in a data scientist is no data to query
+_OTHER_THINGS = re.compile(
+    r"\b(?:pull|merge|feature|change|leave|friend|follow|connection|time[- ]off|vacation|holiday|access|meeting)"
+    r"\s+requests?\b|\bPRs?\b|\bdata\s+(?:scien\w+|analyst|engineer\w*|protection|privacy)\b"
+    r"|合并请求|拉取请求|好友请求|好友申请", re.IGNORECASE)
+
+
 def _without_addresses(content: str) -> str:
+    """The words that may be evidence: without web addresses ("data" in https://data.example.com)
+    and without names of other things that hold a keyword ("my pull request")."""
     for address in urls(content):
         content = content.replace(address, " ")
-    return content
+    return _OTHER_THINGS.sub(" ", content)
 
 
 def _takes_url(spec: CapabilitySpec) -> bool:

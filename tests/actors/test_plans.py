@@ -253,3 +253,10 @@ def test_a_plans_steps_share_one_whiteboard_that_comes_back_in_the_result(flora,
     assert sorted(u.data["author"] for u in updates) == ["note_finding:alpha", "note_finding:beta",
                                                          "note_finding:gamma"]
     assert store.get_task("default", plan_id).result["whiteboard"] == board
+
+
+@pytest.mark.parametrize("said, words", [("把它弄成跟上次一样的格式", "还没有任何任务"), ("re-run it", "You have no task yet")])
+def test_an_operation_on_it_from_someone_with_no_task_is_asked_about_in_their_language(flora, user, said, words):
+    asked = ask(flora, user + "_new", said)
+    assert (asked["message_type"], asked["intent"]) == ("clarification", "clarify"), asked
+    assert words in asked["message"]

@@ -306,3 +306,21 @@ def test_the_dateparser_fallback_never_touches_the_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     assert fire_time(read("remind me on March 3rd at 9am to pay rent").schedule) == utc(2027, 3, 3, 1, 0)
+
+
+@pytest.mark.parametrize("text, description", [
+    ("every friday at 5pm draft the weekly summary", "every Friday at 17:00"),
+    ("send the weekly report every monday at 9", "every Monday at 09:00"),
+])
+def test_how_often_a_named_thing_comes_is_no_schedule_beside_the_one_asked_for(text, description):
+    assert read(text).description.startswith(description)
+
+
+@pytest.mark.parametrize("text", ["you can bin the daily practice reminder", "how was my weekly review?"])
+def test_a_thing_named_by_how_often_it_comes_asks_for_no_schedule(text):
+    assert parse_schedule(text, now=NOW, timezone=SH) is None
+
+
+@pytest.mark.parametrize("text", ["send me a weekly summary", "run the report daily at 8", "check the site hourly"])
+def test_how_often_said_of_what_is_asked_for_is_a_schedule(text):
+    assert read(text) is not None

@@ -109,3 +109,40 @@ def test_the_words_that_say_when_are_what_is_left_of_the_task():
     assert schedule_words(said, read(said)) == "on Thursday at 9"
     said = "明天早上9点帮我查一下订单"
     assert schedule_words(said, read(said)) == "明天早上9点"
+
+
+@pytest.mark.parametrize("text, task", [("三刻钟后叫我把洗衣机里的衣服晾了", "把洗衣机里的衣服晾了"),
+                                        ("一刻钟后提醒我关火", "关火"), ("半小时后叫我去接孩子", "接孩子")])
+def test_a_quarter_of_an_hour_and_call_me_after_a_time_ask_for_a_reminder(text, task):
+    found = read(text)
+    assert isinstance(found, NewLoop) and found.reminder and found.task_text == task
+    assert found.parsed is not None and found.parsed.schedule.kind == "once"
+
+
+@pytest.mark.parametrize("text", ["老板叫我把报告改一下", "叫我小明就行"])
+def test_call_me_without_a_time_before_it_is_no_reminder(text):
+    assert read(text) is None
+
+
+@pytest.mark.parametrize("text", ["帮我给小区物业写个投诉，楼上装修天天早上七点就开钻，措辞正式一点",
+                                  "write a note to my neighbour asking them to keep the music down after 11 every night"])
+def test_a_time_inside_what_is_to_be_written_is_no_schedule(text):
+    assert read(text) is None
+
+
+@pytest.mark.parametrize("text", ["每天早上8点帮我写一份日报", "every friday at 5pm draft the weekly summary"])
+def test_a_time_before_the_writing_says_when_to_write(text):
+    found = read(text)
+    assert isinstance(found, NewLoop) and found.parsed is not None and found.parsed.schedule.kind == "cron"
+
+
+@pytest.mark.parametrize("text", ["gave up on Spanish 😅 you can bin the daily practice reminder",
+                                  "axe the plants reminder", "nix my 9am reminder"])
+def test_other_words_for_deleting_a_loop_task(text):
+    found = read(text)
+    assert isinstance(found, LoopOperation) and found.op == "delete"
+
+
+def test_the_bins_in_a_reminders_name_are_no_word_for_deleting_it():
+    found = read("every Tuesday at 8pm remind me to take the bins out")
+    assert isinstance(found, NewLoop) and found.reminder

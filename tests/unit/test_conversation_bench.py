@@ -159,6 +159,8 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     fresh = select("fresh", None, None)
     assert fresh and all(split == "fresh" and "-f" in case["id"] for split, case in fresh)
     both = {case["category"].split("/")[0] for _, case in select("dev", ["answer/", "clarify/"], 1)}
+    assert [case["id"] for _, case in select(None, None, None, ["en-chat-k001", "zh-task-k002"])] == [
+        "en-chat-k001", "zh-task-k002"]
     assert both == {"answer", "clarify"}
 
 

@@ -298,6 +298,24 @@ def test_an_operation_the_loop_reader_missed_is_read_with_the_words_that_say_whi
     assert _second_look(none_read, agent_task("x", None), sure("loop_op", "list", 0.43)) is None
 
 
+def test_a_reading_that_only_leans_to_an_operation_is_taken_where_the_message_names_a_loop_task_of_theirs():
+    said = "退货单数那个每天的查询不用再跑了，直接删掉"
+    assert _second_look(None, agent_task(said, None), sure("loop_op", "delete", 0.54),
+                        names_one=lambda: True) == LoopOperation("delete", said)
+    assert _second_look(None, agent_task(said, None), sure("loop_op", "delete", 0.54),
+                        names_one=lambda: False) is None
+    assert _second_look(None, agent_task(said, None), sure("loop_op", "delete", 0.45),
+                        names_one=lambda: True) is None
+
+
+def test_a_note_on_a_task_that_says_remember_is_no_new_reminder():
+    said = "这个任务记个备忘：下次请求记得带上token"
+    assert _second_look(NewLoop(None, said, reminder=True), agent_task(said, None), None) is None
+    asked = "记得帮我把报告发给老板"
+    new = NewLoop(None, asked, reminder=True)
+    assert _second_look(new, agent_task(asked, None), None) is new
+
+
 def test_a_time_said_in_passing_is_no_new_loop_when_the_message_reads_surely_as_conversation():
     said = "got any coffee jokes? need one before my 8am"
     passing = NewLoop(None, said, reminder=False)

@@ -159,3 +159,29 @@ def test_a_statement_about_oneself_is_conversation_unless_it_reads_surely_as_mor
     decision = ConversationManager(store, EventBus(store), registry).handle_user_input(
         {"user_id": USER, "content": said, "tenant_id": TENANT})
     assert (decision.action == "chat") is conversation
+
+
+@pytest.mark.parametrize("said", ["please call that off, I'll run it myself later", "call off the task", "call it off"])
+def test_calling_a_task_off_cancels_it(said):
+    assert read_operation(said) == cancel()
+
+
+@pytest.mark.parametrize("said", ["do that one more time? I just pushed a fix", "run it again. we deployed the patch",
+                                  "再请求一次？刚修好了"])
+def test_a_rerun_with_the_reason_after_it_is_a_rerun(said):
+    assert read_operation(said) == rerun()
+
+
+def test_a_rerun_with_something_to_change_after_a_question_mark_is_a_revision():
+    assert read_operation("run it again? also add the totals") == TaskOperation("revise_result", "last",
+                                                                                "also add the totals")
+
+
+def test_a_memo_on_the_task_is_a_comment_even_when_it_says_remember():
+    assert read_operation("这个任务记个备忘：下次请求记得带上token") == TaskOperation("comment_on_task", "last",
+                                                                                  "下次请求记得带上token")
+
+
+@pytest.mark.parametrize("said", ["the game got called off", "call mom tonight", "I'll call you back"])
+def test_calling_something_else_off_is_no_operation(said):
+    assert read_operation(said) is None

@@ -31,9 +31,9 @@ def step(sid, capability="add_numbers", depends_on=(), kind="leaf", **parameters
             "kind": kind}
 
 
-def plan_task(events, steps, aggregation=None, task_id="task_plan") -> TaskRecord:
+def plan_task(events, steps, aggregation=None, task_id="task_plan", content="several things") -> TaskRecord:
     plan = Plan.from_dict({"steps": steps, "aggregation": aggregation or {"strategy": "concat"}})
-    task = TaskRecord(task_id=task_id, tenant_id=TENANT, user_id=USER, content="several things", msg_id="msg_1",
+    task = TaskRecord(task_id=task_id, tenant_id=TENANT, user_id=USER, content=content, msg_id="msg_1",
                       capability=PLAN_CAPABILITY, meta={"plan": plan.to_dict(), "children": {}})
     events.create_task(task, source="test")
     return events.transition(TENANT, task_id, PLANNED, source="test", event_type="PLAN_CREATED")
@@ -281,6 +281,17 @@ def test_a_paused_step_pauses_the_plan_and_the_answer_resumes_it(store, events, 
     (done,) = reports(service.on_step_reply(ok(second, {"sum": 8})), service)
     assert done["ok"] is True
     assert store.get_task(TENANT, parent.task_id).state == "completed"
+
+
+def test_a_plan_asked_in_chinese_names_its_steps_and_asks_for_their_answers_in_chinese(store, events, tmp_path):
+    config = load_config({"data_dir": str(tmp_path), "planning": {"parallelism": "fixed"}}, env={})
+    service = TaskGroupService(store=store, events=events, registry=registry(), config=config)
+    parent = plan_task(events, [step("s1", a=1)], content="先把两个数加起来，再把结果发给我")
+    (first,) = sent(service.on_run_plan(m.run_plan(task_id=parent.task_id, tenant_id=TENANT, user_id=USER)))
+    assert store.get_task(TENANT, first["task_id"]).content == "add_numbers（计划 task_plan 的第 s1 步）"
+    store.transition(TENANT, first["task_id"], "waiting_parameters", parameters={"a": 1})
+    (asked,) = reports(service.on_step_reply(pause(first)), service)
+    assert asked["message"].startswith("计划 task_plan 的第 s1 步需要你回答。")
 
 
 def test_the_optimizer_suggests_the_width_and_hears_how_an_unattended_plan_went(store, events, tmp_path):

@@ -203,3 +203,30 @@ def test_knowledge_code_and_sums_on_given_figures_are_not_the_persons_world(said
 @pytest.mark.parametrize("said", ["why is my flight delayed?", "我的航班为什么取消了", "why is the staging server down?"])
 def test_the_persons_own_things_stay_their_world_when_asked_why(said):
     assert world.needs_the_world(said)
+
+
+# -- names of other things, and questions about the person's own work ------------------------
+@pytest.mark.parametrize("text", ["my chinese colleague left 辛苦了 on my pull request, what does it mean?",
+                                  "how do I write a good merge request description?",
+                                  "my leave request got approved!", "is data science a good career?"])
+def test_a_keyword_inside_the_name_of_another_thing_is_no_evidence(registry, text):
+    assert TaskRouter(registry).confident(text) is None
+    assert read(registry, text).kind == "chat"
+
+
+@pytest.mark.parametrize("text", ["send a POST request to https://api.example.com/v1/ping",
+                                  "帮我请求一下 https://api.example.com/v1/ping"])
+def test_a_request_to_an_address_is_still_the_http_capabilitys(registry, text):
+    assert read(registry, text).capability == "http_request"
+
+
+@pytest.mark.parametrize("text", ["我那个dify的任务现在什么情况了", "帮我翻一下之前的任务记录，上次让你请求接口是哪天",
+                                  "did the task I gave you earlier ever finish?", "上次让你查的那个数据库结果是多少"])
+def test_a_question_about_the_work_the_person_gave_is_answered_from_their_tasks_not_run_again(registry, text):
+    assert cues.asks_about_own_work(text)
+    assert read(registry, text, route="dify_workflow").kind == "status"
+
+
+@pytest.mark.parametrize("text", ["帮我跑一下我那个dify工作流", "我那个工作流帮我再跑一次", "run my dify workflow"])
+def test_asking_to_run_the_persons_work_is_no_question_about_it(text):
+    assert not cues.asks_about_own_work(text)
