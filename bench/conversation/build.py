@@ -1187,7 +1187,8 @@ def fresh6(lang: str, category: str, say: str, setup: list[str] | None = None, *
 
 
 ZH_RUN = ["每周二早上6点半提醒我去晨跑"]
-ZH_REFUNDS = ["每天下午5点查一下数据库里当天的退货单数"]
+# the SQL said with it, so the loop task is registered at once (without it, it waits for the SQL)
+ZH_REFUNDS = ["每天下午5点查一下数据库里当天的退货单数，SQL用 SELECT COUNT(*) FROM returns WHERE day = date('now')"]
 EN_SPANISH = ["every day at 9pm remind me to practise my Spanish"]
 
 # --------------------------------------------------------------------------- fresh6: chat

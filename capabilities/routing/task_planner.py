@@ -157,7 +157,7 @@ class TaskPlanner:
         if len(parts) > self._max_steps:
             raise _CannotPlan(f"{len(parts)} parts, more than planning.max_steps ({self._max_steps})")
         specs = self._route(parts)
-        parts, specs = _said_once(parts, specs)
+        parts, specs = _said_once(parts, specs, self._router.extract_parameters)
         if len(parts) < 2 and aggregation is None:
             return None  # one request in two clauses: the normal path runs it
         ids = [f"s{i}" for i in range(1, len(parts) + 1)]
@@ -266,14 +266,18 @@ class TaskPlanner:
 _JOINED = re.compile(r"\band\b|并且|同时|以及|还要|还有", _F)
 
 
-def _said_once(parts: list[_Part], specs: list[CapabilitySpec]) -> tuple[list[_Part], list[CapabilitySpec]]:
+def _said_once(parts: list[_Part], specs: list[CapabilitySpec],
+               values=lambda spec, text: {}) -> tuple[list[_Part], list[CapabilitySpec]]:
     """Clauses of one stage that ask the same capability for the same thing, the later one
     pointing back at the earlier ("the revenue for Q2 by month, could you pull that from the
-    database?"), joined into one part: a comma alone does not make a second step."""
+    database?") or giving nothing of its own for it where the earlier gives the values ("测试说
+    https://… 一直报500，你帮我请求一下看看"), joined into one part: a comma alone does not make a
+    second step. ``values(spec, text)``: the values of ``spec`` that ``text`` gives."""
     kept_parts, kept_specs = [parts[0]], [specs[0]]
     for part, spec in zip(parts[1:], specs[1:]):
         before = kept_parts[-1]
-        if part.stage == before.stage and spec.name == kept_specs[-1].name and _POINTS_BACK.search(part.text):
+        again = _POINTS_BACK.search(part.text) or (not values(spec, part.text) and values(spec, before.text))
+        if part.stage == before.stage and spec.name == kept_specs[-1].name and again:
             kept_parts[-1] = _Part(before.stage, f"{before.text}, {part.text}")
         else:
             kept_parts.append(part)

@@ -192,6 +192,14 @@ def test_a_request_said_in_two_clauses_is_one_step(planner):
     assert planner.plan("查询上个月的销售额，这个从数据库里查询就行") is None
 
 
+def test_a_clause_that_asks_again_with_nothing_of_its_own_is_the_same_step(planner):
+    # what someone said about an address, then the ask for it: one request, not a second one without a value
+    assert planner.plan("测试说 https://example.com/login 一直报500，你帮我获取一下看看返回啥") is None
+    assert planner.plan("my colleague says https://example.com/login is down, can you fetch it") is None
+    two = planner.plan("fetch https://example.com/a, fetch https://example.com/b")
+    assert [s.parameters["url"] for s in two.steps] == ["https://example.com/a", "https://example.com/b"]
+
+
 def test_a_clause_about_the_person_is_not_a_bare_object_for_the_step_before(planner):
     assert planner.plan("帮我获取一下 https://example.com/a ，我怀疑分页坏了") is None
     assert planner.plan("查询本周的退货数，帮我从库里拉一下") is None  # a request said again, not an object
