@@ -9,6 +9,7 @@ read-check-write sequence: two processes resuming or claiming the same thing can
 from __future__ import annotations
 
 import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -22,10 +23,29 @@ def open_sqlite(path: str | Path) -> sqlite3.Connection:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     db.row_factory = sqlite3.Row
-    db.execute("PRAGMA journal_mode=WAL")
+    _use_wal(db, memory=str(path) == ":memory:")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     return db
+
+
+def _use_wal(db: sqlite3.Connection, *, memory: bool) -> None:
+    """Switch a new file to WAL. The switch needs the file to itself and does not wait for the
+    busy timeout: processes opening a new data directory at once (a node starting its actors)
+    would fail with "database is locked", so it is tried again until the timeout has passed."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        else:
+            if memory or str(mode).lower() == "wal":
+                return
+            if time.monotonic() > deadline:
+                raise sqlite3.OperationalError(f"could not switch the database to WAL (it stayed {mode})")
+        time.sleep(0.01)
 
 
 @contextmanager

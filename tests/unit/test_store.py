@@ -591,3 +591,28 @@ def test_redis_close_hangs_up(redis_prefix):
         assert not any(c["name"] == name for c in watcher.client_list())
     finally:
         watcher.close()
+
+
+def test_processes_opening_a_new_store_at_once_all_open_it(tmp_path):
+    """A node's actors open a new data directory together: switching the new file to WAL does
+    not wait for the busy timeout by itself, so every opener must still get the store."""
+    from common.tasks.sqlite_store import SQLiteTaskStore
+
+    for attempt in range(60):
+        path, errors, opened = tmp_path / f"new{attempt}.db", [], []
+
+        def open_it():
+            try:
+                opened.append(SQLiteTaskStore(path))
+            except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_it) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        for store in opened:
+            assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            store.close()
+        assert not errors, errors
