@@ -118,6 +118,7 @@ _ABOUT_FLORA = re.compile(
     r"|\bwhat\s+(?:i'?ve|i\s+have|i)\s+(?:asked|had|told|got)\s+you\s+(?:to\s+)?(?:do|run|handle|work\s+on)\b"
     r"|\b(?:the\s+)?(?:stuff|things|tasks?|work|jobs?)\s+(?:that\s+)?i\s+(?:asked|gave|handed|told|left)\s+you\b", _F)
 
+_ADDRESS = re.compile(r"https?://", _F)
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|do|does|did|can|could|"
                        r"would|will|should|shall)\b|(?:吗|呢|么|怎么样|怎么|如何|为什么|什么|哪|几|多少)\s*[?？。!！]*\s*$", _F)
 _REQUEST_VERB = re.compile(
@@ -182,8 +183,10 @@ def asks_about_flora(text: str) -> bool:
 def asks_about_own_work(text: str) -> bool:
     """A question about the work the person gave Flora ("我那个dify的任务现在什么情况了", "did the
     task I gave you earlier ever finish?"): to be answered from their tasks, never by running
-    another. A question word anywhere counts, as Chinese asks without a final particle."""
-    return asks_about_flora(text) and (is_question(text) or bool(_ASKS_ANYWHERE.search(text)))
+    another. A question word anywhere counts, as Chinese asks without a final particle. An
+    address in it is something to call ("我那个请求为什么一直报错？帮我重新请求 https://…")."""
+    return asks_about_flora(text) and (is_question(text) or bool(_ASKS_ANYWHERE.search(text))) \
+        and not _ADDRESS.search(text)
 
 
 _ABILITIES = re.compile(

@@ -227,6 +227,7 @@ def test_a_question_about_the_work_the_person_gave_is_answered_from_their_tasks_
     assert read(registry, text, route="dify_workflow").kind == "status"
 
 
-@pytest.mark.parametrize("text", ["帮我跑一下我那个dify工作流", "我那个工作流帮我再跑一次", "run my dify workflow"])
+@pytest.mark.parametrize("text", ["帮我跑一下我那个dify工作流", "我那个工作流帮我再跑一次", "run my dify workflow",
+                                  "我那个请求为什么一直报错？帮我重新请求 https://api.example.com/x"])
 def test_asking_to_run_the_persons_work_is_no_question_about_it(text):
     assert not cues.asks_about_own_work(text)
