@@ -223,7 +223,10 @@ class IntentRouter:
         # reading; conversation is made a refusal only by a sure one ("终于还完最后一期房贷了！" is
         # no question about a bank account)
         if intent.kind in ("task", "query") and intent.source == "llm":
-            needed = semantic.CERTAIN
+            # ...but a capability the words give no sign of ("一支足球队上场是几个人" read as a
+            # database query) gives way to a sure reading as conversation
+            needed = semantic.SURE if reading.family == "chat" and self._groundless(text, intent) \
+                else semantic.CERTAIN
         elif intent.source == "llm" and not (intent.kind == "chat" and reading.family == "unsupported"):
             needed = semantic.LEANS
         else:
@@ -259,6 +262,13 @@ class IntentRouter:
             if ruled is not None and ruled.capability:
                 return Intent(_task_kind(text), ruled.capability, ruled.parameters, source="examples")
         return intent
+
+    def _groundless(self, text: str, intent: Intent) -> bool:
+        """Whether nothing in ``text`` points at the capability ``intent`` chose: no keyword of
+        it, no address, no value of it by its look."""
+        spec = self._router.find(intent.capability) if intent.capability else None
+        return spec is not None and not self._router.has_evidence_beyond_name(spec, text) \
+            and not self._router.extract_parameters(spec, text)
 
     def _gives_awaited(self, text: str, pending: Pending) -> bool:
         return bool(self.awaited_values(pending.capability, pending.names, text))

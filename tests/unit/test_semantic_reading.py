@@ -169,6 +169,11 @@ def intents():
     ("HTTP请求里GET和POST到底有啥区别", Intent("task", "http_request"), sure("chat", "knowledge", 0.75), "chat"),
     ("what were the sales last month?", Intent("task", "data_query", source="llm"), sure("unsupported", "bank", 0.73),
      "task"),
+    # ...unless nothing in the words points at the capability the model chose
+    ("一支足球队上场比赛是几个人", Intent("task", "data_query", source="llm"), sure("chat", "knowledge", 0.75), "chat"),
+    ("一支足球队上场比赛是几个人", Intent("task", "data_query", source="llm"), sure("chat", "knowledge", 0.55), "task"),
+    ("how many users are in the database?", Intent("task", "data_query", source="llm"),
+     sure("chat", "knowledge", 0.75), "task"),
     ("is there a list somewhere of the things you can do?", Intent("unsupported", source="llm"),
      sure("status", "abilities", 0.72), "status"),
     # clearing cannot be undone: without words that name it, only a near-certain reading clears
