@@ -1,5 +1,6 @@
 """Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``,
-``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl``, ``fresh5.jsonl`` and ``fresh6.jsonl``.
+``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl``, ``fresh5.jsonl``, ``fresh6.jsonl`` and
+``fresh7.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -13,7 +14,8 @@ in tuning: never tuned against, reported apart, and not part of the dev/held-out
 ``FRESH3`` a fifth, written the same way after the second fresh split's misses had been read;
 ``FRESH4`` a sixth, written the same way after the third fresh split's misses had been read;
 ``FRESH5`` a seventh, written the same way after the fourth fresh split had been run;
-``FRESH6`` an eighth, written the same way after the fifth fresh split had been read and fixed.
+``FRESH6`` an eighth, written the same way after the fifth fresh split had been read and fixed;
+``FRESH7`` a ninth, written the same way after the sixth fresh split had been read and fixed.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -38,6 +40,7 @@ FRESH3: list[dict] = []  # the third fresh split, after that
 FRESH4: list[dict] = []  # the fourth fresh split, after that
 FRESH5: list[dict] = []  # the fifth fresh split, after that
 FRESH6: list[dict] = []  # the sixth fresh split, after that
+FRESH7: list[dict] = []  # the seventh fresh split, after that
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -1354,6 +1357,208 @@ fresh6("zh", "answer/time", "星期四下午四点吧", setup=["提醒我去还�
 fresh6("en", "answer/time", "Friday morning, 8ish", setup=["remind me to cancel the free trial"])
 
 
+# =========================================================================== FRESH7
+# A ninth split, written after the sixth fresh split had been read and fixed, the same way:
+# from how people talk, without reading Flora's rules first, new situations and new wordings
+# (dictation run on without punctuation, very short replies and emoji after a setup turn, all
+# caps, a greeting with a request in it, a complaint about Flora's answer, opinions and
+# hypotheticals, parents, students, shop owners, developers and older people, health, cooking
+# and travel, money and plans that are only talk, Cantonese and Taiwanese wording, mixed Chinese
+# and English, polite long-winded requests and requests wrapped in a story, new loop setups).
+# These go to fresh7.jsonl only, with ids like zh-chat-m001.
+
+
+def fresh7(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the seventh fresh split."""
+    FRESH7.append(make(lang, category, say, setup, expect))
+
+
+ZH_GRANNY = ["每周日下午4点提醒我给外婆打视频电话"]
+# the SQL said with it, so the loop task is registered at once (without it, it waits for the SQL)
+ZH_STOCK = ["每天早上8点查一下库存不足的商品，SQL是 SELECT name, qty FROM stock WHERE qty < 10"]
+EN_SHOPCHECK = ["hit https://myshop.example.com/health every 15 minutes and tell me if it breaks"]
+EN_MEALPREP = ["remind me every Sunday at 3pm to batch-cook my lunches"]
+
+# --------------------------------------------------------------------------- fresh7: chat
+fresh7("zh", "chat/greeting", "早晨！食咗早餐未呀😄")
+fresh7("en", "chat/greeting", "HEYYY FLORA 👋👋")
+fresh7("zh", "chat/thanks", "嗯嗯 好嘞 谢啦", setup=["溏心蛋要煮几分钟"])
+fresh7("en", "chat/thanks", "👍🙏", setup=["how long should I rest between sets at the gym?"])
+fresh7("zh", "chat/feelings", "老伴走了一年了，家里太安静，有时候就想找个人说说话")
+fresh7("zh", "chat/feelings", "刚考完期末数学最后两道大题都没写完感觉要挂了怎么办啊我爸妈肯定要骂死我")
+fresh7("en", "chat/feelings", "I FINALLY PAID OFF MY CAR LOAN!!! no more $412 a month 🎉")
+fresh7("en", "chat/feelings", "first day of kindergarten for my daughter today. she didn't even look back and I cried "
+       "in the car")
+fresh7("zh", "chat/smalltalk", "你觉得豆腐脑应该是甜的还是咸的？我们办公室为这个吵了一中午")
+fresh7("zh", "chat/smalltalk", "我等下六点去健身房，今天练腿，已经开始腿软了哈哈")
+fresh7("en", "chat/smalltalk", "if you could have a body for one day, what's the first thing you'd do?")
+fresh7("en", "chat/smalltalk", "lol true", setup=["why do cats knock stuff off tables?"])
+fresh7("en", "chat/smalltalk", "just landed in Seoul and the street food smells are unreal, already in love")
+fresh7("zh", "chat/joke", "讲个跟减肥有关的笑话吧，我正饿着肚子呢")
+fresh7("en", "chat/joke", "meh, make it funnier", setup=["tell me a joke about accountants"])
+fresh7("zh", "chat/knowledge", "一斤是多少克", answer_contains=["500"])
+fresh7("zh", "chat/knowledge", "地球上總共有幾個大洲啊？我孫子在考我", answer_contains=["7", "七"])
+fresh7("en", "chat/knowledge", "hi flora! quick q, what's the capital of Canada?", answer_contains=["Ottawa"])
+fresh7("en", "chat/knowledge", "for my bio homework: what's the powerhouse of the cell?",
+       answer_contains=["mitochondria", "Mitochondria", "mitochondrion", "Mitochondrion"])
+fresh7("en", "chat/knowledge", "hmm are you sure? I thought Saturn overtook Jupiter a couple of years ago",
+       setup=["which planet has the most moons?"])
+fresh7("zh", "chat/arithmetic", "进货价一件35，卖58，这个月卖了40件，毛利一共多少", answer_contains=["920"])
+fresh7("zh", "chat/arithmetic", "我每个月退休金3260块，一年下来一共多少钱", answer_contains=["39120", "39,120", "3.912万"])
+fresh7("en", "chat/arithmetic", "recipe serves 4 and needs 300g of flour, I'm cooking for 10 — how much flour?",
+       answer_contains=["750"])
+fresh7("zh", "chat/advice", "女儿上初一了，最近不爱跟我们说话，房门一关就是一晚上，当爸妈的该怎么跟她沟通")
+fresh7("zh", "chat/advice", "那五十多岁的人呢？", setup=["刚开始健身，一周练几次比较合适"])
+fresh7("en", "chat/advice", "what about if I'm self-employed?",
+       setup=["what's a good way to start saving for retirement in my 20s?"])
+fresh7("zh", "chat/translation", "那法语呢？", setup=["“祝你一路顺风”英文怎么说"],
+       answer_contains=["bon voyage", "Bon voyage", "Bon Voyage"])
+fresh7("en", "chat/translation", "how do I ask for the bill in Japanese? off to Osaka next week 🍜",
+       answer_contains=["お会計", "会計", "okaikei", "o-kaikei", "お勘定", "勘定", "kanjou", "kanjō"])
+fresh7("en", "chat/translation", "what's the english word for 螺丝刀? my dad keeps asking me to fetch one",
+       answer_contains=["screwdriver", "Screwdriver"])
+fresh7("zh", "chat/writing", "帮我写个店门口小黑板的文案，奶茶第二杯半价，要有点网感")
+fresh7("zh", "chat/writing", "太正式了，口语化一点，就像在家长群里说话那样",
+       setup=["帮我写一段给班主任的感谢话，孩子小学毕业了"])
+fresh7("en", "chat/writing", "Hello, I hope you don't mind me asking, but I was wondering whether you might be able to "
+       "help me put together a short, friendly message to the other parents in my son's class, inviting them to a "
+       "picnic in the park on Saturday afternoon? Thank you so much in advance.")
+fresh7("en", "chat/writing", "write a commit message for this: fixed the off-by-one in pagination and added a test")
+
+# --------------------------------------------------------------------------- fresh7: task
+fresh7("zh", "task/http_request", "帮我call一下这个endpoint https://api.example.cn/v1/coupons/active ，看下现在店里有哪些优惠券",
+       capability=HTTP, parameters={"url": "https://api.example.cn/v1/coupons/active"})
+fresh7("zh", "task/http_request", "可以幫我打一下 https://api.example.tw/v1/menu 這支API嗎？想確認菜單有沒有更新",
+       capability=HTTP, parameters={"url": "https://api.example.tw/v1/menu"})
+fresh7("en", "task/http_request", "so my cofounder swears our status endpoint is fine but customers keep telling me "
+       "otherwise — could you hit https://app.example.io/api/status and settle this?", capability=HTTP,
+       parameters={"url": "https://app.example.io/api/status"})
+fresh7("en", "task/http_request", "CAN YOU CHECK https://api.example.com/v1/alerts RIGHT NOW, MY PAGER WON'T STOP",
+       capability=HTTP, parameters={"url": "https://api.example.com/v1/alerts"})
+fresh7("zh", "task/data_query", "店里上个月卖得最差的五个商品是哪几个，从数据库里查一下", capability=DQ)
+fresh7("zh", "task/data_query", "执行一下 SELECT COUNT(*) FROM members WHERE level = 'gold'", capability=DQ,
+       parameters={"sql": "SELECT COUNT(*) FROM members WHERE level = 'gold'"})
+fresh7("en", "task/data_query", "hey so I need the number of new subscribers we got each week in april from the "
+       "database can you pull that", capability=DQ)
+fresh7("zh", "task/dify_workflow", "麻烦跑一下dify上的商品文案生成流程，key是 app-Gd84Lm2x", capability=DIFY,
+       parameters={"api_key": "app-Gd84Lm2x"})
+fresh7("en", "task/dify_workflow", "Could you please run the Dify workflow that sorts customer feedback into "
+       "categories? Thanks ever so much.", capability=DIFY)
+fresh7("zh", "task/ask_experts", "我在犹豫要不要把实体店关了全转线上，能不能请专家们帮我分析一下", capability=EXP)
+fresh7("en", "task/ask_experts", "have the expert panel argue both sides: should my kid's school ban phones entirely?",
+       capability=EXP)
+
+# --------------------------------------------------------------------------- fresh7: plan
+fresh7("zh", "plan/multi_step", "把这周退款超过500元的订单从库里捞出来，然后用POST发到 https://hooks.example.cn/refund-alert")
+fresh7("zh", "plan/multi_step", "先请求 https://api.example.com/v1/competitor-prices 拿到对手的价格，然后让专家们说说我们该不该降价")
+fresh7("en", "plan/multi_step", "run the dify workflow that summarises this week's reviews, then post the summary to "
+       "https://hooks.example.com/team-digest")
+fresh7("en", "plan/multi_step", "my boss wants two numbers by noon: today's signups from the database and whatever "
+       "https://api.example.com/v1/ads/spend says we've spent — grab both and put them side by side")
+
+# --------------------------------------------------------------------------- fresh7: loop
+fresh7("zh", "loop/reminder", "明天上午九点半提醒我去社区医院量血压", schedule="tomorrow at 09:30")
+fresh7("zh", "loop/reminder", "听日下昼三点提我去攞药", schedule="tomorrow at 15:00")
+fresh7("en", "loop/reminder", "REMIND ME AT 5:15PM TO GRAB THE CAKE FROM THE BAKERY, IT'S MY WIFE'S BIRTHDAY",
+       schedule="today at 17:15")
+fresh7("zh", "loop/recurring", "每周一三五早上七点提醒我去游泳", schedule="every Monday, Wednesday and Friday at 07:00")
+fresh7("zh", "loop/recurring", "每5分钟请求一下 https://pay.example.cn/api/health ，看看支付接口还通不通", capability=HTTP,
+       schedule="every 5 minutes")
+fresh7("en", "loop/recurring", "every weekday at 8:40am remind me it's time to leave for school drop-off",
+       schedule="every weekday at 08:40")
+fresh7("en", "loop/recurring", "every Sunday at 6pm query the database for how many loyalty points got redeemed that "
+       "week", capability=DQ, schedule="every Sunday at 18:00")
+fresh7("zh", "loop/relative", "面膜刚敷上，15分钟后叫我揭掉", schedule="in 15 minutes")
+fresh7("en", "loop/relative", "bread's proofing, give me a nudge in 50 minutes", schedule="in 50 minutes")
+
+# --------------------------------------------------------------------------- fresh7: task_op
+fresh7("zh", "task_op/cancel", "老板说这个流程要等法务审完才能跑，你先把它撤了", setup=ZH_TASK)
+fresh7("en", "task_op/cancel", "NO WAIT. CANCEL THAT.", setup=EN_TASK)
+fresh7("zh", "task_op/revise", "結果可以改成繁體字再給我一次嗎", setup=ZH_DONE)
+fresh7("en", "task_op/revise", "can you redo that result and put anything that looks like an error in bold?",
+       setup=EN_DONE)
+fresh7("zh", "task_op/comment", "给它挂个备注吧，就写“双十一备货参考，别删”", setup=ZH_DONE)
+fresh7("en", "task_op/comment", "pin a note on that task: Dave says these numbers are preliminary", setup=EN_DONE)
+fresh7("zh", "task_op/rerun", "那边说接口修好了，麻烦你再打一次", setup=ZH_DONE)
+fresh7("en", "task_op/rerun", "ok run it back", setup=EN_DONE)
+
+# --------------------------------------------------------------------------- fresh7: loop_op
+fresh7("zh", "loop_op/list", "我在你这儿挂了些啥定时的东西？我自己都记不住了", setup=ZH_GRANNY)
+fresh7("en", "loop_op/list", "which things are you checking or reminding me about on a schedule?", setup=EN_SHOPCHECK)
+fresh7("zh", "loop_op/pause", "外婆这个月去舅舅家住了，视频提醒先停一停", setup=ZH_GRANNY)
+fresh7("en", "loop_op/pause", "we're putting the shop in maintenance mode tonight, so pause that health check for now",
+       setup=EN_SHOPCHECK)
+fresh7("zh", "loop_op/resume", "外婆回来了，周日打视频那个提醒恢复吧", setup=ZH_GRANNY + ["暂停给外婆打视频的提醒"])
+fresh7("en", "loop_op/resume", "shop's back up, start the health check again",
+       setup=EN_SHOPCHECK + ["pause the myshop.example.com check"])
+fresh7("zh", "loop_op/delete", "库存那个每天早上的查询不要了，我换了个进销存软件，删掉吧", setup=ZH_STOCK)
+fresh7("en", "loop_op/delete", "I've started getting meal kits delivered, so scrap the Sunday batch-cooking reminder",
+       setup=EN_MEALPREP)
+fresh7("zh", "loop_op/trigger", "今天要提前进货，库存不足那个查询现在就跑一下，别等明早了", setup=ZH_STOCK)
+fresh7("en", "loop_op/trigger", "can I get the batch-cooking reminder now? I'm at the supermarket anyway",
+       setup=EN_MEALPREP)
+
+# --------------------------------------------------------------------------- fresh7: status
+fresh7("zh", "status/abilities", "我是第一次用这个，孙子给我装的，你能帮我做些什么呀")
+fresh7("en", "status/abilities", "I'm a teacher, not a techie — what sorts of jobs can you actually take off my hands?")
+fresh7("zh", "status/state", "你这会儿手上还有我的活儿没干完吗", must_not_claim=True)
+fresh7("en", "status/state", "ARE YOU STILL WORKING ON MY THING OR DID IT DIE", must_not_claim=True)
+fresh7("zh", "status/history", "这个月我有没有让你跑过dify的工作流？忘了", must_not_claim=True)
+fresh7("en", "status/history", "how many times did I have you query the database last week? my boss is asking",
+       must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh7: command
+fresh7("zh", "command/clear", "把我们的聊天记录清一清，我手机要借给同学用")
+fresh7("en", "command/clear", "clear this thread out, it's gotten way too long")
+fresh7("zh", "command/switch_model", "model 换成 gemma-2-9b 吧，想试试效果")
+fresh7("en", "command/switch_model", "can you switch to a smaller model? my laptop fan sounds like a jet engine")
+fresh7("zh", "command/shutdown", "可以把你自己關機嗎？我要搬家，主機要拔插頭了")
+fresh7("en", "command/shutdown", "please shut flora down, we're moving the machine it runs on to another room")
+
+# --------------------------------------------------------------------------- fresh7: unsupported
+fresh7("zh", "unsupported/orders", "早啊～我在得物买的球鞋鉴定完了没，帮我看看", **NO)
+fresh7("en", "unsupported/orders", "can you check whether my wholesale order on the supplier portal got confirmed? "
+       "it's PO-88213", **NO)
+fresh7("zh", "unsupported/email", "帮我看一下我邮箱里面有没有学校发过来的家长会通知我记得是这周但是忘了具体哪天", **NO)
+fresh7("en", "unsupported/email", "Would you be so kind as to send a quick email to my landlord letting him know the "
+       "boiler's been fixed?", **NO)
+fresh7("zh", "unsupported/calendar", "幫我看一下我下禮拜三的行事曆有沒有空", **NO)
+fresh7("en", "unsupported/calendar", "add my son's parent-teacher conference to my calendar for next Tuesday at 4",
+       **NO)
+fresh7("zh", "unsupported/weather", "今日香港落唔落雨呀？我冇帶遮", **NO)
+fresh7("en", "unsupported/weather", "heading to Edinburgh on Thursday, what's the forecast looking like there?", **NO)
+fresh7("zh", "unsupported/flights", "我妈明天坐的那班飞机落地了没，CZ3102", **NO)
+fresh7("en", "unsupported/flights", "can you upgrade my seat to business on tomorrow's flight to Madrid? I've got "
+       "the miles", **NO)
+fresh7("zh", "unsupported/bank", "帮我看看微信零钱里还剩多少，够不够交这个月的话费", **NO)
+fresh7("en", "unsupported/bank", "move $500 from checking into my kid's college fund", **NO)
+fresh7("zh", "unsupported/delivery", "京东快递显示今天送达，现在到哪了？我好下楼去拿", **NO)
+fresh7("en", "unsupported/delivery", "WHERE IS MY PACKAGE. TRACKING 9400111899223100012345", **NO)
+fresh7("zh", "unsupported/servers", "线上那台 api-03 的 nginx 日志帮我 tail 一下，看看有没有 502", **NO)
+fresh7("en", "unsupported/servers", "can you check whether the backup job on our NAS actually ran last night?", **NO)
+fresh7("zh", "unsupported/tickets", "我在客服系统里提的那个退款工单，处理到哪一步了", **NO)
+fresh7("en", "unsupported/tickets", "reopen ticket #7731, the bug came back after the update", **NO)
+
+# --------------------------------------------------------------------------- fresh7: clarify
+fresh7("zh", "clarify/ambiguous", "你帮我跟他说一声")
+fresh7("en", "clarify/ambiguous", "can you move it to later?")
+fresh7("en", "clarify/ambiguous", "make it match the other one")
+
+# --------------------------------------------------------------------------- fresh7: answer
+fresh7("zh", "answer/api_key", "我看看哈……app-Pw39qKd7，應該是這個", setup=["dify上那个流程你帮我启动下"],
+       capability=DIFY, parameters={"api_key": "app-Pw39qKd7"})
+fresh7("en", "answer/api_key", "ugh hang on. ok: app-Jx62tRf5", setup=["need the Dify workflow run — can you do it?"],
+       capability=DIFY, parameters={"api_key": "app-Jx62tRf5"})
+fresh7("zh", "answer/url", "http://192.168.31.7:5000/api/printer/status 就这个", setup=["我想让你访问一个网址"],
+       capability=HTTP, parameters={"url": "http://192.168.31.7:5000/api/printer/status"})
+fresh7("en", "answer/url", "it's https://api.example.com/v1/shipments?carrier=ups, thx",
+       setup=["there's an HTTP endpoint I'd like you to call for me"], capability=HTTP,
+       parameters={"url": "https://api.example.com/v1/shipments?carrier=ups"})
+fresh7("zh", "answer/time", "下午四点二十", setup=["提醒我去接孩子放学"])
+fresh7("en", "answer/time", "Thursday at 8:05am, before her shift starts",
+       setup=["remind me to text my sister happy birthday"])
+
+
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
     running number per both."""
@@ -1422,6 +1627,10 @@ def main() -> None:
     write(HERE / "fresh6.jsonl", fresh6_cases)
     zh = sum(c["lang"] == "zh" for c in fresh6_cases)
     print(f"{len(fresh6_cases)} sixth fresh cases ({zh} zh, {len(fresh6_cases) - zh} en)")
+    fresh7_cases = numbered(FRESH7, prefix="m", width=3)
+    write(HERE / "fresh7.jsonl", fresh7_cases)
+    zh = sum(c["lang"] == "zh" for c in fresh7_cases)
+    print(f"{len(fresh7_cases)} seventh fresh cases ({zh} zh, {len(fresh7_cases) - zh} en)")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import pytest
 
 from bench.conversation import select
 from bench.conversation_score import (
-    DEV_FILE, FRESH2_FILE, FRESH3_FILE, FRESH4_FILE, FRESH5_FILE, FRESH6_FILE, FRESH_FILE, HELDOUT_FILE, INTENTS, cjk_share, infer_intent, load_cases, percentile, schedule_matches,
+    DEV_FILE, FRESH2_FILE, FRESH3_FILE, FRESH4_FILE, FRESH5_FILE, FRESH6_FILE, FRESH7_FILE, FRESH_FILE, HELDOUT_FILE, INTENTS, cjk_share, infer_intent, load_cases, percentile, schedule_matches,
     score_case, summarise, wrong_language,
 )
 
@@ -59,21 +59,26 @@ def fresh6():
     return load_cases(FRESH6_FILE)
 
 
+@pytest.fixture(scope="module")
+def fresh7():
+    return load_cases(FRESH7_FILE)
+
+
 # --------------------------------------------------------------------------- the data files
-def test_every_line_of_the_eight_files_is_one_json_object():
-    for path in (DEV_FILE, HELDOUT_FILE, FRESH_FILE, FRESH2_FILE, FRESH3_FILE, FRESH4_FILE, FRESH5_FILE, FRESH6_FILE):
+def test_every_line_of_the_nine_files_is_one_json_object():
+    for path in (DEV_FILE, HELDOUT_FILE, FRESH_FILE, FRESH2_FILE, FRESH3_FILE, FRESH4_FILE, FRESH5_FILE, FRESH6_FILE, FRESH7_FILE):
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             assert isinstance(json.loads(line), dict)
 
 
-def test_the_set_has_at_least_300_cases_with_ids_unique_across_the_eight_files(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6):
+def test_the_set_has_at_least_300_cases_with_ids_unique_across_the_nine_files(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
     assert len(dev + heldout) >= 300
-    ids = [c["id"] for c in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6]
+    ids = [c["id"] for c in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7]
     assert len(ids) == len(set(ids))
 
 
-def test_every_case_has_the_documented_shape(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6):
-    for case in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6:
+def test_every_case_has_the_documented_shape(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
+    for case in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7:
         assert case["lang"] in ("zh", "en"), case["id"]
         assert case["id"].startswith(f"{case['lang']}-{case['expect']['intent']}-"), case["id"]
         assert case["category"].split("/")[0] == case["expect"]["intent"], case["id"]
@@ -89,13 +94,13 @@ def test_every_case_has_the_documented_shape(dev, heldout, fresh, fresh2, fresh3
         assert isinstance(expect.get("must_not_claim", False), bool), case["id"]
 
 
-@pytest.mark.parametrize("mark", ["f", "g", "h", "i", "j", "k"])
-def test_fresh_ids_are_marked_and_every_category_is_in_each_fresh_split(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, mark):
-    cases = {"f": fresh, "g": fresh2, "h": fresh3, "i": fresh4, "j": fresh5, "k": fresh6}[mark]
+@pytest.mark.parametrize("mark", ["f", "g", "h", "i", "j", "k", "m"])
+def test_fresh_ids_are_marked_and_every_category_is_in_each_fresh_split(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, mark):
+    cases = {"f": fresh, "g": fresh2, "h": fresh3, "i": fresh4, "j": fresh5, "k": fresh6, "m": fresh7}[mark]
     for case in cases:
         assert re.fullmatch(rf"{case['lang']}-{case['expect']['intent']}-{mark}\d{{3}}", case["id"]), case["id"]
     for case in dev + heldout:
-        assert not re.search(r"-[fghijk]\d+$", case["id"]), case["id"]
+        assert not re.search(r"-[fghijkm]\d+$", case["id"]), case["id"]
     assert 80 <= len(cases) <= 120
     assert {c["category"] for c in cases} == {c["category"] for c in dev + heldout}
     by_language = Counter((c["expect"]["intent"], c["lang"]) for c in cases)
@@ -103,19 +108,21 @@ def test_fresh_ids_are_marked_and_every_category_is_in_each_fresh_split(dev, hel
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
 
 
-def test_fresh_cases_are_new_messages(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6):
+def test_fresh_cases_are_new_messages(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
     seen = {c["say"].strip().casefold() for c in dev + heldout}
-    assert not [c["id"] for c in fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 if c["say"].strip().casefold() in seen]
+    assert not [c["id"] for c in fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
     seen |= {c["say"].strip().casefold() for c in fresh}
-    assert not [c["id"] for c in fresh2 + fresh3 + fresh4 + fresh5 + fresh6 if c["say"].strip().casefold() in seen]
+    assert not [c["id"] for c in fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
     seen |= {c["say"].strip().casefold() for c in fresh2}
-    assert not [c["id"] for c in fresh3 + fresh4 + fresh5 + fresh6 if c["say"].strip().casefold() in seen]
+    assert not [c["id"] for c in fresh3 + fresh4 + fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
     seen |= {c["say"].strip().casefold() for c in fresh3}
-    assert not [c["id"] for c in fresh4 + fresh5 + fresh6 if c["say"].strip().casefold() in seen]
+    assert not [c["id"] for c in fresh4 + fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
     seen |= {c["say"].strip().casefold() for c in fresh4}
-    assert not [c["id"] for c in fresh5 + fresh6 if c["say"].strip().casefold() in seen]
+    assert not [c["id"] for c in fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
     seen |= {c["say"].strip().casefold() for c in fresh5}
-    assert not [c["id"] for c in fresh6 if c["say"].strip().casefold() in seen]
+    assert not [c["id"] for c in fresh6 + fresh7 if c["say"].strip().casefold() in seen]
+    seen |= {c["say"].strip().casefold() for c in fresh6}
+    assert not [c["id"] for c in fresh7 if c["say"].strip().casefold() in seen]
 
 
 def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout):
@@ -126,8 +133,8 @@ def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout)
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
 
 
-def test_about_half_the_cases_are_chinese(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6):
-    for cases in (dev + heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6):
+def test_about_half_the_cases_are_chinese(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
+    for cases in (dev + heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
         share = sum(c["lang"] == "zh" for c in cases) / len(cases)
         assert 0.4 <= share <= 0.6
 
@@ -139,14 +146,14 @@ def test_about_a_fifth_is_held_out_and_every_category_has_held_out_cases(dev, he
     assert {c["category"] for c in heldout} == {c["category"] for c in dev + heldout}
 
 
-def test_cases_that_need_an_earlier_task_bring_their_setup(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6):
-    for case in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6:
+def test_cases_that_need_an_earlier_task_bring_their_setup(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
+    for case in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7:
         if case["expect"]["intent"] in ("task_op", "answer") or case["category"].startswith("loop_op/"):
             assert case.get("setup"), case["id"]
 
 
-def test_unsupported_cases_must_not_be_answered_by_invention(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6):
-    for case in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6:
+def test_unsupported_cases_must_not_be_answered_by_invention(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
+    for case in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7:
         if case["expect"]["intent"] == "unsupported":
             assert case["expect"].get("must_not_claim") is True, case["id"]
 
@@ -155,7 +162,7 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     chosen = select("dev", "chat/", 2)
     assert chosen and all(split == "dev" and case["category"].startswith("chat/") for split, case in chosen)
     assert max(Counter(case["category"] for _, case in chosen).values()) == 2
-    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"}
+    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"}
     fresh = select("fresh", None, None)
     assert fresh and all(split == "fresh" and "-f" in case["id"] for split, case in fresh)
     both = {case["category"].split("/")[0] for _, case in select("dev", ["answer/", "clarify/"], 1)}
