@@ -1603,34 +1603,15 @@ def main() -> None:
     write(HERE / "heldout.jsonl", heldout)
     zh = sum(c["lang"] == "zh" for c in cases)
     print(f"{len(cases)} cases ({zh} zh, {len(cases) - zh} en): {len(dev)} dev, {len(heldout)} held out")
-    fresh_cases = numbered(FRESH, prefix="f", width=3)
-    write(HERE / "fresh.jsonl", fresh_cases)
-    zh = sum(c["lang"] == "zh" for c in fresh_cases)
-    print(f"{len(fresh_cases)} fresh cases ({zh} zh, {len(fresh_cases) - zh} en)")
-    fresh2_cases = numbered(FRESH2, prefix="g", width=3)
-    write(HERE / "fresh2.jsonl", fresh2_cases)
-    zh = sum(c["lang"] == "zh" for c in fresh2_cases)
-    print(f"{len(fresh2_cases)} second fresh cases ({zh} zh, {len(fresh2_cases) - zh} en)")
-    fresh3_cases = numbered(FRESH3, prefix="h", width=3)
-    write(HERE / "fresh3.jsonl", fresh3_cases)
-    zh = sum(c["lang"] == "zh" for c in fresh3_cases)
-    print(f"{len(fresh3_cases)} third fresh cases ({zh} zh, {len(fresh3_cases) - zh} en)")
-    fresh4_cases = numbered(FRESH4, prefix="i", width=3)
-    write(HERE / "fresh4.jsonl", fresh4_cases)
-    zh = sum(c["lang"] == "zh" for c in fresh4_cases)
-    print(f"{len(fresh4_cases)} fourth fresh cases ({zh} zh, {len(fresh4_cases) - zh} en)")
-    fresh5_cases = numbered(FRESH5, prefix="j", width=3)
-    write(HERE / "fresh5.jsonl", fresh5_cases)
-    zh = sum(c["lang"] == "zh" for c in fresh5_cases)
-    print(f"{len(fresh5_cases)} fifth fresh cases ({zh} zh, {len(fresh5_cases) - zh} en)")
-    fresh6_cases = numbered(FRESH6, prefix="k", width=3)
-    write(HERE / "fresh6.jsonl", fresh6_cases)
-    zh = sum(c["lang"] == "zh" for c in fresh6_cases)
-    print(f"{len(fresh6_cases)} sixth fresh cases ({zh} zh, {len(fresh6_cases) - zh} en)")
-    fresh7_cases = numbered(FRESH7, prefix="m", width=3)
-    write(HERE / "fresh7.jsonl", fresh7_cases)
-    zh = sum(c["lang"] == "zh" for c in fresh7_cases)
-    print(f"{len(fresh7_cases)} seventh fresh cases ({zh} zh, {len(fresh7_cases) - zh} en)")
+    fresh_splits = (("fresh", FRESH, "f", "fresh"), ("fresh2", FRESH2, "g", "second fresh"),
+                    ("fresh3", FRESH3, "h", "third fresh"), ("fresh4", FRESH4, "i", "fourth fresh"),
+                    ("fresh5", FRESH5, "j", "fifth fresh"), ("fresh6", FRESH6, "k", "sixth fresh"),
+                    ("fresh7", FRESH7, "m", "seventh fresh"))
+    for name, written, prefix, label in fresh_splits:
+        numbered_cases = numbered(written, prefix=prefix, width=3)
+        write(HERE / f"{name}.jsonl", numbered_cases)
+        zh = sum(c["lang"] == "zh" for c in numbered_cases)
+        print(f"{len(numbered_cases)} {label} cases ({zh} zh, {len(numbered_cases) - zh} en)")
 
 
 if __name__ == "__main__":

@@ -12,11 +12,12 @@ import pytest
 
 from bench.conversation import select
 from bench.conversation_score import (
-    DEV_FILE, FRESH2_FILE, FRESH3_FILE, FRESH4_FILE, FRESH5_FILE, FRESH6_FILE, FRESH7_FILE, FRESH_FILE, HELDOUT_FILE, INTENTS, cjk_share, infer_intent, load_cases, percentile, schedule_matches,
+    DEV_FILE, HELDOUT_FILE, INTENTS, SPLITS, cjk_share, infer_intent, load_cases, percentile, schedule_matches,
     score_case, summarise, wrong_language,
 )
 
 EXPECT_KEYS = {"intent", "capability", "parameters", "schedule", "answer_contains", "must_not_claim"}
+FRESH_MARKS = {"fresh": "f", "fresh2": "g", "fresh3": "h", "fresh4": "i", "fresh5": "j", "fresh6": "k", "fresh7": "m"}
 
 
 @pytest.fixture(scope="module")
@@ -30,55 +31,35 @@ def heldout():
 
 
 @pytest.fixture(scope="module")
-def fresh():
-    return load_cases(FRESH_FILE)
+def fresh_splits() -> dict[str, list[dict]]:
+    """The fresh splits by name, in the order they were written."""
+    return {name: load_cases(path) for name, path in SPLITS if name.startswith("fresh")}
 
 
 @pytest.fixture(scope="module")
-def fresh2():
-    return load_cases(FRESH2_FILE)
-
-
-@pytest.fixture(scope="module")
-def fresh3():
-    return load_cases(FRESH3_FILE)
-
-
-@pytest.fixture(scope="module")
-def fresh4():
-    return load_cases(FRESH4_FILE)
-
-
-@pytest.fixture(scope="module")
-def fresh5():
-    return load_cases(FRESH5_FILE)
-
-
-@pytest.fixture(scope="module")
-def fresh6():
-    return load_cases(FRESH6_FILE)
-
-
-@pytest.fixture(scope="module")
-def fresh7():
-    return load_cases(FRESH7_FILE)
+def every_case(dev, heldout, fresh_splits) -> list[dict]:
+    return dev + heldout + [case for cases in fresh_splits.values() for case in cases]
 
 
 # --------------------------------------------------------------------------- the data files
-def test_every_line_of_the_nine_files_is_one_json_object():
-    for path in (DEV_FILE, HELDOUT_FILE, FRESH_FILE, FRESH2_FILE, FRESH3_FILE, FRESH4_FILE, FRESH5_FILE, FRESH6_FILE, FRESH7_FILE):
+def test_every_line_of_every_file_is_one_json_object():
+    for _, path in SPLITS:
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             assert isinstance(json.loads(line), dict)
 
 
-def test_the_set_has_at_least_300_cases_with_ids_unique_across_the_nine_files(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
+def test_every_fresh_split_has_its_mark():
+    assert set(FRESH_MARKS) == {name for name, _ in SPLITS if name.startswith("fresh")}
+
+
+def test_the_set_has_at_least_300_cases_with_ids_unique_across_the_files(dev, heldout, every_case):
     assert len(dev + heldout) >= 300
-    ids = [c["id"] for c in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7]
+    ids = [c["id"] for c in every_case]
     assert len(ids) == len(set(ids))
 
 
-def test_every_case_has_the_documented_shape(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
-    for case in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7:
+def test_every_case_has_the_documented_shape(every_case):
+    for case in every_case:
         assert case["lang"] in ("zh", "en"), case["id"]
         assert case["id"].startswith(f"{case['lang']}-{case['expect']['intent']}-"), case["id"]
         assert case["category"].split("/")[0] == case["expect"]["intent"], case["id"]
@@ -94,13 +75,14 @@ def test_every_case_has_the_documented_shape(dev, heldout, fresh, fresh2, fresh3
         assert isinstance(expect.get("must_not_claim", False), bool), case["id"]
 
 
-@pytest.mark.parametrize("mark", ["f", "g", "h", "i", "j", "k", "m"])
-def test_fresh_ids_are_marked_and_every_category_is_in_each_fresh_split(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, mark):
-    cases = {"f": fresh, "g": fresh2, "h": fresh3, "i": fresh4, "j": fresh5, "k": fresh6, "m": fresh7}[mark]
+@pytest.mark.parametrize("name", list(FRESH_MARKS))
+def test_fresh_ids_are_marked_and_every_category_is_in_each_fresh_split(dev, heldout, fresh_splits, name):
+    cases, mark = fresh_splits[name], FRESH_MARKS[name]
     for case in cases:
         assert re.fullmatch(rf"{case['lang']}-{case['expect']['intent']}-{mark}\d{{3}}", case["id"]), case["id"]
+    marks = "".join(FRESH_MARKS.values())
     for case in dev + heldout:
-        assert not re.search(r"-[fghijkm]\d+$", case["id"]), case["id"]
+        assert not re.search(rf"-[{marks}]\d+$", case["id"]), case["id"]
     assert 80 <= len(cases) <= 120
     assert {c["category"] for c in cases} == {c["category"] for c in dev + heldout}
     by_language = Counter((c["expect"]["intent"], c["lang"]) for c in cases)
@@ -108,21 +90,12 @@ def test_fresh_ids_are_marked_and_every_category_is_in_each_fresh_split(dev, hel
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
 
 
-def test_fresh_cases_are_new_messages(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
+def test_fresh_cases_are_new_messages(dev, heldout, fresh_splits):
+    """No fresh case says what the dev and held-out cases or an earlier fresh split said."""
     seen = {c["say"].strip().casefold() for c in dev + heldout}
-    assert not [c["id"] for c in fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
-    seen |= {c["say"].strip().casefold() for c in fresh}
-    assert not [c["id"] for c in fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
-    seen |= {c["say"].strip().casefold() for c in fresh2}
-    assert not [c["id"] for c in fresh3 + fresh4 + fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
-    seen |= {c["say"].strip().casefold() for c in fresh3}
-    assert not [c["id"] for c in fresh4 + fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
-    seen |= {c["say"].strip().casefold() for c in fresh4}
-    assert not [c["id"] for c in fresh5 + fresh6 + fresh7 if c["say"].strip().casefold() in seen]
-    seen |= {c["say"].strip().casefold() for c in fresh5}
-    assert not [c["id"] for c in fresh6 + fresh7 if c["say"].strip().casefold() in seen]
-    seen |= {c["say"].strip().casefold() for c in fresh6}
-    assert not [c["id"] for c in fresh7 if c["say"].strip().casefold() in seen]
+    for name, cases in fresh_splits.items():
+        assert not [c["id"] for c in cases if c["say"].strip().casefold() in seen], name
+        seen |= {c["say"].strip().casefold() for c in cases}
 
 
 def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout):
@@ -133,8 +106,8 @@ def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout)
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
 
 
-def test_about_half_the_cases_are_chinese(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
-    for cases in (dev + heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
+def test_about_half_the_cases_are_chinese(dev, heldout, fresh_splits):
+    for cases in (dev + heldout, *fresh_splits.values()):
         share = sum(c["lang"] == "zh" for c in cases) / len(cases)
         assert 0.4 <= share <= 0.6
 
@@ -146,14 +119,14 @@ def test_about_a_fifth_is_held_out_and_every_category_has_held_out_cases(dev, he
     assert {c["category"] for c in heldout} == {c["category"] for c in dev + heldout}
 
 
-def test_cases_that_need_an_earlier_task_bring_their_setup(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
-    for case in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7:
+def test_cases_that_need_an_earlier_task_bring_their_setup(every_case):
+    for case in every_case:
         if case["expect"]["intent"] in ("task_op", "answer") or case["category"].startswith("loop_op/"):
             assert case.get("setup"), case["id"]
 
 
-def test_unsupported_cases_must_not_be_answered_by_invention(dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7):
-    for case in dev + heldout + fresh + fresh2 + fresh3 + fresh4 + fresh5 + fresh6 + fresh7:
+def test_unsupported_cases_must_not_be_answered_by_invention(every_case):
+    for case in every_case:
         if case["expect"]["intent"] == "unsupported":
             assert case["expect"].get("must_not_claim") is True, case["id"]
 
