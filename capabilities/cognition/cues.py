@@ -39,7 +39,7 @@ _THEN_ASK = re.compile(r"\b(?:now|next|also|please|could you|can you|then)\b|接
 _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
     ("clear_history", re.compile(
         r"^\s*/(?:clear|reset)\b|\b(?:clear|delete|erase|wipe|reset|forget)\s+(?:all\s+)?(?:of\s+)?"
-        r"(?:my|our|the|this)\s+(?:chat\s+|conversation\s+|message\s+)?(?:history|conversation|chat|messages)\b"
+        r"(?:my|our|the|this)\s+(?:chat\s+|conversation\s+|message\s+)?(?:history|conversation|chat|messages|thread)\b"
         r"|(?:清空|清除|删除|删掉|清掉)(?:一下)?(?:我的|我们的)?(?:全部|所有)?(?:对话|聊天|会话)(?:历史|记录)?"
         r"|(?:对话|聊天|会话)(?:历史|记录)[^，,。]{0,4}(?:删|清)"
         r"|\b(?:clear|delete|erase|wipe|reset)\s+(?:chat\s+|conversation\s+)?history\s*[.!]*\s*$"
@@ -105,6 +105,14 @@ _ABOUT_FLORA = re.compile(
     r"|\bwhat\s+(?:are|were)\s+you\s+(?:doing|working\s+on)\b|\bhow\s+many\s+tasks\b|\btasks?\s+(?:have\s+)?i\s+"
     r"|\bwhat(?:'s|\s+is)\s+(?:still\s+)?(?:running|pending|waiting)\b|\bany(?:thing)?\s+(?:running|pending)\b"
     r"|我的(?:\w{0,4})?(?:任务|定时任务|提醒|计划任务|循环任务)|你(?:在|正在)(?:帮我)?(?:做|干)什么|(?:多少|几)个任务"
+    # the person's work still in Flora's hands: "你这会儿手上还有我的活儿没干完吗", "我的事办完了没"
+    r"|你[^，。？?]{0,6}(?:手上|手头|手里)[^，。？?]{0,6}我的(?:活儿?|事儿?|事情|任务)"
+    r"|我的(?:活儿?|事儿?|事情|任务)(?:都)?(?:还)?(?:没|有没有)(?:干|做|办|弄|跑)完"
+    # asked whether something was run: "这个月我有没有让你跑过dify的工作流", "did I have you query the db?"
+    r"|(?:有没有|是不是|是否)(?:让|叫|请)你[^，。？?]{0,12}过"
+    r"|\b(?:did|have|had)\s+i\s+(?:ever\s+)?(?:ask|asked|have|had|get|got|tell|told)\s+you\s+(?:to\s+)?"
+    r"(?:run|query|do|fetch|call|check|execute|hit|send)\b"
+    r"|\bhow\s+(?:many\s+times|often)\s+(?:did|have)\s+i\s+(?:had|have|asked|ask|got|get)\s+you\b"
     # one of them pointed at, and the record of them: "我那个dify的任务", "之前的任务记录", "上次让你请求接口…"
     r"|我(?:那个|这个|那几个|那些|刚才那个|之前那个)[^，。,.?？!！]{0,12}?(?:任务|工作流|请求|查询)"
     r"|(?:之前|以前|过去|历史|全部|所有)的?任务(?:记录|历史|清单)?|任务(?:记录|历史)|上次(?:让|叫|请|拜托|托)你"
@@ -138,6 +146,32 @@ _TEXT_SPEAK = {
 }
 _SPOKEN_WORD = re.compile(r"(?<![\w/.:@#-])(?:r(?=\s+u\b)|" + "|".join(sorted(_TEXT_SPEAK, key=len, reverse=True))
                           + r")(?![\w/.:@#-]|'\w)", _F)
+
+
+# Cantonese words the rules and examples (written in Mandarin) would not know; only words that
+# mean nothing else in Mandarin ("听日下昼三点提我去攞药" is "明天下午三点提醒我去拿药")
+_CANTONESE = {"听日": "明天", "琴日": "昨天", "寻日": "昨天", "下昼": "下午", "朝早": "早上", "晏昼": "中午",
+              "提我": "提醒我", "攞": "拿", "冇": "没有", "点样": "怎么", "唔该": "麻烦", "嘅": "的",
+              "佢哋": "他们", "佢": "他", "畀": "给", "睇": "看"}
+_CANTONESE_WORD = re.compile("|".join(sorted(_CANTONESE, key=len, reverse=True)))
+_to_simplified = None
+_ADDRESS_WHOLE = re.compile(r"(https?://\S+)", re.IGNORECASE)
+
+
+def in_simplified(text: str) -> str:
+    """Chinese as the rules and examples read it: traditional characters in simplified ones
+    (OpenCC), Cantonese words in Mandarin ones. Text without Chinese is returned as it is."""
+    global _to_simplified
+    if not re.search(r"[\u4e00-\u9fff]", text):
+        return text
+    if _to_simplified is None:
+        import opencc
+
+        _to_simplified = opencc.OpenCC("t2s")
+    pieces = _ADDRESS_WHOLE.split(text)  # addresses as written: "https://zh.wikipedia.org/wiki/臺灣" stays
+    return "".join(piece if i % 2 else _CANTONESE_WORD.sub(lambda m: _CANTONESE[m.group(0)],
+                                                           _to_simplified.convert(piece))
+                   for i, piece in enumerate(pieces))
 
 
 def spelled_out(text: str) -> str:
@@ -207,6 +241,16 @@ _ABILITIES = re.compile(
     r"|\bwhat\s+(?:can|could)\s+i\s+(?:use\s+you\s+for|ask\s+you\s+(?:to\s+do|for))\b", _F)
 
 
+_HYPOTHETICAL = re.compile(r"^\s*(?:so\s+|ok\s+|hey\s+)?(?:if|suppose|imagine)\s+you\s+(?:could|were|had|was|can)\b"
+                           r"|^\s*(?:如果|要是|假如|假设)你(?:能|可以|是|有|会)", _F)
+
+
+def asks_hypothetical(text: str) -> bool:
+    """A what-if put to Flora ("if you could have a body for one day…", "如果你是人，你想干嘛"):
+    conversation, not a question about what it can do."""
+    return bool(_HYPOTHETICAL.search(text))
+
+
 def asks_about_abilities(text: str) -> bool:
     """"what can you do?", "介绍一下你自己能干嘛": answered with what is installed."""
     return bool(_ABILITIES.search(text))
@@ -241,6 +285,10 @@ _UNCLEAR_EN = re.compile(
     r"(?:\s+(?:to|for|with|over\s+to)\s+(?:them|him|her|everyone|everybody|the\s+team|the\s+others|the\s+client|the\s+boss|it))?"
     r"(?:\s+(?:with|using)\s+(?:the\s+)?(?:new|latest|updated|same|other|right|correct)\s+\w+)?"
     r"(?:\s+(?:again|now|please|pls|asap|real\s+quick|for\s+me))*\s*[.!?？。！]*\s*$", _F)
+_UNCLEAR_ZH_PERSON = re.compile(
+    r"^\s*(?:(?:帮我|请|麻烦你|麻烦|你|能不能|可以|再)\s*)*(?:跟|和|给|替我跟|替我给|告诉)"
+    r"(?P<ref>他|她|他们|她们|对方)\s*(?:说|讲|回|打个招呼|带个话|捎个话)(?:一声|一下|下)?"
+    r"\s*(?:吧|呗|啊)?\s*[。!！?？]*\s*$")
 _UNCLEAR_ZH = re.compile(
     r"^\s*(?:(?:帮我|请|麻烦你|麻烦|你|能不能|可以|再)\s*)*(?:把|将)?"
     r"(?P<ref>它|这个文件|那个文件|这份文件|那份文件|这个东西|那个东西|这个|那个|这份|那份|这|那)\s*(?:再)?(?:给)?"
@@ -277,8 +325,8 @@ def unclear_reference(text: str) -> str | None:
     """"send it to them", "can you fix this?", "把那个文件再改一下发给他": a request that names
     what it acts on only by pointing ("it", "那个文件"). Answers the pointing words; with
     nothing said before in the conversation they point at nothing, and the person is asked."""
-    found = (_UNCLEAR_EN.match(text) or _UNCLEAR_ZH.match(text) or _AS_SAID.match(text)
-             or _EARLIER_CHOICE.match(text))
+    found = (_UNCLEAR_EN.match(text) or _UNCLEAR_ZH.match(text) or _UNCLEAR_ZH_PERSON.match(text)
+             or _AS_SAID.match(text) or _EARLIER_CHOICE.match(text))
     return (found.groupdict().get("ref") or found.groupdict().get("ref_zh")) if found else None
 
 
@@ -359,7 +407,9 @@ def memory_command(text: str) -> tuple[str, str] | None:
 
 _SELF_FIRST = re.compile(r"^\s*(?:i|i'm|im|i've|we|we're|we've|my|our)\b|^\s*(?:我们|咱们|我|俺)", _F)
 _ASKS_ANYWHERE = re.compile(r"[?？]|\b(?:what|what's|whats|which|who|when|where|why|how|whether)\b"
-                            r"|吗|呢|什么|哪|几|多少|有没有|是不是|怎么|如何|为什么|谁|没有?\s*[。.!！~]*\s*$", _F)
+                            # "…落地了没，CZ3102": 没 ending a clause asks whether it happened
+                            r"|吗|呢|什么|哪|几|多少|有没有|是不是|怎么|如何|为什么|谁|了没有?\s*(?:[，,。.!！~]|$)"
+                            r"|没有?\s*[。.!！~]*\s*$", _F)
 _WANTS = re.compile(
     r"\b(?:want|wanna|need|needs|would\s+like|'d\s+like|wish|have\s+to|has\s+to|must|should|gotta|"
     r"let\s+me|remind|you|your)\b|想|要|需要|希望|麻烦|帮|请|让|给我|提醒|你|您", _F)

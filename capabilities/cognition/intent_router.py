@@ -340,6 +340,8 @@ class IntentRouter:
             kind = "status"
         if kind == "unsupported" and (world.computes_on_given_figures(text) or world.asks_how_it_works(text)):
             kind = "chat"  # "I earn 6200 and save 15%, how much a year?", "how does k8s restart a pod?"
+        if kind == "task" and world.computes_on_given_figures(text) and self._groundless(text, Intent(kind, capability)):
+            kind, capability = "chat", None  # "进货价35，卖58，卖了40件，毛利多少": the sum is in the message
         chosen = next((s for s in specs if s.name == capability), None)
         if chosen is not None and chosen.asked_for_by_name \
                 and not self._router.has_evidence_beyond_name(chosen, text):
@@ -394,7 +396,7 @@ def _stands(text: str, intent: Intent, reading: Reading) -> bool:
     if intent.kind == "unsupported":
         return reading.family == "chat" and not _about_the_person(text, reading)
     if intent.kind == "chat":
-        return world.computes_on_given_figures(text) \
+        return world.computes_on_given_figures(text) or cues.asks_hypothetical(text) \
             or cues.asks_for_advice(text) and reading.family not in ("task", "plan")
     return False
 

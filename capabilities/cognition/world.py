@@ -43,7 +43,9 @@ _OWN_RECORDS = re.compile(
     r"|(?:我的|我们的|我提的|我下的|我买的|我订的|我点的)[^，,。]{0,6}(?:订单|快递|包裹|外卖|工单|票)[^，,。]{0,8}(?:了没|没有|吗|呢|到哪|怎么)"
     r"|外卖[^，,。]{0,6}(?:还没|怎么|到哪|什么时候)|(?:快递|包裹)单号"
     # something bought, by what it is: "我京东买的洗衣机到哪了", "where's the lamp I ordered?"
-    r"|(?:我|我们)[^，,。]{0,6}(?:买|订|点|寄|下单|网购)的[^，,。]{0,10}(?:到哪|到了没|到了吗|发货|什么时候到|寄到|送到|物流|还没到|签收)"
+    r"|(?:我|我们)[^，,。]{0,6}(?:买|订|点|寄|下单|网购)的[^，,。]{0,10}(?:到哪|到了没|到了吗|发货|什么时候到|寄到|送到|物流|还没到|签收"
+    # how it stands now, on a platform the words do not name: "我在得物买的球鞋鉴定完了没"
+    r"|[完好]了没|[完好]了吗)"
     r"|\b(?:i|we)\s+(?:ordered|bought|purchased)\b[^.?!]{0,40}\b(?:ship(?:ped)?|arriv\w*|deliver\w*|here\s+yet|on\s+(?:its|the)\s+way)\b"
     r"|\bwhere(?:'s|\s+is|\s+are)\s+(?:the|my|our)\s+(?:\w+\s+){1,2}(?:i|we)\s+(?:ordered|bought|purchased)\b"
     r"|(?:查|看|查询|查一下|看看|看一下)(?:一下)?(?:我的|我们的)?(?:订单|快递|包裹|物流|发票|账单|工单|账户|余额|邮箱|邮件|日程|航班|服务器)"
@@ -132,6 +134,9 @@ _WORLD_ACT = re.compile(
     r"|cancel\s+my\s+(?:order|booking|subscription|flight)"
     r"|return\s+(?:the|my|these|those|this|that)\s+\w+|refund\s+(?:me|my))\b"
     r"|\b(?:want|need|like)\s+to\s+return\s+(?:the|my|these|those|this|that)\b|\b(?:want|need|get)\s+(?:me\s+)?a\s+refund\b"
+    # sent in the person's name, asked however politely: "would you be so kind as to send a quick email to my landlord"
+    r"|\b(?:you|please|pls|kindly)\b[^.?!]{0,30}?\b(?:send|shoot|fire\s+off|forward)\s+(?:an?\s+|the\s+)?"
+    r"(?:quick\s+|short\s+|brief\s+)?(?:e-?mail|text|sms|message|reply)\s+to\b"
     # records in the person's own systems: tickets, issues, bug reports
     r"|\b(?:open|create|file|raise|submit|close|assign)\s+(?:a\s+|an\s+|the\s+|my\s+|our\s+)?(?:new\s+)?(?:[\w-]+\s+)?"
     r"(?:ticket|issue|bug(?:\s+report)?|case|pull\s+request|jira)\b"
@@ -191,12 +196,17 @@ def needs_the_world(text: str) -> bool:
         return False
     if _WRITES_CODE.search(text) or computes_on_given_figures(text):
         return False  # "写一个检查服务器状态的脚本", "买了3斤苹果，每斤5块，一共多少钱": made here, from what is said
+    if _IN_THE_DATABASE.search(text):
+        return False  # "把这周退款超过500元的订单从库里捞出来": the organisation's data, where a capability looks
     records = _OWN_RECORDS.search(text)  # "my salary is 5000, …how much…" is a sum (above)
     general = _HOW_IT_WORKS.search(text) and not _SPECIFIC.search(text)  # "为什么航班会延误": how such things go
     return bool(records or not general and (_LIVE_DATA.search(text) or _WORLD_ACT.search(text))
                 or (_ACT_ON_THINGS.search(text) or remote_machine(text)) and not _HOW_TO.search(text))
 
 
+# where the organisation's data is looked up (not a database server, which is a machine elsewhere)
+_IN_THE_DATABASE = re.compile(r"(?:从|在|去)(?:数据)?库(?:里|中)?|数据库(?:里|中)|(?<!仓)库里|表里"
+                              r"|\b(?:in|from)\s+(?:the|our)\s+(?:db|database)\b(?!\s+(?:server|host|box|machine))", _F)
 _WRITES_CODE = re.compile(r"(?:写|编)(?:一个|个|段|一段)?[^，,。？?]{0,20}(?:脚本|代码|程序|函数)"
                          r"|\b(?:write|draft|give\s+me)\s+(?:me\s+)?(?:a|an|some)?\s*(?:\w+\s+){0,3}"
                          r"(?:script|code|program|function|snippet)\b", _F)

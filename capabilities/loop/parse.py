@@ -295,7 +295,8 @@ def _span(seconds: int) -> str:
 
 
 # "每天的订单数" (each day's orders) and "the weekly-report workflow" name a thing, not a schedule
-_DAILY = re.compile(r"(?:每天|每日|每一天)(?!的)|(?<![今明昨后前])天天|每(?P<cn>晚|早)"
+# "那个每天早上的查询": a thing named by when it comes, as "the daily X" is
+_DAILY = re.compile(r"(?:每天|每日|每一天)(?!(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里)?的)|(?<![今明昨后前])天天|每(?P<cn>晚|早)(?!上?的)"
                     rf"|\b(?:every\s*day|{_NAMED_THING}daily(?!-\w)|each\s+day)\b"
                     r"|\b(?:every|each)\s+(?P<en>morning|afternoon|evening|night)\b", _F)
 _CN_DAY = "[一二三四五六日天七1-7]"

@@ -52,6 +52,8 @@ _ASKS_SOMEONE = re.compile(r"把|将|让|叫|去|\bto\b", _F)
 _OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes; "resume the paused one" resumes
     ("list", re.compile(r"^\s*(?:please\s+)?(?:list|show|display|what\s+are|which\s+are|view)\b"
                         r"|^\s*(?:what|which)\s+(?:loop\s*tasks?|reminders?|schedules?|scheduled\s+\w+)\b"
+                        # "which things are you checking or reminding me about on a schedule?"
+                        r"|^\s*(?:what|which)\b[^.?!]{0,40}\b(?:remind(?:ing)?\s+me\s+(?:about|of)|on\s+a\s+schedule)\b"
                         # asked to be shown: "can I see …", "let me see …", "what have I got scheduled?"
                         r"|^\s*(?:(?:can|could|may)\s+i\s+(?:see|view|get\s+a\s+list\s+of|have\s+a\s+look\s+at|look\s+at)"
                         r"|let\s+me\s+see|what(?:'s|\s+is|\s+have\s+i\s+got|\s+do\s+i\s+have|\s+did\s+i\s+(?:set|schedule))"
@@ -143,6 +145,18 @@ _MORE_OP_WORDS = (
 )
 
 
+_POINTED = re.compile(r"那个|这个|那条|这条|\bthat\s+(?!is\b)|\bthe\s+\w+\s+one\b", _F)
+
+
+def pointed_operation(text: str) -> LoopOperation | None:
+    """An operation said of a thing pointed at without a word for loop tasks ("库存不足那个查询现在就
+    跑一下"): the operation, to be taken only where the words name one of the person's loop tasks."""
+    if not _POINTED.search(text):
+        return None
+    said = next((op for op, pattern in _OPS if op in READ_OPS and op != "list" and pattern.search(text)), None)
+    return LoopOperation(said, text) if said else None
+
+
 def operation_read_as(kind: str, text: str) -> LoopOperation | None:
     """The operation on the person's loop tasks that a semantic reading of ``text`` names
     (loop_op/<kind>), when the rules read none. Nearest examples tell the topic better than the
@@ -225,6 +239,8 @@ def _operation(text: str) -> LoopOperation | None:
 
 def _said_of(text: str, found: re.Match, reference: re.Match) -> bool:
     """Whether the operation word ``found`` is said of the loop task ``reference`` names."""
+    if found.start() <= reference.start() < found.end():  # "which things are you reminding me about?"
+        return True
     if _REMIND_VERB.match(text, reference.start()):  # "stop reminding me", "不要再提醒我", "don't want to be reminded"
         return found.end() <= reference.start() and \
             bool(re.fullmatch(r"\s*(?:to\s+be\s+)?(?:再|again|ever)?\s*", text[found.end():reference.start()], _F))

@@ -173,8 +173,9 @@ _COMMENT = (
     re.compile(rf"{_POLITE_ZH}(?:在|给|对|往)\s*(?P<ref>{_ZH_REF})\s*(?:下面|下边|底下|下方|里面|里|上面|上|后面|下)?"
                r"\s*(?:添加|加上|加|写上|写|留下|留|补充|补|附上|附|记上|记)\s*(?:一句话|一句|几句话|几句|一条|一笔|一下|点|个|句话)?"
                r"\s*(?:评论|备注|批注|留言|说明|话)?\s*(?:[:：,，]|说)\s*(?P<text>.+)$", _F),
-    re.compile(rf"{_POLITE_ZH}(?:给|对|在)?\s*(?P<ref>{_ZH_REF})?\s*(?:添加|加|写|留|记|做)?(?:一条|一个|个|一下|下)?"
-               r"(?:评论|备注|批注|留言|言|备忘|笔记)(?:一下)?\s*[:：,，]\s*(?P<text>.+)$", _F),
+    re.compile(rf"{_POLITE_ZH}(?:给|对|在)?\s*(?P<ref>{_ZH_REF})?\s*(?:添加|加|写|留|记|做|挂|打|标|贴)?(?:一条|一个|个|一下|下)?"
+               r"(?:评论|备注|批注|留言|言|备忘|笔记)(?:一下)?\s*(?:吧|呗)?\s*[:：,，]\s*(?:就|内容)?(?:写|是|写上|写着)?\s*[:：]?\s*"
+               r"(?P<text>.+)$", _F),
     re.compile(rf"{_POLITE_ZH}(?:评论|备注|批注)\s*(?P<ref>{_ZH_REF})\s*[:：,，]\s*(?P<text>.+)$", _F),
 )
 # what may follow "re-run it" and still be a re-run: an instruction after a separator or a joining word
@@ -271,6 +272,8 @@ def _read_whole(text: str) -> TaskOperation | None:
                 said = (match.groupdict().get("text") or "").strip()
                 if kind == "revise_result":
                     said = _ASKED_END.sub("", said)
+                if kind == "comment_on_task":  # the note, not the quotes around it
+                    said = said.strip(_TRAILING).strip("“”\"「」『』")
                 return TaskOperation(kind, _task_ref(match), said.rstrip(_TRAILING) if said else "")
     for pattern in _RERUN:
         match = pattern.match(text)

@@ -146,3 +146,14 @@ def test_other_words_for_deleting_a_loop_task(text):
 def test_the_bins_in_a_reminders_name_are_no_word_for_deleting_it():
     found = read("every Tuesday at 8pm remind me to take the bins out")
     assert isinstance(found, NewLoop) and found.reminder
+
+
+def test_a_question_for_what_flora_reminds_or_checks_on_a_schedule_lists_them():
+    found = read("which things are you checking or reminding me about on a schedule?")
+    assert isinstance(found, LoopOperation) and found.op == "list"
+
+
+def test_a_thing_named_by_the_part_of_the_day_it_comes_is_no_schedule():
+    assert read("库存那个每天早上的查询不要了，我换了个进销存软件，删掉吧") is None
+    found = read("每天早上8点查一下库存")
+    assert isinstance(found, NewLoop) and found.parsed.schedule.cron == "0 8 * * *"

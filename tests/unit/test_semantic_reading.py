@@ -309,8 +309,18 @@ def test_a_reading_that_only_leans_to_an_operation_is_taken_where_the_message_na
                         names_one=lambda: True) == LoopOperation("delete", said)
     assert _second_look(None, agent_task(said, None), sure("loop_op", "delete", 0.54),
                         names_one=lambda: False) is None
-    assert _second_look(None, agent_task(said, None), sure("loop_op", "delete", 0.45),
+    unpointed = "退货单数的查询不用再跑了"
+    assert _second_look(None, agent_task(unpointed, None), sure("loop_op", "delete", 0.45),
                         names_one=lambda: True) is None
+
+
+@pytest.mark.parametrize("said, op", [("今天要提前进货，库存不足那个查询现在就跑一下，别等明早了", "trigger"),
+                                      ("库存那个查询不用再跑了，删掉吧", "delete")])
+def test_one_of_their_loop_tasks_pointed_at_by_what_it_does_is_operated_on_whatever_the_reading(said, op):
+    assert _second_look(None, agent_task(said, None), sure("task", "data_query", 0.3),
+                        names_one=lambda: True) == LoopOperation(op, said)
+    assert _second_look(None, agent_task(said, None), sure("task", "data_query", 0.3),
+                        names_one=lambda: False) is None
 
 
 def test_a_note_on_a_task_that_says_remember_is_no_new_reminder():

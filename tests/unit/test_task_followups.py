@@ -185,3 +185,8 @@ def test_a_memo_on_the_task_is_a_comment_even_when_it_says_remember():
 @pytest.mark.parametrize("said", ["the game got called off", "call mom tonight", "I'll call you back"])
 def test_calling_something_else_off_is_no_operation(said):
     assert read_operation(said) is None
+
+
+def test_a_note_hung_on_it_with_what_to_write_in_quotes():
+    assert read_operation("给它挂个备注吧，就写“双十一备货参考，别删”") == TaskOperation("comment_on_task", "last",
+                                                                                 "双十一备货参考，别删")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from capabilities.cognition import cues, world
-from capabilities.cognition.intent_router import IntentRouter
+from capabilities.cognition.intent_router import Intent, IntentRouter
 from capabilities.llm.fake import ScriptedLLM
 from capabilities.routing.task_router import TaskRouter
 from config import FloraConfig
@@ -231,3 +231,85 @@ def test_a_question_about_the_work_the_person_gave_is_answered_from_their_tasks_
                                   "我那个请求为什么一直报错？帮我重新请求 https://api.example.com/x"])
 def test_asking_to_run_the_persons_work_is_no_question_about_it(text):
     assert not cues.asks_about_own_work(text)
+
+
+# -- questions said in passing, sending in the person's name, pointing at someone, what-ifs ---------
+@pytest.mark.parametrize("text", ["我妈明天坐的那班飞机落地了没，CZ3102", "早啊～我在得物买的球鞋鉴定完了没，帮我看看"])
+def test_whether_something_happened_asked_before_a_comma_is_a_question_not_a_statement(text):
+    assert not cues.states_about_self(text)
+
+
+@pytest.mark.parametrize("text", ["我还没吃饭，好饿", "我下周要去上海出差三天"])
+def test_statements_about_oneself_stay_statements(text):
+    assert cues.states_about_self(text)
+
+
+@pytest.mark.parametrize("text", ["早啊～我在得物买的球鞋鉴定完了没，帮我看看",
+                                  "Would you be so kind as to send a quick email to my landlord letting him know?"])
+def test_a_purchase_on_any_platform_and_mail_sent_in_the_persons_name_need_the_world(text):
+    assert world.needs_the_world(text)
+
+
+@pytest.mark.parametrize("text", ["can you help me write an email to my landlord?",
+                                  "how do I send an email to several people at once?",
+                                  "把这周退款超过500元的订单从库里捞出来，然后用POST发到 https://hooks.example.cn/x"])
+def test_writing_mail_how_to_send_it_and_orders_in_the_database_do_not(text):
+    assert not world.needs_the_world(text)
+
+
+@pytest.mark.parametrize("text", ["你这会儿手上还有我的活儿没干完吗", "这个月我有没有让你跑过dify的工作流？忘了",
+                                  "how many times did I have you query the database last week? my boss is asking"])
+def test_more_ways_of_asking_about_the_work_given_to_flora(registry, text):
+    assert cues.asks_about_own_work(text)
+    assert read(registry, text, route="data_query").kind == "status"
+
+
+def test_someone_pointed_at_with_nothing_said_before_is_asked_about(registry):
+    assert cues.unclear_reference("你帮我跟他说一声") == "他"
+    assert read(registry, "你帮我跟他说一声").kind == "clarify"
+
+
+@pytest.mark.parametrize("text", ["if you could have a body for one day, what's the first thing you'd do?",
+                                  "如果你是人，你最想去哪儿玩"])
+def test_a_what_if_put_to_flora_is_conversation_whatever_the_examples_lean_to(text):
+    from capabilities.cognition.semantic import Reading
+
+    assert cues.asks_hypothetical(text)
+    intents = IntentRouter(TaskRouter(build_registry(FloraConfig(), llm=None)))
+    assert intents.second_opinion(text, Intent("chat", source="llm"), Reading("status", "abilities", 0.55, 0.9)).kind \
+        == "chat"
+
+
+def test_a_sum_on_figures_given_is_no_database_query_the_words_do_not_ask_for(registry):
+    assert read(registry, "进货价一件35，卖58，这个月卖了40件，毛利一共多少", route="data_query").kind == "chat"
+
+
+def test_clearing_this_thread_is_clearing_the_conversation():
+    assert cues.command("clear this thread out, it's gotten way too long") == "clear_history"
+
+
+# -- traditional characters and Cantonese ------------------------------------------------------
+@pytest.mark.parametrize("written, read_as", [
+    ("可以把你自己關機嗎？我要搬家", "可以把你自己关机吗？我要搬家"),
+    ("每天早上9點提醒我複習GRPO", "每天早上9点提醒我复习GRPO"),
+    ("聽日下晝三點提我去攞藥", "明天下午三点提醒我去拿药"),
+    ("看看 https://zh.wikipedia.org/wiki/臺灣 這頁", "看看 https://zh.wikipedia.org/wiki/臺灣 这页"),
+    ("唔，好吧", "唔，好吧"), ("what's up", "what's up"),
+])
+def test_chinese_is_read_in_simplified_characters_and_mandarin_words(written, read_as):
+    assert cues.in_simplified(written) == read_as
+
+
+def test_the_front_desk_reads_traditional_characters_as_simplified(registry, tmp_path):
+    from capabilities.context.conversation_manager import ConversationManager
+    from common.tasks.sqlite_store import SQLiteTaskStore
+    from events.event_bus import EventBus
+
+    assert cues.command(cues.in_simplified("可以把你自己關機嗎？我要搬家，主機要拔插頭了")) == "shutdown"
+    store = SQLiteTaskStore(tmp_path / "flora.db")
+    try:
+        desk = ConversationManager(store, EventBus(store), registry)
+        decision = desk.handle_user_input({"user_id": "u", "content": "每天早上9點提醒我複習GRPO", "tenant_id": "t"})
+        assert decision.content == "每天早上9点提醒我复习GRPO"
+    finally:
+        store.close()
