@@ -30,6 +30,7 @@ from typing import Any
 
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
+from capabilities.cognition import cues, world
 from capabilities.cognition.semantic import CERTAIN, LEANS, SURE, Reading
 from capabilities.loop.requests import LoopOperation, NewLoop, pointed_operation, read_loop_request, schedule_words
 from capabilities.loop.requests import operation_read_as as loop_operation_read_as
@@ -432,6 +433,9 @@ def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, read
     ``names_one()``: whether the message names one of the person's loop tasks by its words."""
     if isinstance(request, NewLoop) and request.parsed is None and read_operation(msg["content"]) is not None:
         return None  # "这个任务记个备忘：下次请求记得带上token": a note on a task that says "remember"
+    if isinstance(request, NewLoop) and request.parsed is None and cues.asks(msg["content"]) \
+            and world.needs_the_world(msg["content"]):
+        return None  # "…有没有学校发过来的家长会通知我…": a question only their world answers, no reminder
     if request is None and (pointed := pointed_operation(msg["content"])) is not None and names_one():
         return pointed  # "库存不足那个查询现在就跑一下": one of their loop tasks, pointed at by what it does
     if reading is None or isinstance(request, LoopOperation):

@@ -214,6 +214,11 @@ def asks_about_flora(text: str) -> bool:
     return bool(_ABOUT_FLORA.search(text))
 
 
+def asks(text: str) -> bool:
+    """Whether a question is asked anywhere in ``text`` ("…有没有学校发过来的通知…", "what …")."""
+    return bool(_ASKS_ANYWHERE.search(text))
+
+
 def asks_about_own_work(text: str) -> bool:
     """A question about the work the person gave Flora ("我那个dify的任务现在什么情况了", "did the
     task I gave you earlier ever finish?"): to be answered from their tasks, never by running

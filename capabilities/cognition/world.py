@@ -159,6 +159,8 @@ _ACT_ON_THINGS = re.compile(
 # or acted on: "帮我看下k8s集群里有几个pod挂了", "ssh into db-02 and tail the logs", "线上那台服务器重启一下".
 # The shell and file tools reach this machine only; "how does k8s restart a pod?" is knowledge.
 _REMOTE_THING = (r"k8s|kubernetes|kubectl|集群|\bpods?\b|服务器|云主机|跳板机|堡垒机|机房|虚拟机|生产环境|测试环境|预发环境"
+                 # a host by its name: "线上那台 api-03", "生产的 db-2"
+                 r"|(?:线上|生产|测试|预发)?(?:那|这)台\s*[A-Za-z][\w.-]*\d[\w.-]*|(?:线上|生产)的?\s*[A-Za-z][\w.-]*-\d+"
                  r"|线上(?:环境|服务|机器|集群)|\b(?:my|our|the|that|these|those|all\s+the)\s+(?:[\w-]+\s+){0,2}"
                  r"(?:clusters?|pods?|servers?|vms?|instances?)\b"
                  r"|\b(?:prod|production|staging|remote|web|db|database|app|build)\s+(?:servers?|boxes|box|hosts?|machines?|clusters?|instances?|vms?)\b")

@@ -79,7 +79,7 @@ _SHOWS_RESULT = re.compile(
 # today's orders in the db", "查下我们库里的价格"); reading or showing a result is not ("show me the
 # result", "find the cheapest one" in what was fetched)
 _OWN_WORK = re.compile(r"\b(?:look\s+up|query|search|fetch|pull|download|retrieve|send|e-?mail|post|run|call|"
-                       r"translate)\b|查|搜|获取|拉取|抓|下载|发送|发给|发到|调用|运行|执行|跑|翻译", _F)
+                       r"translate)\b|查|搜|获取|拉取|抓|捞|导出|下载|发送|发给|发到|调用|运行|执行|跑|翻译", _F)
 # "three things: …", "两件事：…": a lead-in that counts what follows is no step
 _LEAD_IN = re.compile(r"^\s*(?:(?:two|three|four|five|several|a\s+few|some|\d)\s+things(?:\s+to\s+do)?"
                       r"|(?:[两二三四五几]|\d)件事(?:情)?)\s*[:：,，]\s*", _F)
@@ -95,7 +95,8 @@ _ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|thos
 # step before it takes the value; it is never a step of its own
 _GIVES_A_VALUE = re.compile(r"^(?:and\s+|with\s+)?(?:the\s+|my\s+|its\s+|our\s+)?"
                             r"(?:[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}|[\u4e00-\u9fff]{1,6}|[A-Za-z][\w -]{0,20}[\u4e00-\u9fff]{1,3})"
-                            r"\s*(?:是|为|[:：](?!//)|\bis\b|\bare\b)\s*\S+$", _F)  # "k=v" names a step's own value
+                            # the value one token, or a whole statement: "SQL是 SELECT name, qty FROM stock"
+                            r"\s*(?:是|为|[:：](?!//)|\bis\b|\bare\b)\s*(?:\S+|(?:SELECT|WITH)\b.+)$", _F)
 
 
 @dataclass(frozen=True)
@@ -328,12 +329,19 @@ def _with_values(parts: list[_Part]) -> list[_Part]:
 _POINTS_BACK = re.compile(rf"{_BACK_REFERENCE.pattern}|\b(?:that|this|those|these)\b|这个|那个|这些|那些", _F)
 
 
+# values a comma or a "then" inside does not split: a SQL statement, something quoted
+_WHOLE_VALUE = re.compile(r"\b(?:SELECT|WITH)\b[^。！？!?；;\n]*?\bFROM\b[^。！？!?；;\n]*|“[^”]*”|\"[^\"]*\"", _F)
+_KEPT = str.maketrans({",": "\x01", "，": "\x02", ";": "\x03", "；": "\x04"})
+_RESTORED = str.maketrans({"\x01": ",", "\x02": "，", "\x03": ";", "\x04": "；"})
+
+
 def _split(text: str) -> list[_Part]:
+    text = _WHOLE_VALUE.sub(lambda m: m.group(0).translate(_KEPT), text)
     parts = []
     chunks = (c for item in _NUMBERED.split(_LEAD_IN.sub("", text, count=1)) for c in _SEQUENCE.split(item))
     for stage, chunk in enumerate(c for c in chunks if c and c.strip(" ,，;；。.")):
         for piece in _PARALLEL.split(chunk):
-            piece = piece.strip(" \t,，;；。.、!！")
+            piece = piece.translate(_RESTORED).strip(" \t,，;；。.、!！")
             if piece:
                 parts.append(_Part(stage, piece))
     # stages numbered by position may have gaps when a stage was only punctuation

@@ -382,3 +382,8 @@ def test_installed_capabilities_add_their_declared_examples_to_the_bank():
     declared = {u.text for u in bank.utterances if u.kind == "dify_workflow"}
     assert set(registry.get_executable("dify_workflow").examples) <= declared
     assert "dify_workflow" in bank.known
+
+
+def test_a_question_only_the_persons_world_answers_is_no_reminder_without_a_time():
+    said = "帮我看一下我邮箱里面有没有学校发过来的家长会通知我记得是这周但是忘了具体哪天"
+    assert _second_look(NewLoop(None, said, reminder=True), agent_task(said, None), None) is None

@@ -556,3 +556,10 @@ def test_a_lead_in_that_counts_the_steps_and_a_numbered_list_are_no_steps_of_the
 def test_a_clause_that_only_shows_the_result_is_no_step(planner):
     assert planner.plan("download https://a.example.com/a.json and show me what it returns") is None
     assert planner.plan("下载 https://a.example.com/a.json，看看返回了什么") is None
+
+
+def test_a_sql_statement_is_one_value_whatever_commas_it_holds(planner):
+    assert planner.plan("查一下库存不足的商品，SQL是 SELECT name, qty FROM stock WHERE qty < 10") is None
+    plan = planner.plan("run SELECT a, b FROM t in the database, then download https://example.com/x")
+    assert [s.capability for s in plan.steps] == ["sql_query", "http_get"]
+    assert plan.step("s1").description == "run SELECT a, b FROM t in the database"

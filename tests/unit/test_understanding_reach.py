@@ -313,3 +313,8 @@ def test_the_front_desk_reads_traditional_characters_as_simplified(registry, tmp
         assert decision.content == "每天早上9点提醒我复习GRPO"
     finally:
         store.close()
+
+
+def test_a_host_named_by_its_name_is_a_machine_elsewhere():
+    assert world.remote_machine("线上那台 api-03 的 nginx 日志帮我 tail 一下，看看有没有 502")
+    assert not world.remote_machine("那台电脑好卡")
