@@ -429,15 +429,14 @@ def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, read
     """The loop reader's reading held against the semantic one. Not a new loop task: an
     operation on the person's loop tasks it missed ("can you mute the bins reminder for a couple
     of weeks?", "remind me what reminders I have"), a time that answers a paused question
-    ("周五上午吧，十点左右"), a time said in passing ("got any coffee jokes? need one before my 8am").
+    ("周五上午吧，十点左右"), a time said in passing ("got any coffee jokes? need one before my 8am"),
+    a "remember" without a time that asks for no reminder (``_asks_no_reminder``). An operation
+    it missed: one said of a loop task pointed at by what it does ("库存不足那个查询现在就跑一下").
     ``names_one()``: whether the message names one of the person's loop tasks by its words."""
-    if isinstance(request, NewLoop) and request.parsed is None and read_operation(msg["content"]) is not None:
-        return None  # "这个任务记个备忘：下次请求记得带上token": a note on a task that says "remember"
-    if isinstance(request, NewLoop) and request.parsed is None and cues.asks(msg["content"]) \
-            and world.needs_the_world(msg["content"]):
-        return None  # "…有没有学校发过来的家长会通知我…": a question only their world answers, no reminder
+    if isinstance(request, NewLoop) and request.parsed is None and _asks_no_reminder(msg["content"]):
+        return None
     if request is None and (pointed := pointed_operation(msg["content"])) is not None and names_one():
-        return pointed  # "库存不足那个查询现在就跑一下": one of their loop tasks, pointed at by what it does
+        return pointed
     if reading is None or isinstance(request, LoopOperation):
         return request
     if isinstance(request, NewLoop):
@@ -448,6 +447,13 @@ def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, read
     if operation is not None and operation.op == "list":
         return None  # a question for the list that no rule read is a status question: its answer lists them
     return operation
+
+
+def _asks_no_reminder(content: str) -> bool:
+    """A "记得"/"通知我" with no time that asks for no reminder: a note on a task ("这个任务记个备忘：
+    下次请求记得带上token"), or a question only the person's world answers ("帮我看一下我邮箱里有没有
+    学校发过来的家长会通知我记得是这周…")."""
+    return read_operation(content) is not None or cues.asks(content) and world.needs_the_world(content)
 
 
 def _new_loop_or_not(request: NewLoop, msg: m.AgentTask, reading: Reading,

@@ -18,6 +18,7 @@ world.py.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from capabilities.cognition.world import asks_about_own_records, needs_the_world
@@ -126,7 +127,7 @@ _ABOUT_FLORA = re.compile(
     r"|\bwhat\s+(?:i'?ve|i\s+have|i)\s+(?:asked|had|told|got)\s+you\s+(?:to\s+)?(?:do|run|handle|work\s+on)\b"
     r"|\b(?:the\s+)?(?:stuff|things|tasks?|work|jobs?)\s+(?:that\s+)?i\s+(?:asked|gave|handed|told|left)\s+you\b", _F)
 
-_ADDRESS = re.compile(r"https?://", _F)
+_ADDRESS = re.compile(r"(https?://\S+)", _F)  # an address, kept whole
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|do|does|did|can|could|"
                        r"would|will|should|shall)\b|(?:吗|呢|么|怎么样|怎么|如何|为什么|什么|哪|几|多少)\s*[?？。!！]*\s*$", _F)
 _REQUEST_VERB = re.compile(
@@ -154,24 +155,24 @@ _CANTONESE = {"听日": "明天", "琴日": "昨天", "寻日": "昨天", "下�
               "提我": "提醒我", "攞": "拿", "冇": "没有", "点样": "怎么", "唔该": "麻烦", "嘅": "的",
               "佢哋": "他们", "佢": "他", "畀": "给", "睇": "看"}
 _CANTONESE_WORD = re.compile("|".join(sorted(_CANTONESE, key=len, reverse=True)))
-_to_simplified = None
-_ADDRESS_WHOLE = re.compile(r"(https?://\S+)", re.IGNORECASE)
 
 
 def in_simplified(text: str) -> str:
     """Chinese as the rules and examples read it: traditional characters in simplified ones
     (OpenCC), Cantonese words in Mandarin ones. Text without Chinese is returned as it is."""
-    global _to_simplified
     if not re.search(r"[\u4e00-\u9fff]", text):
         return text
-    if _to_simplified is None:
-        import opencc
-
-        _to_simplified = opencc.OpenCC("t2s")
-    pieces = _ADDRESS_WHOLE.split(text)  # addresses as written: "https://zh.wikipedia.org/wiki/臺灣" stays
+    pieces = _ADDRESS.split(text)  # addresses as written: "https://zh.wikipedia.org/wiki/臺灣" stays
     return "".join(piece if i % 2 else _CANTONESE_WORD.sub(lambda m: _CANTONESE[m.group(0)],
-                                                           _to_simplified.convert(piece))
+                                                           _simplifier().convert(piece))
                    for i, piece in enumerate(pieces))
+
+
+@functools.cache
+def _simplifier():
+    import opencc
+
+    return opencc.OpenCC("t2s")
 
 
 def spelled_out(text: str) -> str:
@@ -224,8 +225,7 @@ def asks_about_own_work(text: str) -> bool:
     task I gave you earlier ever finish?"): to be answered from their tasks, never by running
     another. A question word anywhere counts, as Chinese asks without a final particle. An
     address in it is something to call ("我那个请求为什么一直报错？帮我重新请求 https://…")."""
-    return asks_about_flora(text) and (is_question(text) or bool(_ASKS_ANYWHERE.search(text))) \
-        and not _ADDRESS.search(text)
+    return asks_about_flora(text) and (is_question(text) or asks(text)) and not _ADDRESS.search(text)
 
 
 _ABILITIES = re.compile(
