@@ -65,6 +65,10 @@ class MemoryActor(FloraActor):
             self._wake.set()
             return
         self.send(sender, self.desk.on_request(message))
+        # a person may have waited through it (a list distils what they just said): the pause starts
+        # now, and what it left waiting (their facts' questions) is looked at after it
+        self._pause.spoken()
+        self._wake.set()
 
     def on_system_message(self, message, sender):
         if isinstance(message, ActorExitRequest):

@@ -16,9 +16,10 @@ Two jobs, on one person's memories at a time (tenant and user on every call):
 
 A person asking about their memories is the one time a turn is distilled on the reply path:
 "what do you remember about me?" or "forget that I live in Shanghai" right after telling it
-first takes in that person's waiting turns (``PERSON_WAIT_LIMIT`` at most), so the answer
-includes what they just said and nothing they asked to forget comes back later; "clear" drops
-their waiting turns unread. One lock keeps this and the worker from distilling a turn twice.
+first takes in that person's waiting turns (``PERSON_WAIT_LIMIT`` at most: their facts, while
+the questions each fact answers are left as waiting work for the worker), so the answer includes
+what they just said and nothing they asked to forget comes back later; "clear" drops their
+waiting turns unread. One lock keeps this and the worker from distilling a turn twice.
 
 Every change is in the event history: ``MEMORY_RECALLED``, ``MEMORY_WRITTEN``,
 ``MEMORY_FORGOTTEN`` (task id ``memory``, the person's tenant and user).
@@ -71,6 +72,12 @@ def turn_work(*, tenant_id: str, user_id: str, msg_id: str, content: str, reply:
     """A conversation turn to distil, keyed by its message so the same turn is distilled once."""
     return WorkItem(tenant_id=tenant_id, kind=WORK_KIND, key=msg_id,
                     payload={"user_id": user_id, "content": content, "reply": reply})
+
+
+def questions_work(*, tenant_id: str, user_id: str, memory_id: str) -> WorkItem:
+    """A memory stored while its person waited, whose questions are still to be written."""
+    return WorkItem(tenant_id=tenant_id, kind=WORK_KIND, key=f"questions:{memory_id}",
+                    payload={"user_id": user_id, "questions_for": memory_id})
 
 
 class MemoryDesk:
@@ -131,23 +138,33 @@ class MemoryDesk:
         """Distil up to ``limit`` waiting turns, oldest first; returns how many were done."""
         if self._memory is None:
             return 0
+        if not self._distilling.acquire(blocking=False):
+            return 0  # a person waits on their own turns: the model is theirs now, and the pause starts again
         done = 0
-        with self._distilling:
+        try:
             for item in self._store.pending_work(WORK_KIND, limit=limit):
                 if self._distil(item):
                     done += 1
+        finally:
+            self._distilling.release()
         return done
 
     def distil_person(self, tenant_id: str, user_id: str, limit: int = PERSON_WAIT_LIMIT) -> int:
         """Distil one person's waiting turns now, oldest first; returns how many were done."""
         if self._memory is None:
             return 0
+        if not self._turns_of(tenant_id, user_id):
+            return 0  # nothing of theirs waits: no need to wait for the worker's model call
         done = 0
         with self._distilling:  # the worker may have taken some in meanwhile: looked up under the lock
-            for item in self._persons(tenant_id, user_id)[:limit]:
-                if self._distil(item):
+            turns = self._turns_of(tenant_id, user_id)
+            for item in turns[:limit]:
+                if self._distil(item, questions=False):  # the facts now; their questions after a pause
                     done += 1
         return done
+
+    def _turns_of(self, tenant_id: str, user_id: str) -> list[WorkItem]:
+        return [item for item in self._persons(tenant_id, user_id) if "questions_for" not in item.payload]
 
     def _drop_person(self, tenant_id: str, user_id: str) -> None:
         with self._distilling:
@@ -158,14 +175,19 @@ class MemoryDesk:
         return [item for item in self._store.pending_work(WORK_KIND, limit=PENDING_SCAN)
                 if item.tenant_id == tenant_id and item.payload.get("user_id") == user_id]
 
-    def _distil(self, item: WorkItem) -> bool:
+    def _distil(self, item: WorkItem, *, questions: bool = True) -> bool:
         from capabilities.memory.service import DistillationFailed, Turn
 
         said = item.payload
         user = said.get("user_id", "")
         try:
+            if said.get("questions_for"):
+                self._memory.write_questions(item.tenant_id, user, said["questions_for"])
+                self._store.finish_work(item.tenant_id, WORK_KIND, item.key)
+                return True
             written = self._memory.remember_turn(item.tenant_id, user, Turn(
-                message=said.get("content", ""), reply=said.get("reply", ""), message_id=item.key))
+                message=said.get("content", ""), reply=said.get("reply", ""), message_id=item.key),
+                questions=questions)
         except DistillationFailed as exc:  # the model's answer was refused: reported once, not tried again
             log.warning("turn %s of user=%s gave no memories: %s", item.key, user, exc,
                         extra={"tenant_id": item.tenant_id})
@@ -182,6 +204,10 @@ class MemoryDesk:
                 log.warning("gave up distilling turn %s of user=%s after %d attempts", item.key, user, attempts,
                             extra={"tenant_id": item.tenant_id})
             return False
+        if not questions:
+            for record in written or []:
+                self._store.add_work(questions_work(tenant_id=item.tenant_id, user_id=user,
+                                                    memory_id=record.memory_id))
         self._store.finish_work(item.tenant_id, WORK_KIND, item.key)
         views = [_view(record) for record in written or []]
         if views:

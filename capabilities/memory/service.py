@@ -88,8 +88,10 @@ class MemoryCapability:
         return self.store.count(tenant_id, user_id)
 
     # -- writing ---------------------------------------------------------------------
-    def remember_turn(self, tenant_id: str, user_id: str, turn: Turn) -> list[MemoryRecord]:
-        """Distil the turn and store its facts; the records written (created, merged or updated)."""
+    def remember_turn(self, tenant_id: str, user_id: str, turn: Turn, *, questions: bool = True) -> list[MemoryRecord]:
+        """Distil the turn and store its facts; the records written (created, merged or updated).
+        ``questions``: write each new fact's questions now (False: the caller has them written
+        later, with ``write_questions``, when someone waits for the facts)."""
         if self._distiller is None:
             raise RuntimeError("this memory service has no model to distil facts with")
         if not turn.message_id:
@@ -104,13 +106,21 @@ class MemoryCapability:
             done = self.store.remember(tenant_id, user_id, fact.fact, subject=fact.subject, kind=fact.kind,
                                        confidence=fact.confidence, source_message_ids=fact.source_message_ids)
             written[done.record.memory_id] = done.record
-            if self._questions is not None and self._needs_questions(tenant_id, user_id, done):
+            if questions and self._questions is not None and self._needs_questions(tenant_id, user_id, done):
                 self.store.set_questions(tenant_id, user_id, done.record.memory_id,
                                          self._questions.questions(done.record.fact))
         self.store.mark_sources(tenant_id, user_id, [turn.message_id])
         if distilled.error:
             raise DistillationFailed(turn.message_id, distilled.error)
         return list(written.values())
+
+    def write_questions(self, tenant_id: str, user_id: str, memory_id: str) -> int:
+        """Write the questions of a memory stored without them; how many were stored (0 when it is
+        gone, has them already, or questions are off)."""
+        record = self.store.get(tenant_id, user_id, memory_id)
+        if self._questions is None or record is None or self.store.questions(tenant_id, user_id, memory_id):
+            return 0
+        return self.store.set_questions(tenant_id, user_id, memory_id, self._questions.questions(record.fact))
 
     def _needs_questions(self, tenant_id: str, user_id: str, done) -> bool:
         """A new or changed text needs its questions; a merge keeps the text it had, and its

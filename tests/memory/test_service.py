@@ -111,6 +111,17 @@ def test_a_merged_fact_that_never_got_its_questions_gets_them(store):
     assert len(write.calls) == 1 and len(store.questions("acme", "li", merged.memory_id)) == 4
 
 
+def test_facts_stored_while_someone_waits_get_their_questions_written_afterwards_once(store):
+    write = ScriptedLLM([asked("Where do I live?", "Which city is home?", "我住在哪里？", "我家在哪个城市？")])
+    memory = MemoryCapability(store, FactDistiller(ScriptedLLM([facts(("Lives in Beijing", "home city", "personal"))])),
+                              questions=QuestionWriter(write))
+    stored = memory.remember_turn("acme", "li", Turn("I live in Beijing", "", "m1"), questions=False)[0]
+    assert write.calls == [] and store.questions("acme", "li", stored.memory_id) == []
+    assert memory.write_questions("acme", "li", stored.memory_id) == 4
+    assert memory.write_questions("acme", "li", stored.memory_id) == 0 and len(write.calls) == 1  # once
+    assert memory.write_questions("acme", "li", "mem_gone") == 0
+
+
 def test_a_refused_question_reply_still_stores_the_fact(store):
     memory = MemoryCapability(store, FactDistiller(ScriptedLLM([facts(("Has a cat named Mochi", "cat", "personal"))])),
                               questions=QuestionWriter(ScriptedLLM(["no JSON here"])))

@@ -25,7 +25,7 @@ class ScriptedMemory:
         self.turns = []
         self.floors = []  # each recall's: True for a prompt, False for a person's search
 
-    def remember_turn(self, tenant_id, user_id, turn):
+    def remember_turn(self, tenant_id, user_id, turn, *, questions=True):
         self.turns.append((tenant_id, user_id, turn))
         if self.fail_with is not None:
             raise self.fail_with
@@ -107,15 +107,24 @@ class KeepingMemory(ScriptedMemory):
     def __init__(self, hold: threading.Event | None = None):
         super().__init__()
         self.kept: list[MemoryRecord] = []
+        self.questioned: list[str] = []  # memories whose questions were written
         self.hold = hold  # a distillation waits for it, as a slow model call would
 
-    def remember_turn(self, tenant_id, user_id, turn):
+    def remember_turn(self, tenant_id, user_id, turn, *, questions=True):
         self.turns.append((tenant_id, user_id, turn))
         if self.hold is not None:
             self.hold.wait(5)
         record = MemoryRecord(f"mem_{len(self.turns)}", tenant_id, user_id, turn.message)
         self.kept.append(record)
+        if questions:
+            self.questioned.append(record.memory_id)
         return [record]
+
+    def write_questions(self, tenant_id, user_id, memory_id):
+        if not any(r.memory_id == memory_id for r in self.list(tenant_id, user_id)):
+            return 0  # forgotten meanwhile
+        self.questioned.append(memory_id)
+        return 4
 
     def list(self, tenant_id, user_id):
         return [r for r in self.kept if (r.tenant_id, r.user_id) == (tenant_id, user_id)]
@@ -142,7 +151,19 @@ def test_asking_what_is_remembered_takes_in_what_the_person_just_said_and_only_t
     told(store, "bob", "msg_2", "I live in Lyon")
     reply = desk.on_request(m.memory_request(op="list", tenant_id="acme", user_id="alice"))
     assert [r["fact"] for r in reply["memories"]] == ["I live in Shanghai"]
-    assert [w.payload["user_id"] for w in store.pending_work(WORK_KIND)] == ["bob"]  # his waits for the pause
+    waiting = [(w.payload["user_id"], "questions_for" in w.payload) for w in store.pending_work(WORK_KIND)]
+    assert waiting == [("bob", False), ("alice", True)]  # his turn waits for the pause, and her fact's questions
+
+
+def test_the_facts_are_listed_at_once_and_their_questions_written_after_the_pause(store):
+    memory = KeepingMemory()
+    desk = MemoryDesk(memory, store)
+    told(store, "alice", "msg_1", "I live in Shanghai")
+    desk.on_request(m.memory_request(op="list", tenant_id="acme", user_id="alice"))
+    assert memory.questioned == []  # not while the person waits
+    assert [w.key for w in store.pending_work(WORK_KIND)] == ["questions:mem_1"]
+    assert desk.distil_pending() == 1
+    assert memory.questioned == ["mem_1"] and store.pending_work(WORK_KIND) == []
 
 
 def test_forgetting_right_after_telling_leaves_nothing_to_come_back(store):
@@ -151,7 +172,8 @@ def test_forgetting_right_after_telling_leaves_nothing_to_come_back(store):
     told(store, "alice", "msg_1", "I live in Shanghai")
     reply = desk.on_request(m.memory_request(op="forget", tenant_id="acme", user_id="alice", query="Shanghai"))
     assert reply["removed"] == 1
-    assert desk.distil_pending() == 0 and memory.list("acme", "alice") == []
+    desk.distil_pending()  # the forgotten memory's questions are not written
+    assert memory.list("acme", "alice") == [] and memory.questioned == []
 
 
 def test_clearing_drops_the_persons_waiting_turns_unread(store):
@@ -259,3 +281,22 @@ def test_a_stop_ends_the_wait_for_a_pause_at_once():
     waiter.join(timeout=30)
     assert result == [False]
     assert ConversationPause(0, threading.Event()).wait() is True  # no pause asked for: at once
+
+
+def test_the_worker_gives_way_to_a_person_waiting_on_their_own_turns(store):
+    hold = threading.Event()
+    memory = KeepingMemory(hold)
+    desk = MemoryDesk(memory, store)
+    told(store, "alice", "msg_1", "I live in Shanghai")
+    told(store, "bob", "msg_2", "I live in Lyon")
+    asking = threading.Thread(target=lambda: desk.on_request(
+        m.memory_request(op="list", tenant_id="acme", user_id="alice")))
+    asking.start()
+    deadline = time.monotonic() + 5
+    while not memory.turns and time.monotonic() < deadline:  # alice's turn is in the model
+        time.sleep(0.005)
+    started = time.monotonic()
+    assert desk.distil_pending() == 0 and time.monotonic() - started < 1  # not waiting behind her
+    hold.set()
+    asking.join(5)
+    assert [t[1] for t in memory.turns] == ["alice"]
