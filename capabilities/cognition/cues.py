@@ -447,7 +447,12 @@ def may_tell_about_self(text: str) -> bool:
     messages that cannot."""
     if not _SELF.search(text) or len(text.strip()) < 4:
         return False
-    return not (is_question(text) or _REQUEST_VERB.search(text) or conversation_only(text))
+    # a question asked anywhere ("我在你这儿设了哪些定时的事儿"), a reminder asked for ("每天早上9点提醒我复习")
+    return not (is_question(text) or asks(text) or _REQUEST_VERB.search(text) or _REMIND_ME.search(text)
+                or conversation_only(text))
+
+
+_REMIND_ME = re.compile(r"提醒我|叫醒我|通知我|\bremind\s+me\b|\bwake\s+me\b", _F)
 
 
 _ABOUT_SELF = re.compile(

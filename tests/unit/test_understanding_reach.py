@@ -318,3 +318,15 @@ def test_the_front_desk_reads_traditional_characters_as_simplified(registry, tmp
 def test_a_host_named_by_its_name_is_a_machine_elsewhere():
     assert world.remote_machine("线上那台 api-03 的 nginx 日志帮我 tail 一下，看看有没有 502")
     assert not world.remote_machine("那台电脑好卡")
+
+
+@pytest.mark.parametrize("text", ["my name is Li Wei, I work on the billing team", "我对花生过敏",
+                                  "我下周要去上海出差三天", "I am a nurse and I work night shifts"])
+def test_a_turn_that_tells_about_oneself_is_kept_for_memory(text):
+    assert cues.may_tell_about_self(text)
+
+
+@pytest.mark.parametrize("text", ["每天早上9点提醒我复习GRPO", "我在你这儿设了哪些定时的事儿",
+                                  "I need you to remind me to call mum at 6", "我是不是还有任务没跑完"])
+def test_a_reminder_or_a_question_asked_anywhere_is_not(text):
+    assert not cues.may_tell_about_self(text)
