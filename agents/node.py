@@ -26,6 +26,7 @@ STOP_GRACE_S = 4.0  # Thespian's own stop of the actors; then their processes ar
 END_GRACE_S = 1.0  # between SIGTERM and SIGKILL for actor processes Thespian's stop left
 ROUTER_NAME = "flora-router"
 SCHEDULER_NAME = "flora-loop-scheduler"
+WARM_UP_THREAD = "flora-warm-up"
 
 
 class StartupError(RuntimeError):
@@ -62,6 +63,7 @@ class Flora:
     beacon: Any = None  # keeps this node's entry in the node registry alive
     actor_group: int | None = None  # OS process group of the Thespian admin and the actors
     _closed: bool = field(default=False, repr=False)
+    closing: threading.Event = field(default_factory=threading.Event, repr=False)  # set as the stop begins
 
     def ask(self, content: str, *, user_id: str = "user_001", timeout: float | None = None, **fields: Any) -> dict:
         """Send one user_input and wait for its reply."""
@@ -107,6 +109,7 @@ class Flora:
         if self._closed:
             return
         self._closed = True
+        self.closing.set()
         try:
             if self.bridge is not None:
                 self.bridge.stop()
@@ -238,7 +241,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
         flora.shutdown()
         raise
     if host is not None:
-        flora.warming = warm_up(registry)
+        flora.warming = warm_up(registry, flora.closing)
     log.info("Flora started base=%s llm=%s", base, config.llm.backend)
     return flora
 
@@ -267,10 +270,12 @@ def close_mcp_sessions() -> None:
         close_process_sessions()
 
 
-def warm_up(registry) -> threading.Thread:
+def warm_up(registry, closing: threading.Event | None = None) -> threading.Thread:
     """Have the model hosts evaluate the understanding step's and chat's prompt prefixes in the
     background, so the first person does not wait for them (a message that comes meanwhile
-    queues behind it at the host)."""
+    queues behind it at the host). A warm-up a stop cuts off (``closing`` set: "python main.py
+    --test" stops before it ends) is not reported as a failure."""
+    closing = closing or threading.Event()
     from capabilities.cognition.chat import ChatResponder
     from capabilities.cognition.intent_router import IntentRouter
     from capabilities.llm.base import LLMError
@@ -282,13 +287,24 @@ def warm_up(registry) -> threading.Thread:
             IntentRouter(TaskRouter(registry), registry.get_capability("understanding_llm")).warm_up()
             ChatResponder(registry, registry.get_capability("llm")).warm_up()
         except LLMError as exc:
-            log.warning("warming the model hosts up failed (the first message pays for it): %s", exc)
+            if not closing.is_set():
+                log.warning("warming the model hosts up failed (the first message pays for it): %s", exc)
             return
         log.info("model hosts warmed up in %.1f s", time.perf_counter() - started)
 
-    thread = threading.Thread(target=run, name="flora-warm-up", daemon=True)
+    thread = threading.Thread(target=run, name=WARM_UP_THREAD, daemon=True)
+    thread.flora_closing = closing  # type: ignore[attr-defined] - read by _quiet_when_cut_off
     thread.start()
     return thread
+
+
+def _quiet_when_cut_off(record: logging.LogRecord) -> bool:
+    """A model call of the warm-up that a stop cut off is no failure to report."""
+    closing = getattr(threading.current_thread(), "flora_closing", None)
+    return closing is None or not closing.is_set()
+
+
+logging.getLogger("flora.llm.openai").addFilter(_quiet_when_cut_off)
 
 
 def open_actor_system(config: FloraConfig) -> tuple[Any, int | None]:
