@@ -140,6 +140,13 @@ class KeepingMemory(ScriptedMemory):
         return len(mine)
 
 
+def in_the_model(memory: KeepingMemory) -> None:
+    """Wait until a distillation has begun (and holds, as a slow model call would)."""
+    deadline = time.monotonic() + 5
+    while not memory.turns and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
 def told(store, user, key, content):
     store.add_work(turn_work(tenant_id="acme", user_id=user, msg_id=key, content=content, reply="ok"))
 
@@ -194,9 +201,7 @@ def test_a_person_asking_while_the_worker_distils_gets_every_turn_distilled_once
     told(store, "alice", "msg_2", "I am a nurse")
     worker = threading.Thread(target=desk.distil_pending, kwargs={"limit": 1})
     worker.start()
-    deadline = time.monotonic() + 5
-    while not memory.turns and time.monotonic() < deadline:  # the worker is inside its model call
-        time.sleep(0.005)
+    in_the_model(memory)  # the worker is inside its model call
     replies = []
     asking = threading.Thread(target=lambda: replies.append(
         desk.on_request(m.memory_request(op="list", tenant_id="acme", user_id="alice"))))
@@ -292,9 +297,7 @@ def test_the_worker_gives_way_to_a_person_waiting_on_their_own_turns(store):
     asking = threading.Thread(target=lambda: desk.on_request(
         m.memory_request(op="list", tenant_id="acme", user_id="alice")))
     asking.start()
-    deadline = time.monotonic() + 5
-    while not memory.turns and time.monotonic() < deadline:  # alice's turn is in the model
-        time.sleep(0.005)
+    in_the_model(memory)  # alice's turn is in the model
     started = time.monotonic()
     assert desk.distil_pending() == 0 and time.monotonic() - started < 1  # not waiting behind her
     hold.set()
