@@ -225,7 +225,7 @@ class IntentRouter:
         if intent.kind in ("task", "query") and intent.source == "llm":
             # ...but a capability the words give no sign of ("一支足球队上场是几个人" read as a
             # database query) gives way to a sure reading as conversation
-            needed = semantic.SURE if reading.family == "chat" and self._groundless(text, intent) \
+            needed = semantic.SURE if reading.family == "chat" and self._groundless(text, intent.capability) \
                 else semantic.CERTAIN
         elif intent.source == "llm" and not (intent.kind == "chat" and reading.family == "unsupported"):
             needed = semantic.LEANS
@@ -263,10 +263,10 @@ class IntentRouter:
                 return Intent(_task_kind(text), ruled.capability, ruled.parameters, source="examples")
         return intent
 
-    def _groundless(self, text: str, intent: Intent) -> bool:
-        """Whether nothing in ``text`` points at the capability ``intent`` chose: no keyword of
-        it, no address, no value of it by its look."""
-        spec = self._router.find(intent.capability) if intent.capability else None
+    def _groundless(self, text: str, capability: str | None) -> bool:
+        """Whether nothing in ``text`` points at ``capability``: no keyword of it, no address, no
+        value of it by its look."""
+        spec = self._router.find(capability) if capability else None
         return spec is not None and not self._router.has_evidence_beyond_name(spec, text) \
             and not self._router.extract_parameters(spec, text)
 
@@ -340,7 +340,7 @@ class IntentRouter:
             kind = "status"
         if kind == "unsupported" and (world.computes_on_given_figures(text) or world.asks_how_it_works(text)):
             kind = "chat"  # "I earn 6200 and save 15%, how much a year?", "how does k8s restart a pod?"
-        if kind == "task" and world.computes_on_given_figures(text) and self._groundless(text, Intent(kind, capability)):
+        if kind == "task" and world.computes_on_given_figures(text) and self._groundless(text, capability):
             kind, capability = "chat", None  # "进货价35，卖58，卖了40件，毛利多少": the sum is in the message
         chosen = next((s for s in specs if s.name == capability), None)
         if chosen is not None and chosen.asked_for_by_name \

@@ -88,7 +88,8 @@ class MemoryCapability:
         return self.store.count(tenant_id, user_id)
 
     # -- writing ---------------------------------------------------------------------
-    def remember_turn(self, tenant_id: str, user_id: str, turn: Turn, *, questions: bool = True) -> list[MemoryRecord]:
+    def remember_turn(self, tenant_id: str, user_id: str, turn: Turn, *,
+                      questions: bool = True) -> list[MemoryRecord]:
         """Distil the turn and store its facts; the records written (created, merged or updated).
         ``questions``: write each new fact's questions now (False: the caller has them written
         later, with ``write_questions``, when someone waits for the facts)."""

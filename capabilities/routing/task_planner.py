@@ -29,6 +29,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from capabilities.base import CapabilitySpec
 from capabilities.memory import recalled
@@ -268,7 +269,7 @@ _JOINED = re.compile(r"\band\b|并且|同时|以及|还要|还有", _F)
 
 
 def _said_once(parts: list[_Part], specs: list[CapabilitySpec],
-               values=lambda spec, text: {}) -> tuple[list[_Part], list[CapabilitySpec]]:
+               values: Callable[[CapabilitySpec, str], dict]) -> tuple[list[_Part], list[CapabilitySpec]]:
     """Clauses of one stage that ask the same capability for the same thing, the later one
     pointing back at the earlier ("the revenue for Q2 by month, could you pull that from the
     database?") or giving nothing of its own for it where the earlier gives the values ("测试说
@@ -329,10 +330,11 @@ def _with_values(parts: list[_Part]) -> list[_Part]:
 _POINTS_BACK = re.compile(rf"{_BACK_REFERENCE.pattern}|\b(?:that|this|those|these)\b|这个|那个|这些|那些", _F)
 
 
-# values a comma or a "then" inside does not split: a SQL statement, something quoted
+# values whose commas and semicolons do not split clauses: a SQL statement, something quoted
 _WHOLE_VALUE = re.compile(r"\b(?:SELECT|WITH)\b[^。！？!?；;\n]*?\bFROM\b[^。！？!?；;\n]*|“[^”]*”|\"[^\"]*\"", _F)
-_KEPT = str.maketrans({",": "\x01", "，": "\x02", ";": "\x03", "；": "\x04"})
-_RESTORED = str.maketrans({"\x01": ",", "\x02": "，", "\x03": ";", "\x04": "；"})
+_SEPARATORS = {",": "\x01", "，": "\x02", ";": "\x03", "；": "\x04"}  # each kept as a control character meanwhile
+_KEPT = str.maketrans(_SEPARATORS)
+_RESTORED = str.maketrans({kept: separator for separator, kept in _SEPARATORS.items()})
 
 
 def _split(text: str) -> list[_Part]:

@@ -271,11 +271,11 @@ def test_someone_pointed_at_with_nothing_said_before_is_asked_about(registry):
 
 @pytest.mark.parametrize("text", ["if you could have a body for one day, what's the first thing you'd do?",
                                   "如果你是人，你最想去哪儿玩"])
-def test_a_what_if_put_to_flora_is_conversation_whatever_the_examples_lean_to(text):
+def test_a_what_if_put_to_flora_is_conversation_whatever_the_examples_lean_to(registry, text):
     from capabilities.cognition.semantic import Reading
 
     assert cues.asks_hypothetical(text)
-    intents = IntentRouter(TaskRouter(build_registry(FloraConfig(), llm=None)))
+    intents = IntentRouter(TaskRouter(registry))
     assert intents.second_opinion(text, Intent("chat", source="llm"), Reading("status", "abilities", 0.55, 0.9)).kind \
         == "chat"
 
