@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 from capabilities.cognition import cues, semantic, world
 from capabilities.cognition.semantic import Reading
+from capabilities.cognition.understanding_prompt import ROUTES, Pending, prompt
 from capabilities.context.answers import is_help, sounds_like_request, urls
-from capabilities.memory import recalled
 from capabilities.routing.task_planner import asks_beyond
 from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter
 from common.i18n import language_of
@@ -52,12 +52,8 @@ _QUERY = re.compile(r"(\?|？|\b(what|which|who|how many|how much|show|list|find
                     r"查询|查一下|多少|哪些|什么|是否|吗)", re.I)
 MAX_OPTIONS = 5
 UNDERSTANDING_MAX_TOKENS = 96
-HISTORY_TURNS = 4  # earlier messages shown to the understanding step
-HISTORY_CHARS = 600
-EXAMPLES_PER_CAPABILITY = 2
-CLAIMED = 3.0  # a keyword score at which an installed capability clearly claims a message (its name, two keywords)  # worked examples from each capability's own (often one English, one Chinese)
+CLAIMED = 3.0  # a keyword score at which an installed capability clearly claims a message (its name, two keywords)
 AGENT = "agent"  # the capability that calls the others as tools (capabilities/agent)
-ROUTES = ("chat", "plan", "status", "command", "unsupported", "clarify", "answer")  # beside the capabilities' names
 _FAMILIES = {"task": "task", "query": "task"}  # an Intent's kind -> its reading's family (the rest are the same)
 _COMMANDS_READ = {"clear": "clear_history", "switch_model": "switch_model", "shutdown": "shutdown"}  # command/<kind>
 
@@ -72,16 +68,6 @@ class Intent:
     command: str | None = None
     elapsed_ms: float = 0.0
     refers_to: str | None = None  # clarify: the pointing words ("it", "那个文件") nothing before explains
-
-
-@dataclass(frozen=True)
-class Pending:
-    """The question a paused task of this person is waiting on."""
-
-    task_id: str
-    capability: str
-    names: tuple[str, ...]
-    description: str = ""
 
 
 class IntentRouter:
@@ -406,91 +392,6 @@ def _about_the_person(text: str, reading: Reading) -> bool:
     by the examples: what they told Flora answers it, so a refusal is no better than an invented
     answer — unless it is about their records or the world, which only a capability sees."""
     return reading.kind == "about_me" and reading.sure(semantic.SURE) and not world.needs_the_world(text)
-
-
-# Worked examples, shown to the model as earlier turns. They teach the intents, not the
-# capabilities (those come from the capabilities' own declared examples).
-_EXAMPLES: list[tuple[str, str]] = [
-    ("Thanks a lot, that was really helpful!", "chat"),
-    ("今天心情不太好，有点累", "chat"),
-    ("what's 17 times 23?", "chat"),
-    ("给我讲个关于猫的笑话", "chat"),
-    ("Why is the sky blue?", "chat"),
-    ("珠穆朗玛峰有多高", "chat"),
-    ("how's your day going?", "chat"),
-    ("帮我查一下订单 A-1029 的物流状态", "unsupported"),
-    ("is there anything new in my inbox?", "unsupported"),
-    ("明天上海会下雨吗", "unsupported"),
-    ("which of my reminders are still active?", "status"),
-    ("你现在在帮我做什么？", "status"),
-    ("please wipe our chat history", "command"),
-    ("can you sort out that thing for me", "clarify"),
-]
-_PENDING_EXAMPLES: list[tuple[str, str]] = [
-    ("app-7Fk2x9QpLm", "answer"),
-    ("北京明天天气怎么样", "unsupported"),
-]
-
-
-def prompt(specs, text: str, history: list[dict] | None = None, pending: Pending | None = None,
-           memories: list[dict] | None = None) -> list[dict]:
-    """A stable prefix (capabilities, intents, worked examples as earlier turns), then the
-    recent turns, what is known about the person, the paused question and the message, so
-    the model host reuses the prefix's cached state from one call to the next."""
-    lines = [f"- {s.name}: {s.description}" for s in specs] or ["(none installed)"]
-    system = (
-        "You read the messages people send to Flora, an assistant that chats and can run these capabilities:\n"
-        + "\n".join(lines) +
-        "\n\nAnswer with JSON: route is the name of the capability to run now, or one of:\n"
-        "chat: conversation Flora answers itself (thanks, feelings, small talk, jokes, general knowledge, maths, "
-        "advice, writing, translation).\n"
-        "plan: several steps with the capabilities above (do X, then Y).\n"
-        "status: about Flora's own work for this person: their tasks, reminders, loop tasks, what Flora is doing.\n"
-        "command: clear the history, switch the model, shut down.\n"
-        "unsupported: needs the person's own data or an action no capability above provides (their orders, "
-        "parcels, e-mail, calendar, accounts, tickets, live weather, devices).\n"
-        "clarify: a request too vague to tell which capability it needs.\n"
-        "answer: gives the value a pending question asks for."
-    )
-    messages = [{"role": "system", "content": system}]
-    shots = [(example, s.name) for s in specs for example in s.examples[:EXAMPLES_PER_CAPABILITY]]
-    if len(specs) >= 2 and specs[0].examples and specs[1].examples:
-        shots.append((f"{specs[0].examples[0]}, then {specs[1].examples[0]}", "plan"))
-    shots += _EXAMPLES
-    for example, route in shots:
-        messages.append({"role": "user", "content": f"Message: {example}"})
-        messages.append({"role": "assistant", "content": _reading(route)})
-    if specs:
-        asked = Pending("task_example", specs[0].name, ("api_key",), "the API key of the service")
-        for example, route in _PENDING_EXAMPLES:
-            messages.append({"role": "user", "content": _pending_line(asked) + f"Message: {example}"})
-            messages.append({"role": "assistant", "content": _reading(route)})
-    said = _history_lines(history or [])
-    known = recalled.block(memories, recalled.SHORT_INTRO)
-    messages.append({"role": "user", "content": said + (known + "\n" if known else "")
-                     + (_pending_line(pending) if pending else "") + f"Message: {text}"})
-    return messages
-
-
-def _reading(route: str) -> str:
-    return f'{{"route": "{route}"}}'
-
-
-def _pending_line(pending: Pending) -> str:
-    what = f" ({pending.description})" if pending.description else ""
-    return f"Pending question: {pending.capability} needs {', '.join(pending.names)}{what}\n"
-
-
-def _history_lines(history: list[dict]) -> str:
-    turns = [t for t in history if t.get("role") in ("user", "assistant") and t.get("content")][-HISTORY_TURNS:]
-    if not turns:
-        return ""
-    lines = []
-    for turn in turns:
-        who = "Person" if turn["role"] == "user" else "Flora"
-        content = " ".join(str(turn["content"]).split())
-        lines.append(f"{who}: {content[:HISTORY_CHARS // HISTORY_TURNS]}")
-    return "Earlier:\n" + "\n".join(lines) + "\n"
 
 
 def _task_kind(text: str) -> str:
