@@ -25,9 +25,11 @@ FRESH4_FILE = DATA_DIR / "fresh4.jsonl"  # written after the third fresh split's
 FRESH5_FILE = DATA_DIR / "fresh5.jsonl"  # written after the fourth fresh split had been run
 FRESH6_FILE = DATA_DIR / "fresh6.jsonl"  # written after the fifth fresh split had been read and fixed
 FRESH7_FILE = DATA_DIR / "fresh7.jsonl"  # written after the sixth fresh split had been read and fixed
+FRESH8_FILE = DATA_DIR / "fresh8.jsonl"  # written after the seventh fresh split had been read and fixed
 SPLITS = (("dev", DEV_FILE), ("heldout", HELDOUT_FILE), ("fresh", FRESH_FILE),
           ("fresh2", FRESH2_FILE), ("fresh3", FRESH3_FILE), ("fresh4", FRESH4_FILE),
-          ("fresh5", FRESH5_FILE), ("fresh6", FRESH6_FILE), ("fresh7", FRESH7_FILE))  # the order they are reported in
+          ("fresh5", FRESH5_FILE), ("fresh6", FRESH6_FILE), ("fresh7", FRESH7_FILE),
+          ("fresh8", FRESH8_FILE))  # the order they are reported in
 
 INTENTS = ("chat", "task", "plan", "loop", "task_op", "loop_op", "status", "command", "unsupported",
            "clarify", "answer")

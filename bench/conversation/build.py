@@ -1,6 +1,6 @@
 """Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``,
-``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl``, ``fresh5.jsonl``, ``fresh6.jsonl`` and
-``fresh7.jsonl``.
+``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl``, ``fresh5.jsonl``, ``fresh6.jsonl``,
+``fresh7.jsonl`` and ``fresh8.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -15,7 +15,8 @@ in tuning: never tuned against, reported apart, and not part of the dev/held-out
 ``FRESH4`` a sixth, written the same way after the third fresh split's misses had been read;
 ``FRESH5`` a seventh, written the same way after the fourth fresh split had been run;
 ``FRESH6`` an eighth, written the same way after the fifth fresh split had been read and fixed;
-``FRESH7`` a ninth, written the same way after the sixth fresh split had been read and fixed.
+``FRESH7`` a ninth, written the same way after the sixth fresh split had been read and fixed;
+``FRESH8`` a tenth, written the same way after the seventh fresh split had been read and fixed.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -41,6 +42,7 @@ FRESH4: list[dict] = []  # the fourth fresh split, after that
 FRESH5: list[dict] = []  # the fifth fresh split, after that
 FRESH6: list[dict] = []  # the sixth fresh split, after that
 FRESH7: list[dict] = []  # the seventh fresh split, after that
+FRESH8: list[dict] = []  # the eighth fresh split, after that
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -1558,6 +1560,220 @@ fresh7("zh", "answer/time", "下午四点二十", setup=["提醒我去接孩子�
 fresh7("en", "answer/time", "Thursday at 8:05am, before her shift starts",
        setup=["remind me to text my sister happy birthday"])
 
+# =========================================================================== FRESH8
+# A tenth split, written after the seventh fresh split had been read and fixed, the same way:
+# from how people talk, without reading Flora's rules first, new situations and new wordings
+# (fragments and lists, voice-assistant openings, people adding to their own last message,
+# corrections mid-message, hedging and double negatives, requests said as a need, questions about
+# Flora's earlier answer, meta questions, rude and impatient people, nurses, teachers, farmers,
+# lawyers, drivers, gamers and retirees, Chinese internet slang and pinyin abbreviations, Chinese
+# with English tech words, the polite 您, British, Indian and Singapore English, a long ramble with
+# one request inside, a capability's keyword in what is only chat and requests that name none,
+# new loop setups). These go to fresh8.jsonl only, with ids like zh-chat-n001.
+
+
+def fresh8(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the eighth fresh split."""
+    FRESH8.append(make(lang, category, say, setup, expect))
+
+
+ZH_HENS = ["每天早上6点提醒我去喂鸡"]
+# the SQL said with it, so the loop task is registered at once (without it, it waits for the SQL)
+ZH_HOMEWORK = ["每周五下午5点查一下数据库里这周没交作业的学生，SQL是 SELECT name FROM homework WHERE submitted = 0"]
+EN_WARD = ["every day at 2pm remind me to do the medication round on ward 4"]
+EN_GAMESERVER = ["check https://game.example.gg/api/server-status every 20 minutes and tell me if it goes down"]
+
+# --------------------------------------------------------------------------- fresh8: chat
+fresh8("zh", "chat/greeting", "哈喽哈喽～今天也是元气满满的打工人一枚🙋‍♀️")
+fresh8("en", "chat/greeting", "Evening, Flora! Hope you're keeping well.")
+fresh8("zh", "chat/thanks", "这个回答yyds，感谢感谢🙏", setup=["感冒了喝姜汤到底有没有用"])
+fresh8("en", "chat/thanks", "cheers, that's sorted it", setup=["how do I get red wine out of a carpet?"])
+fresh8("zh", "chat/feelings", "连上了三个夜班刚下班，腿都不是自己的了，病房今晚走了一位老人家，心里堵得慌")
+fresh8("zh", "chat/feelings", "emo了，打了一晚上排位一直掉分，队友全是演员，我真的会谢")
+fresh8("en", "chat/feelings", "a kid at the bus stop called me a useless old man today. shouldn't bother me at 74, "
+       "but it does")
+fresh8("en", "chat/feelings", "PASSED THE BAR EXAM!!! three years of hell and it's finally done")
+fresh8("zh", "chat/smalltalk", "我们公司数据库昨天被实习生删了一张表，全组加班恢复到半夜，xswl，还好不是我干的")
+fresh8("zh", "chat/smalltalk", "今年雨水足，我家玉米长得比我还高了，你见过玉米地没有？")
+fresh8("zh", "chat/smalltalk", "你是真人还是机器人啊，说话怎么这么像人")
+fresh8("en", "chat/smalltalk", "my nan just discovered reminder apps and now she sets one for literally everything, "
+       "even 'drink tea'. honestly iconic")
+fresh8("en", "chat/smalltalk", "wah lau, the queue at the hawker centre today damn long sia, waited 40 minutes for "
+       "chicken rice")
+fresh8("en", "chat/smalltalk", "saw https://win-a-tesla.example.net on a bus ad this morning, most obvious scam I've "
+       "ever seen lol")
+fresh8("zh", "chat/joke", "再来一个，刚那个xswl", setup=["讲个程序员的笑话"])
+fresh8("en", "chat/joke", "I'm a nurse halfway through a 12-hour shift, I need a medical joke that won't get me fired")
+fresh8("zh", "chat/knowledge", "老师上课讲SQL的JOIN我听得一脸懵，能用大白话讲讲left join和inner join有啥区别吗")
+fresh8("zh", "chat/knowledge", "请问您，中国最长的河是哪一条？", answer_contains=["长江"])
+fresh8("zh", "chat/knowledge", "一亩地是多少平方米来着", answer_contains=["666"])
+fresh8("en", "chat/knowledge", "ELI5: what's an API key and why does everyone keep telling me not to paste it in "
+       "Slack?")
+fresh8("en", "chat/knowledge", "wait, why 8? I thought all bugs had 6", setup=["how many legs does a spider have?"])
+fresh8("en", "chat/knowledge", "how many players on a cricket team, mate? settling a pub argument",
+       answer_contains=["11", "eleven", "Eleven"])
+fresh8("zh", "chat/arithmetic", "病人体重60公斤，医嘱按每公斤5毫克给药，一共要给多少毫克", answer_contains=["300"])
+fresh8("zh", "chat/arithmetic", "一亩地打小麦850斤，我家种了12亩，总共能收多少斤",
+       answer_contains=["10200", "10,200", "1.02万", "一万零二百"])
+fresh8("en", "chat/arithmetic", "ugh just answer the question. what's 15 x 16", answer_contains=["240"])
+fresh8("en", "chat/arithmetic", "how did you get that? walk me through it", setup=["what's 18% of 250?"],
+       answer_contains=["45"])
+fresh8("zh", "chat/advice", "退休两年了，天天在家闲得发慌，有没有适合六十多岁的人培养的爱好")
+fresh8("zh", "chat/advice", "跑了半年网约车，想换去跑货运，你觉得哪个更适合一个快五十岁的人")
+fresh8("en", "chat/advice", "new teacher here and my Year 9s walk all over me. how do I get a rowdy class to actually "
+       "listen without shouting?")
+fresh8("en", "chat/advice", "oh and she's a girl, forgot to say",
+       setup=["any good name ideas for a golden retriever puppy?"])
+fresh8("zh", "chat/translation", "“护士站”英语怎么说？病房来了个外国病人", answer_contains=["station", "Station"])
+fresh8("en", "chat/translation", "what does yyds mean? my Chinese teammates spam it in our game chat",
+       answer_contains=["永远的神", "forever", "Forever", "GOAT", "greatest of all time", "Greatest of all time"])
+fresh8("zh", "chat/writing", "哦对了补充一下，是请两天病假，周四周五，理由写急性肠胃炎", setup=["帮我写一段跟领导请假的微信"])
+fresh8("zh", "chat/writing", "帮我写个朋友圈文案，晒晒我家今年的大丰收，土一点没关系，要接地气")
+fresh8("en", "chat/writing", "draft a polite but firm letter to my tenant about the rent being three weeks late — "
+       "I'm a retired schoolteacher, not a lawyer, so keep it plain")
+fresh8("en", "chat/writing", "write me a short bio for my Twitch channel. I stream cozy farming games and I'm terrible "
+       "at them")
+
+# --------------------------------------------------------------------------- fresh8: task
+fresh8("zh", "task/http_request", "帮我查一下 https://api.example.cn/v1/stores 不对不对，是 https://api.example.cn/v2/stores",
+       capability=HTTP, parameters={"url": "https://api.example.cn/v2/stores"})
+fresh8("zh", "task/http_request", "您好，请问您能帮我请求一下 https://gov.example.cn/api/notice/latest 吗？我想看看最新的通知",
+       capability=HTTP, parameters={"url": "https://gov.example.cn/api/notice/latest"})
+fresh8("en", "task/http_request", "can help me check https://shop.example.sg/api/ping or not? the page like got "
+       "problem leh",
+       capability=HTTP, parameters={"url": "https://shop.example.sg/api/ping"})
+fresh8("en", "task/http_request", "I need whatever https://api.example.com/v1/queue/depth is returning right now",
+       capability=HTTP, parameters={"url": "https://api.example.com/v1/queue/depth"})
+fresh8("zh", "task/data_query", "老板要上季度各区域的销售额，帮我从 orders 表里拉一下", capability=DQ)
+fresh8("zh", "task/data_query", "sql给你：SELECT name FROM students WHERE score < 60 ，跑一下，看看这次期中谁没及格",
+       capability=DQ, parameters={"sql": "SELECT name FROM students WHERE score < 60"})
+fresh8("en", "task/data_query", "db. orders table. total per month this year. thx", capability=DQ)
+fresh8("en", "task/data_query", "So we had the quarterly meeting today and honestly it went on for three hours, Karen "
+       "from finance kept asking about churn and nobody had the figures, then the projector died and I spilled "
+       "coffee all over my notes — anyway, long story short, could you pull how many members cancelled in each of "
+       "the last three months from our database? I'd like to walk in tomorrow with the numbers.", capability=DQ)
+fresh8("zh", "task/dify_workflow", "dify那个病历摘要的workflow帮忙run一下，key: app-Nr57vB2c", capability=DIFY,
+       parameters={"api_key": "app-Nr57vB2c"})
+fresh8("en", "task/dify_workflow", "Kindly run the Dify workflow for the contract clause review and revert with the "
+       "output.", capability=DIFY)
+fresh8("zh", "task/ask_experts", "村里想把闲置的老房子改成民宿，到底靠不靠谱，找几个专家帮我们合计合计", capability=EXP)
+fresh8("en", "task/ask_experts", "get a few expert opinions on whether I should switch from PC to console gaming, "
+       "my rig is getting old", capability=EXP)
+
+# --------------------------------------------------------------------------- fresh8: plan
+fresh8("zh", "plan/multi_step", "先调一下 https://api.example.cn/v1/greenhouse/3/climate 拿到大棚的温湿度，再请专家们看看要不要开风机")
+fresh8("zh", "plan/multi_step", "帮我办三件事：1. 跑一下dify的周报生成流程 2. 查一下数据库里这周新注册的用户数 3. 两个结果汇总成一段话给我")
+fresh8("en", "plan/multi_step", "first pull last month's overdue invoices from the database, then have the experts "
+       "suggest how we should chase them")
+fresh8("en", "plan/multi_step", "kindly fetch https://api.example.in/v1/fx/inr-usd and then post the rate to "
+       "https://hooks.example.in/finance-channel")
+
+# --------------------------------------------------------------------------- fresh8: loop
+fresh8("zh", "loop/reminder", "明早8点 提醒 买菜：牛奶 鸡蛋 面包", schedule="tomorrow at 08:00")
+fresh8("zh", "loop/reminder", "您好，麻烦您今天下午两点提醒我吃降压药", schedule="today at 14:00")
+fresh8("en", "loop/reminder", "remind me at 4pm — no wait, make it 4:30pm — to call the vet about Biscuit's jab",
+       schedule="today at 16:30")
+fresh8("en", "loop/reminder", "I'm knackered. pop a reminder in for half nine tomorrow morning to ring the council "
+       "about my parking permit", schedule="tomorrow at 09:30")
+fresh8("zh", "loop/recurring", "每天清晨5点半提醒我去大棚放风", schedule="every day at 05:30")
+fresh8("zh", "loop/recurring", "每30分钟帮我跑一下这条SQL：SELECT COUNT(*) FROM orders WHERE status = 'pending' ，积压多了我好知道",
+       capability=DQ, schedule="every 30 minutes")
+fresh8("en", "loop/recurring", "every Friday at 4pm remind me to enter the week's grades, teacher life",
+       schedule="every Friday at 16:00")
+fresh8("en", "loop/recurring", "can check https://api.example.sg/v1/queue every 10 minutes or not? want to know if it "
+       "jam", capability=HTTP, schedule="every 10 minutes")
+fresh8("zh", "loop/relative", "半小时后叫我一声，我眯一会儿，下午还有课", schedule="in 30 minutes")
+fresh8("en", "loop/relative", "hey Flora, give me a shout in twelve minutes, the eggs will be done",
+       schedule="in 12 minutes")
+
+# --------------------------------------------------------------------------- fresh8: task_op
+fresh8("zh", "task_op/cancel", "也不是说不要……就是那个任务先别跑了吧，撤掉", setup=ZH_TASK)
+fresh8("en", "task_op/cancel", "ffs stop it, wrong workflow", setup=EN_TASK)
+fresh8("zh", "task_op/revise", "结果太长了，挑重点整理成表格，再给我一版", setup=ZH_DONE)
+fresh8("en", "task_op/revise", "that's not quite what I was after — could you redo the result but keep only the bits "
+       "with dates in them?", setup=EN_DONE)
+fresh8("zh", "task_op/comment", "给这个任务记一笔：数据是给周五例会用的", setup=ZH_DONE)
+fresh8("en", "task_op/comment", "add a note to that one for me: checked by Priya, looks fine", setup=EN_DONE)
+fresh8("zh", "task_op/rerun", "不是我不信你哈，但能不能再跑一遍，我怕刚才那次数据还没更新", setup=ZH_DONE)
+fresh8("en", "task_op/rerun", "it's not that I don't trust the numbers, but could you give that another go? the feed "
+       "updates on the hour", setup=EN_DONE)
+
+# --------------------------------------------------------------------------- fresh8: loop_op
+fresh8("zh", "loop_op/list", "定时的那些，给我列一下", setup=ZH_HENS)
+fresh8("en", "loop_op/list", "what reminders have I got going at the moment, mate?", setup=EN_WARD)
+fresh8("zh", "loop_op/pause", "这周进城看病，喂鸡的事托给邻居了，那个提醒先停几天", setup=ZH_HENS)
+fresh8("en", "loop_op/pause", "the server's down for maintenance all weekend anyway, no point pinging it — put that "
+       "check on hold", setup=EN_GAMESERVER)
+fresh8("zh", "loop_op/resume", "期中考完了，没交作业那个查询接着开起来吧", setup=ZH_HOMEWORK + ["先把没交作业那个查询暂停"])
+fresh8("en", "loop_op/resume", "I'm back on days, so turn the ward 4 medication reminder back on",
+       setup=EN_WARD + ["pause the medication round reminder"])
+fresh8("zh", "loop_op/delete", "学期结束了，作业那个每周的查询用不着了，删了吧", setup=ZH_HOMEWORK)
+fresh8("en", "loop_op/delete", "we've moved to a different game, so get rid of the server-status check for good",
+       setup=EN_GAMESERVER)
+fresh8("zh", "loop_op/trigger", "喂鸡那个提醒现在先给我来一下，我想看看你提醒起来是啥样", setup=ZH_HENS)
+fresh8("en", "loop_op/trigger", "run the server-status check right now, the lads are asking if it's up",
+       setup=EN_GAMESERVER)
+
+# --------------------------------------------------------------------------- fresh8: status
+fresh8("zh", "status/abilities", "您好，我是种地的，不太懂这些，您这个助手都能帮上什么忙")
+fresh8("en", "status/abilities", "so like… what's your deal, what can you actually do? list it")
+fresh8("zh", "status/state", "刚才让你干的那个活儿到底跑完没有啊，急死了", must_not_claim=True)
+fresh8("en", "status/state", "is anything of mine still running in the background rn?", must_not_claim=True)
+fresh8("zh", "status/history", "我上礼拜是不是让你查过数据库来着？查的啥我都忘了", must_not_claim=True)
+fresh8("en", "status/history", "what have I had you do today so far? just the list", must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh8: command
+fresh8("zh", "command/clear", "把咱俩之前聊的都清掉吧，感觉你被前面的话带偏了")
+fresh8("en", "command/clear", "Could you clear down our conversation? It's got a bit muddled.")
+fresh8("zh", "command/switch_model", "能不能换成qwen2.5-7b，这个模型回答有点拉")
+fresh8("en", "command/switch_model", "switch over to llama-3.1-8b please, I want to compare the answers")
+fresh8("zh", "command/shutdown", "您好，麻烦您把系统关一下，今晚机房要断电检修")
+fresh8("en", "command/shutdown", "kindly shut down the Flora service, the server is being patched tonight")
+
+# --------------------------------------------------------------------------- fresh8: unsupported
+fresh8("zh", "unsupported/orders", "拼多多上砍了半天那个订单，商家发货没，帮我瞅一眼", **NO)
+fresh8("en", "unsupported/orders", "can you cancel the graphics card I ordered on Newegg last night? buyer's remorse",
+       **NO)
+fresh8("zh", "unsupported/email", "帮我看看邮箱，律所那边有没有回我合同的事", **NO)
+fresh8("en", "unsupported/email", "hey flora, read me my latest emails", **NO)
+fresh8("zh", "unsupported/calendar", "我下个月哪几天排了夜班？帮我看下日历", **NO)
+fresh8("en", "unsupported/calendar", "block out Thursday afternoon in my calendar for the court hearing", **NO)
+fresh8("zh", "unsupported/weather", "明天我们镇上下不下霜？我得决定要不要给大棚加盖一层膜", **NO)
+fresh8("en", "unsupported/weather", "is it going to rain in Mumbai this evening, yaar? need to know before I leave for "
+       "the match", **NO)
+fresh8("zh", "unsupported/flights", "帮我值个机，明早上海飞成都的MU5401，要靠窗的座位", **NO)
+fresh8("en", "unsupported/flights", "check if my flight SQ322 tomorrow is delayed lah", **NO)
+fresh8("zh", "unsupported/bank", "我的养老金这个月到账了没有？您帮我查查", **NO)
+fresh8("en", "unsupported/bank", "how much is left in my Steam wallet? there's a sale on", **NO)
+fresh8("zh", "unsupported/delivery", "顺丰那个件 SF1402938475612 到哪了，急用", **NO)
+fresh8("en", "unsupported/delivery", "my Royal Mail parcel has said 'out for delivery' since 7am, where is it actually "
+       "right now?", **NO)
+fresh8("zh", "unsupported/servers", "帮我看下生产环境那几台机器的CPU是不是又飙到100%了", **NO)
+fresh8("en", "unsupported/servers", "the shared drive at work is crawling, can you see how much disk is left on our "
+       "file server?", **NO)
+fresh8("zh", "unsupported/tickets", "我在物业App上报修的那个漏水工单，师傅接单了没", **NO)
+fresh8("en", "unsupported/tickets", "escalate my Jira ticket OPS-2291 to P1, the client is screaming", **NO)
+
+# --------------------------------------------------------------------------- fresh8: clarify
+fresh8("zh", "clarify/ambiguous", "就按上次那样弄吧")
+fresh8("zh", "clarify/ambiguous", "那个，你懂的，就那个，帮我搞一下")
+fresh8("en", "clarify/ambiguous", "same again but for her this time")
+fresh8("en", "clarify/ambiguous", "hey, could you sort that out for me?")
+
+# --------------------------------------------------------------------------- fresh8: answer
+fresh8("zh", "answer/api_key", "稍等我翻下笔记……找到了 app-Hs83Kd2m，不对不对，是 app-Hs83Kd2n",
+       setup=["帮我把dify上那个翻译流程跑一下"], capability=DIFY, parameters={"api_key": "app-Hs83Kd2n"})
+fresh8("en", "answer/api_key", "PFA the key: app-Lq49Wm8t", setup=["kindly run the dify workflow for me"],
+       capability=DIFY, parameters={"api_key": "app-Lq49Wm8t"})
+fresh8("zh", "answer/url", "地址：https://api.example.cn/v1/greenhouse/7/sensors", setup=["帮我调一个接口"],
+       capability=HTTP, parameters={"url": "https://api.example.cn/v1/greenhouse/7/sensors"})
+fresh8("en", "answer/url", "oh sorry, here — https://api.example.co.uk/v2/trains/departures?station=LDS",
+       setup=["I've got an endpoint I need you to hit"], capability=HTTP,
+       parameters={"url": "https://api.example.co.uk/v2/trains/departures?station=LDS"})
+fresh8("zh", "answer/time", "晚上十一点半吧", setup=["提醒我给3床的病人换药"])
+fresh8("en", "answer/time", "tomorrow, 7 sharp — no, make it 6:45 to be safe",
+       setup=["remind me to move the car for street cleaning"])
+
 
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
@@ -1606,7 +1822,7 @@ def main() -> None:
     fresh_splits = (("fresh", FRESH, "f", "fresh"), ("fresh2", FRESH2, "g", "second fresh"),
                     ("fresh3", FRESH3, "h", "third fresh"), ("fresh4", FRESH4, "i", "fourth fresh"),
                     ("fresh5", FRESH5, "j", "fifth fresh"), ("fresh6", FRESH6, "k", "sixth fresh"),
-                    ("fresh7", FRESH7, "m", "seventh fresh"))
+                    ("fresh7", FRESH7, "m", "seventh fresh"), ("fresh8", FRESH8, "n", "eighth fresh"))
     for name, written, prefix, label in fresh_splits:
         numbered_cases = numbered(written, prefix=prefix, width=3)
         write(HERE / f"{name}.jsonl", numbered_cases)

@@ -17,7 +17,7 @@ from bench.conversation_score import (
 )
 
 EXPECT_KEYS = {"intent", "capability", "parameters", "schedule", "answer_contains", "must_not_claim"}
-FRESH_MARKS = {"fresh": "f", "fresh2": "g", "fresh3": "h", "fresh4": "i", "fresh5": "j", "fresh6": "k", "fresh7": "m"}
+FRESH_MARKS = {"fresh": "f", "fresh2": "g", "fresh3": "h", "fresh4": "i", "fresh5": "j", "fresh6": "k", "fresh7": "m", "fresh8": "n"}
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +135,7 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     chosen = select("dev", "chat/", 2)
     assert chosen and all(split == "dev" and case["category"].startswith("chat/") for split, case in chosen)
     assert max(Counter(case["category"] for _, case in chosen).values()) == 2
-    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"}
+    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8"}
     fresh = select("fresh", None, None)
     assert fresh and all(split == "fresh" and "-f" in case["id"] for split, case in fresh)
     both = {case["category"].split("/")[0] for _, case in select("dev", ["answer/", "clarify/"], 1)}
