@@ -32,7 +32,8 @@ from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.cognition import cues, world
 from capabilities.cognition.semantic import CERTAIN, LEANS, SURE, Reading
-from capabilities.loop.requests import LoopOperation, NewLoop, pointed_operation, read_loop_request, schedule_words
+from capabilities.loop.requests import (LoopOperation, NewLoop, asks_to_be_reminded, pointed_operation,
+                                       read_loop_request, schedule_words)
 from capabilities.loop.requests import operation_read_as as loop_operation_read_as
 from capabilities.loop.schedule import ScheduleError
 from capabilities.memory.results import memory_meta, with_memory
@@ -460,8 +461,10 @@ def _new_loop_or_not(request: NewLoop, msg: m.AgentTask, reading: Reading,
                      names_one) -> LoopOperation | NewLoop | None:
     if reading.family == "answer" and msg.get("pending_task_id") and reading.sure(LEANS):
         return None  # a question waits: understanding tells its answer from a new reminder
-    if reading.family == "chat" and not request.reminder and reading.sure():
-        return None  # no "remind me": a time said in passing asks for nothing
+    if reading.family == "chat" and reading.sure() and not asks_to_be_reminded(msg["content"]):
+        # no "remind me": a time said in passing asks for nothing, nor do reminders told of ("my nan
+        # just discovered reminder apps and now she sets one for everything")
+        return None
     # "remind me to …" is a new reminder nearly always: only a reading that is all but certain
     # overrules it ("remind me what reminders I have lol"), or a sure one when the message names a
     # loop task the person already has ("send me the bins reminder now")

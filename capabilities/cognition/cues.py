@@ -168,6 +168,37 @@ def in_simplified(text: str) -> str:
                    for i, piece in enumerate(pieces))
 
 
+# a value taken back and said again in one message: "查一下 https://…/v1 不对不对，是 https://…/v2",
+# "key is app-3x9k… no wait, app-7hq2…"
+_CORRECTION = re.compile(
+    r"[\s,，。.;；]*(?:(?:哦|噢|啊)?不对(?:不对)?|不是不是|说错了|写错了|打错了|更正一下|更正|哦不|噢不|no\s*no|no\s+wait|wait\s+no"
+    r"|sorry,?\s+i\s+meant?|i\s+meant?|correction|oops)[\s,，:：!！.。~]*"
+    r"(?:是|应该是|改成|换成|改为|make\s+(?:that|it)|it'?s|it\s+is|should\s+be)?[\s:：]*", _F)
+_VALUE = re.compile(r"https?://[^\s，。！？、）)\]]+|(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{5,}")
+
+
+def corrected(text: str) -> str:
+    """``text`` with a value the person took back replaced by the one they said instead ("查一下
+    https://a/v1 不对不对，是 https://a/v2" → "查一下 https://a/v2"): the correction and its words
+    go. Only where the new value, right after the words of correction, is of the same kind (an
+    address, or a token of letters and digits) as a value said before them."""
+    start = 0
+    while (said := _CORRECTION.search(text, start)) is not None:
+        new = _VALUE.match(text, said.end())
+        old = [v for v in _VALUE.finditer(text, 0, said.start()) if _same_kind(v.group(0), new.group(0))] if new else []
+        if not old:
+            start = said.end() or start + 1
+            continue
+        taken_back = old[-1]
+        text = text[:taken_back.start()] + new.group(0) + text[taken_back.end():said.start()] + text[new.end():]
+        start = 0
+    return text
+
+
+def _same_kind(a: str, b: str) -> bool:
+    return a.lower().startswith(("http://", "https://")) == b.lower().startswith(("http://", "https://"))
+
+
 @functools.cache
 def _simplifier():
     import opencc
@@ -388,6 +419,31 @@ _FORGET = re.compile(
     r"|^\s*(?:请|麻烦)?(?:你)?(?:忘掉|忘记|忘了吧|别记着|不要记住|删掉关于)", _F)
 _SELF = re.compile(
     r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|mine|myself|we|our)\b|我|咱", _F)
+
+
+# an address the person came across, told of: "saw https://… on a bus ad this morning", "收到一个
+# https://… 的短信"
+_TOLD_OF_ADDRESS = re.compile(
+    r"\b(?:saw|seen|spotted|noticed|came\s+across|stumbled\s+(?:on|upon)|got|received|clicked(?:\s+on)?"
+    r"|heard\s+(?:of|about))\b[^.!?\n]{0,40}?(?:https?://|www\.)"
+    r"|(?:看到|看见|刷到|收到|点了|点开了|碰到)[^，。！？\n]{0,15}?(?:https?://|www\.)", _F)
+
+
+_PLEASE = re.compile(r"\b(?:please|pls|plz)\b", _F)
+_CLAUSES = re.compile(r"[,，;；.。!！]\s*")
+
+
+def tells_of_an_address(text: str) -> bool:
+    """An address the person tells of having come across, asking nothing about it ("saw
+    https://win-a-car.example on a bus ad, obvious scam lol"): no address to fetch."""
+    return bool(_TOLD_OF_ADDRESS.search(text)) and not (
+        asks(text) or _WANTS.search(text) or _PLEASE.search(text)
+        or any(_REQUEST_VERB.search(clause) for clause in _CLAUSES.split(_ADDRESS.sub(" ", text))))  # "…, fetch it"
+
+
+def speaks_of_self(text: str) -> bool:
+    """Whether the person speaks of themselves anywhere in ``text`` (I, my, we, 我, 咱…)."""
+    return bool(_SELF.search(text))
 _A_TASK = re.compile(r"^(?:(?:about\s+)?(?:that|this|the|my|it|the\s+last|that\s+last)\s+)?(?:task|job|run|request|reminder|workflow|one)s?"
                      r"(?:\s*,.*)?$|^(?:那个|这个|刚才的?)?(?:任务|提醒|请求)", _F)
 _NOTHING_NAMED = {"it", "that", "this", "about it", "about that", "it all", "吧", "了", "这个", "那个", "算了"}

@@ -112,6 +112,8 @@ class IntentRouter:
             return None
         if cues.asks_about_own_work(text):
             return None  # "我那个dify的任务现在什么情况了": a question about the work, not more of it
+        if cues.tells_of_an_address(text):
+            return None  # "saw https://… on a bus ad, obvious scam lol": told of, not given to fetch
         best = self._router.confident(text)
         if best is None:
             return self._mcp_fallback(text) or self._steps_of_unsure(text)  # an MCP tool that clearly does it
@@ -196,7 +198,8 @@ class IntentRouter:
         rules' or the model's: where they disagree and the examples are sure (more sure for
         overruling a rule than the small model), the examples decide what Flora does. Thanks,
         greetings and slash commands are certain; an ``unsupported`` is made chat only for a
-        question about the person themselves, which what they told answers (elsewhere an
+        question about the person themselves, which what they told answers, or one of general
+        knowledge that names nothing of theirs or of the live world (elsewhere an
         invented answer is worse than a refusal); a task, plan or answer is taken only where the
         examples say which (the model and the rules keep those), except a plan the rules would
         make one task of."""
@@ -222,7 +225,8 @@ class IntentRouter:
         if _stands(text, intent, reading):
             return intent
         family, kind = reading.family, reading.kind
-        if family == "chat" and not urls(text):  # chat cannot look at an address: that stays a capability's
+        if family == "chat" and (not urls(text) or cues.tells_of_an_address(text)):
+            # chat cannot look at an address: that stays a capability's, unless it is only told of
             return Intent("chat", source="examples")
         if family == "unsupported":
             return self._unsupported(text, "examples")
@@ -320,7 +324,8 @@ class IntentRouter:
         if kind != "answer" and world.needs_the_world(text) \
                 and not cues.asks_about_flora(text) and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # only a capability could know or do it: never made up
-        if kind == "chat" and (cues.vague_request(text) or (urls(text) and self._router.rank(text))):
+        if kind == "chat" and (cues.vague_request(text) or (urls(text) and self._router.rank(text)
+                                                            and not cues.tells_of_an_address(text))):
             kind = "clarify"  # chat cannot see an address: what is there is a capability's to fetch
         if kind == "chat" and cues.asks_about_flora(text):
             kind = "status"
@@ -374,13 +379,13 @@ def choices(specs, language: str = "en") -> list[Option]:
 
 def _stands(text: str, intent: Intent, reading: Reading) -> bool:
     """What a reading never overrules: thanks, greetings and slash commands (certain); a refusal,
-    but of a question about the person themselves (elsewhere an invented answer is worse than a
-    refusal); conversation over figures the message gives, or asked for advice ("有什么练习建议吗"
+    but of a question about the person themselves or of general knowledge (elsewhere an invented
+    answer is worse than a refusal); conversation over figures the message gives, or asked for advice ("有什么练习建议吗"
     lies near "你有哪些技能"), unless the examples name work to do."""
     if cues.conversation_only(text) or text.lstrip().startswith("/"):
         return True
     if intent.kind == "unsupported":
-        return reading.family == "chat" and not _about_the_person(text, reading)
+        return reading.family == "chat" and not (_about_the_person(text, reading) or _general_knowledge(text, reading))
     if intent.kind == "chat":
         return world.computes_on_given_figures(text) or cues.asks_hypothetical(text) \
             or cues.asks_for_advice(text) and reading.family not in ("task", "plan")
@@ -392,6 +397,14 @@ def _about_the_person(text: str, reading: Reading) -> bool:
     by the examples: what they told Flora answers it, so a refusal is no better than an invented
     answer — unless it is about their records or the world, which only a capability sees."""
     return reading.kind == "about_me" and reading.sure(semantic.SURE) and not world.needs_the_world(text)
+
+
+def _general_knowledge(text: str, reading: Reading) -> bool:
+    """A question of general knowledge ("请问您，中国最长的河是哪一条？"), surely read so by the
+    examples, that names nothing of the person's and nothing of the live world: no capability is
+    needed for it, so a refusal is the small model's mistake."""
+    return reading.kind == "knowledge" and reading.sure(semantic.SURE) and not cues.speaks_of_self(text) \
+        and not world.needs_the_world(text)
 
 
 def _task_kind(text: str) -> str:

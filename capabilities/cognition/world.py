@@ -246,8 +246,8 @@ def computes_on_given_figures(text: str) -> bool:
 
 # how things work, asked of the things themselves: "how does k8s restart a pod?", "为什么航班会延误"
 _HOW_IT_WORKS = re.compile(
-    r"^\s*(?:(?:so|and|but|ok(?:ay)?|hmm+)[,\s]+)?(?:how\s+(?:does|do|did|is|are|can|could|would)\s+(?!i\b|we\b|you\b|my\b|our\b)"
-    r"|why\s+(?:does|do|did|is|are|would|can)\s+(?!my\b|our\b)|what\s+(?:is|are)\s+(?:a|an)\s|explain\b)"
+    r"^\s*(?:(?:so|and|but|ok(?:ay)?|hmm+|eli5|quick\s+question)[:,\s]+)?(?:how\s+(?:does|do|did|is|are|can|could|would)\s+(?!i\b|we\b|you\b|my\b|our\b)"
+    r"|why\s+(?:does|do|did|is|are|would|can)\s+(?!my\b|our\b)|what(?:'s|\s+is|\s+are)\s+(?:a|an)\s|explain\b|eli5\b)"
     r"|为什么|为啥|什么是|原理|是怎么[\u4e00-\u9fff]{1,4}的|怎么(?:工作|运作|实现)的", _F)
 
 

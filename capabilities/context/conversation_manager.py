@@ -105,7 +105,9 @@ class ConversationManager:
         if isinstance(msg, str):
             msg = {"user_id": user_id, "content": msg, "tenant_id": tenant_id}
         tenant, user = msg.get("tenant_id", "default"), msg["user_id"]
-        text = cues.in_simplified(msg.get("content", ""))  # "每天早上9點提醒我" read as "每天早上9点提醒我"
+        # "每天早上9點提醒我" read as "每天早上9点提醒我"; "查一下 https://…/v1 不对，是 https://…/v2" as
+        # "查一下 https://…/v2"
+        text = cues.corrected(cues.in_simplified(msg.get("content", "")))
         if msg.get("task_id"):
             return self._answer_named_task(tenant, user, msg["task_id"], text, msg.get("parameters"),
                                            msg.get("approve"), bool(msg.get("always_allow")))

@@ -83,8 +83,9 @@ _OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes; 
 )
 _AUTO_CONTINUE = re.compile(r"\bauto[\s_-]?continue\b|\bfollow[\s-]?up\b|\bkeep\s+reminding\b|\bdecide\s+(?:the\s+)?next\b"
                             r"|智能提醒|自动续|决定下次|跟进|督促", _F)
-_REMIND_LEAD = re.compile(r"^\s*(?:请|帮我|麻烦)?\s*(?:提醒我|叫我|通知我|记得|提醒)\s*(?:一下|去|要)?\s*"
-                          r"|^\s*(?:please\s+)?(?:remind|alert|notify|ping)\s+me\s*(?:to|that|about|of)?\s*", _F)
+_REMIND_LEAD = re.compile(r"^\s*(?:请|帮我|麻烦)?\s*(?:提醒我|叫我|喊我|通知我|记得|提醒)\s*(?:一下|一声|去|要)?\s*"
+                          r"|^\s*(?:please\s+)?(?:(?:remind|alert|notify|ping|nudge|poke|bug)\s+me"
+                          r"|give\s+me\s+a\s+(?:shout|buzz|nudge|heads[- ]up|ring|call))\s*(?:to|that|about|of)?\s*", _F)
 _TRIM = " \t,，。.!！;；:：、"
 # asked to write something: a time after it is what the text is about ("给物业写个投诉，楼上天天早上七点
 #就开钻"), a time before it when to write it ("每天早上8点帮我写一份日报")
@@ -124,6 +125,18 @@ def read_loop_request(text: str, parse) -> LoopOperation | NewLoop | None:
     if not task_text:
         return None
     return NewLoop(parsed, task_text, reminder, bool(_AUTO_CONTINUE.search(text)))
+
+
+# "reminder apps", "she sets reminders for everything": the noun alone tells of reminders; with a
+# verb of making one before it ("set a reminder", "can I get a reminder") it asks for one
+_REMINDER_NOUN = re.compile(r"\breminders?\b", _F)
+_MAKES_A_REMINDER = re.compile(r"\b(?:set|add|create|make|put|schedule|give|get|need|want)\b(?:\s+\S+){0,3}?\s+reminders?\b", _F)
+
+
+def asks_to_be_reminded(text: str) -> bool:
+    """Whether the words ask for a reminder ("remind me…", "set a reminder…", "提醒我…"), not only
+    tell of reminders ("my nan just discovered reminder apps")."""
+    return bool(_REMIND.search(_REMINDER_NOUN.sub(" ", text)) or _MAKES_A_REMINDER.search(text))
 
 
 def _written_about(text: str, remainder: str) -> bool:

@@ -58,13 +58,19 @@ _MONTHS = ("january|february|march|april|may|june|july|august|september|october|
 _REMIND = re.compile(
     # "叫我" asks to be called right after a time ("三刻钟后叫我把衣服晾了"): "老板叫我把报告改一下"
     # tells what someone asked, "叫我小明就行" a name
-    r"提醒|叫醒|通知我|叫我(?=起床|起来|醒|\s*$|[，,。.!！])|(?<=[后前点分半候])叫我"
+    r"提醒|叫醒|通知我|[叫喊]我(?=起床|起来|醒|一声|\s*$|[，,。.!！])|(?<=[后前点分半候])[叫喊]我"
     r"|(?<![你我他她它还都也不得的])记得(?!\s*(?:吗|么|嘛|不))"
-    r"|\b(?:remind|alert me|notify me|ping me|wake me)", _F)
+    r"|\b(?:remind|alert me|notify me|ping me|wake me|nudge me|poke me|bug me"
+    r"|give me a (?:shout|buzz|nudge|heads[- ]up|ring|call)|shout at me)", _F)
 # "could you … every 6 hours?" is a request put politely, not a question: can/could/would/will
 # before "you" start no question here
 _QUESTION = re.compile(r"[?？]|吗|呢\s*$|多少|什么|怎么|怎样|几点|为什么|哪|^\s*(?:what|how|why|when|which"
                        r"|who|whose|is|are|was|were|do|does|did|should|(?:can|could|would|will)(?!\s+(?:you|u)\b))\b", _F)
+# "can check https://… every 10 minutes or not?": can or could with no one named, asking whether
+# it can be done, is a request put in Singapore English
+_CAN_OR_NOT = re.compile(r"^\s*(?:(?:hey|hi|eh|oi)\b[^,，]*[,，]\s*)?(?:can|could)\s+(?:help\s+(?:me\s+)?)?"
+                         r"(?:check|run|send|remind|fetch|get|look|monitor|ping|watch|tell|do|make|set|call|hit|query"
+                         r"|pull|book|find|show|give|track|keep|see)\b.*\bor\s+not\b", _F)
 # a request to find something out carries its own question: "每隔两小时查一下订单有多少" asks for a
 # check every two hours, not how many hours
 _FIND_OUT = re.compile(r"查一下|查查|查询|查看|查|看一下|看看|统计|数一下|检查|告诉我|汇报|报告"
@@ -77,6 +83,8 @@ _EN_DATE_CUE = re.compile(rf"\b(?:{_MONTHS})\b\.?\s*\d"
 
 def asks_now(text: str) -> bool:
     """Whether ``text`` is a question put now, not one a request passes on to be found out."""
+    if _CAN_OR_NOT.search(text):
+        return False
     return any(not _FIND_OUT.search(text, 0, match.start()) for match in _QUESTION.finditer(text))
 
 

@@ -272,13 +272,14 @@ def _said_once(parts: list[_Part], specs: list[CapabilitySpec],
                values: Callable[[CapabilitySpec, str], dict]) -> tuple[list[_Part], list[CapabilitySpec]]:
     """Clauses of one stage that ask the same capability for the same thing, the later one
     pointing back at the earlier ("the revenue for Q2 by month, could you pull that from the
-    database?") or giving nothing of its own for it where the earlier gives the values ("测试说
+    database?"), leaving its object unsaid ("老板要上季度的销售额，帮我从 orders 表里拉一下") or giving nothing of its own for it where the earlier gives the values ("测试说
     https://… 一直报500，你帮我请求一下看看"), joined into one part: a comma alone does not make a
     second step. ``values(spec, text)``: the values of ``spec`` that ``text`` gives."""
     kept_parts, kept_specs = [parts[0]], [specs[0]]
     for part, spec in zip(parts[1:], specs[1:]):
         before = kept_parts[-1]
-        again = _POINTS_BACK.search(part.text) or (not values(spec, part.text) and values(spec, before.text))
+        again = _POINTS_BACK.search(part.text) or _UNSAID_OBJECT.search(part.text) \
+            or (not values(spec, part.text) and values(spec, before.text))
         if part.stage == before.stage and spec.name == kept_specs[-1].name and again:
             kept_parts[-1] = _Part(before.stage, f"{before.text}, {part.text}")
         else:
@@ -328,6 +329,10 @@ def _with_values(parts: list[_Part]) -> list[_Part]:
 
 
 _POINTS_BACK = re.compile(rf"{_BACK_REFERENCE.pattern}|\b(?:that|this|those|these)\b|这个|那个|这些|那些", _F)
+# in Chinese the object may go unsaid: "老板要上季度的销售额，帮我从 orders 表里拉一下" (a clause ending
+# in a verb and 一下, naming nothing else to do it to: no 把, no 也/还/再/又/另外 for more)
+_UNSAID_OBJECT = re.compile(r"^(?!.*(?:把|也|还|再|又|另外))[^，,]*(?:一下|[查拉跑弄搞导捞拿取看算抓整]下)"
+                            r"(?:吧|呗|呢|啊|呀|哈)?\s*[。.!！~～]*\s*$")
 
 
 # values whose commas and semicolons do not split clauses: a SQL statement, something quoted

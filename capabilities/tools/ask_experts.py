@@ -48,6 +48,7 @@ PARAMETERS = {
                 "made from theirs by summary, voting, weights or map-reduce over the question's parts.",
     parameters=PARAMETERS,
     keywords=("experts", "expert panel", "ask the experts", "panel of experts", "debate",
+              "expert opinion", "expert opinions", "expert views", "专家意见",
               "several opinions", "multiple opinions", "a few opinions", "several perspectives",
               "专家", "专家们", "讨论一下", "辩论", "会诊", "多方意见", "几方意见", "多听几个意见", "几个人的意见"),
     examples=("ask the experts whether we should move the service to Rust",

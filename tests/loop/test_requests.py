@@ -73,11 +73,21 @@ def test_modify_keeps_the_new_schedule_text_and_parameters():
     ("明天早上8点叫我起床", "起床", True, "once"), ("明天记得带伞", "带伞", True, "once"),
     ("明天9点记得提醒我交报告", "交报告", True, "once"),
     ("每天8点告诉我天气", "告诉我天气", False, "cron"),  # a loop running the request, not a reminder
+    # other words for "remind me": a shout, a nudge; "喊我" as "叫我"
+    ("give me a shout in fifteen minutes to take the bread out", "take the bread out", True, "once"),
+    ("nudge me at 4pm to stretch", "stretch", True, "once"), ("半小时后喊我一声收衣服", "收衣服", True, "once"),
 ])
 def test_new_loop_tasks(text, task, reminder, kind):
     found = read(text)
     assert isinstance(found, NewLoop) and found.task_text == task and found.reminder is reminder
     assert found.parsed.schedule.kind == kind
+
+
+def test_can_or_not_with_no_one_named_is_a_request_not_a_question():
+    found = read("can check https://x.example.sg/health every 5 minutes or not?")  # Singapore English
+    assert isinstance(found, NewLoop) and "https://x.example.sg/health" in found.task_text
+    assert found.parsed.schedule.kind == "interval" and found.parsed.schedule.every_s == 300
+    assert read("can dogs eat grapes every day or not?") is None  # someone named: a question
 
 
 def test_a_reminder_without_a_time_is_still_a_loop_request_and_auto_continue_is_read():

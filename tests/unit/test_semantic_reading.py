@@ -195,6 +195,15 @@ def intents():
     # advice about the person's own records is not only conversation
     ("my bank card got blocked, any tips on getting my account balance?", Intent("chat", source="llm"),
      sure("unsupported", "bank", 0.8), "unsupported"),
+    # a question of general knowledge the small model refused is answered; one about the
+    # person's own things stays refused
+    ("请问您，黄河流经几个省？", Intent("unsupported", source="llm"), sure("chat", "knowledge", 0.8), "chat"),
+    ("请问您，黄河流经几个省？", Intent("unsupported", source="llm"), sure("chat", "knowledge", 0.55), "unsupported"),
+    ("how far is my flight from Oslo to Rome?", Intent("unsupported", source="llm"), sure("chat", "knowledge", 0.8),
+     "unsupported"),
+    # an address only told of is conversation
+    ("came across https://free-gift.example.org in a spam text, the nerve of these people",
+     Intent("clarify", source="llm"), sure("chat", "smalltalk", 0.8), "chat"),
 ])
 def test_a_sure_reading_decides_where_the_rules_or_the_model_read_otherwise(intents, text, intent, reading, expected):
     assert intents.second_opinion(text, intent, reading).kind == expected
@@ -280,6 +289,17 @@ def test_a_new_reminder_gives_way_only_to_a_reading_that_is_all_but_certain():
     passport = NewLoop(None, "renew my passport", reminder=True)
     assert _second_look(passport, agent_task("remind me to renew my passport", None),
                         sure("loop_op", "resume", 0.83)) is passport
+
+
+def test_reminders_only_told_of_ask_for_none_where_the_reading_is_surely_conversation():
+    said = "my dad has phone reminders for every pill he takes now, cute but chaotic"
+    told = NewLoop(None, said, reminder=True)
+    assert _second_look(told, agent_task(said, None), sure("chat", "feelings", 0.9)) is None
+    assert _second_look(told, agent_task(said, None), sure("chat", "feelings", 0.5)) is told  # not sure: it stands
+    for asked in ("set a reminder to call the plumber", "can I get a reminder for the dentist",
+                  "remind me to water the ferns", "记得提醒我交电费"):
+        new = NewLoop(None, asked, reminder=True)
+        assert _second_look(new, agent_task(asked, None), sure("chat", "smalltalk", 0.9)) is new, asked
 
 
 def test_a_new_reminder_that_names_a_loop_task_the_person_has_gives_way_to_a_sure_reading():

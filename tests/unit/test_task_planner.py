@@ -190,6 +190,13 @@ def test_a_request_said_in_two_clauses_is_one_step(planner):
     # the later clause points back at the earlier and asks the same capability: no second step
     assert planner.plan("we need last month's sales by region from the database, could you query that with sql?") is None
     assert planner.plan("查询上个月的销售额，这个从数据库里查询就行") is None
+    # or leaves its object unsaid: "…, 帮我从数据库里查询一下" does what was just named
+    assert planner.plan("财务要去年每个季度的退款数据库查询结果，帮我从数据库里查询一下") is None
+
+
+def test_a_clause_that_names_more_to_do_is_still_a_step_of_its_own(planner):
+    plan = planner.plan("查询一下数据库里的订单，再把退货也查询一下")
+    assert plan is not None and [s.capability for s in plan.steps] == ["sql_query", "sql_query"]
 
 
 def test_a_clause_that_asks_again_with_nothing_of_its_own_is_the_same_step(planner):

@@ -164,14 +164,17 @@ def test_a_personal_dilemma_is_talked_over_not_put_to_the_panel(registry, text):
 
 
 @pytest.mark.parametrize("text", ["ask the experts whether we should rewrite the billing service",
-                                  "I'd like several opinions on buying versus leasing a car", "这事想听听多方意见：要不要考研"])
+                                  "I'd like several opinions on buying versus leasing a car", "这事想听听多方意见：要不要考研",
+                                  "could I get some expert opinions on moving our team to a four-day week?"])
 def test_asking_for_experts_or_several_opinions_reaches_the_panel(registry, text):
     intent = read(registry, text, route="ask_experts")
     assert intent.capability == "ask_experts"
 
 
 @pytest.mark.parametrize("text", ["how does kubernetes reschedule a failed pod?", "what is an MX record in email?",
-                                  "explain how weather forecasts are made", "k8s的pod是怎么调度的", "为什么邮件会进垃圾箱"])
+                                  "explain how weather forecasts are made", "k8s的pod是怎么调度的", "为什么邮件会进垃圾箱",
+                                  "what's a webhook and why would I want one?",
+                                  "ELI5: what does an HTTP status code tell you?"])
 def test_a_question_of_how_things_work_is_conversation_even_when_the_model_reads_it_as_unsupported(registry, text):
     assert read(registry, text, route="unsupported").kind == "chat"
 
@@ -330,3 +333,58 @@ def test_a_turn_that_tells_about_oneself_is_kept_for_memory(text):
                                   "I need you to remind me to call mum at 6", "我是不是还有任务没跑完"])
 def test_a_reminder_or_a_question_asked_anywhere_is_not(text):
     assert not cues.may_tell_about_self(text)
+
+
+@pytest.mark.parametrize("text", ["what's an API token, and why does everyone say never to paste it in chat?",
+                                  "eli5 what a database index is"])
+def test_a_question_of_what_a_thing_is_is_not_a_request_to_use_it(registry, text):
+    assert IntentRouter(TaskRouter(registry)).decide_by_rules(text) is None
+
+
+# -- an address told of, a value taken back --------------------------------------------------
+@pytest.mark.parametrize("text", ["saw https://cheap-flights.example.com on a billboard, looks like a scam lol",
+                                  "got a text with https://parcel-fee.example.net in it this morning, classic phishing",
+                                  "刷到一个 https://free-iphone.example.cn 的广告，一看就是骗人的"])
+def test_an_address_only_told_of_is_no_address_to_fetch(registry, text):
+    assert cues.tells_of_an_address(text)
+    assert IntentRouter(TaskRouter(registry)).decide_by_rules(text) is None
+    assert read(registry, text, route="chat").kind == "chat"  # chat, not "which of these should I do with it?"
+
+
+@pytest.mark.parametrize("text", ["saw https://shop.example.com is down, can you check it?",
+                                  "got https://data.example.com/report.csv from Tom, fetch it please",
+                                  "收到一个 https://api.example.cn/v1/ping 帮我请求一下"])
+def test_an_address_told_of_with_something_asked_is_still_a_request(text):
+    assert not cues.tells_of_an_address(text)
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("帮我请求 https://a.example.cn/v1/x 不对不对，是 https://a.example.cn/v2/x", "帮我请求 https://a.example.cn/v2/x"),
+    ("fetch https://a.example.com/old no wait, https://a.example.com/new please", "fetch https://a.example.com/new please"),
+    ("key是 app-4fT9qL 哦不对，是 app-8kW2zR", "key是 app-8kW2zR"),
+    ("the token is tk-11aa22bb, sorry I meant tk-33cc44dd", "the token is tk-33cc44dd"),
+])
+def test_a_value_taken_back_is_replaced_by_the_one_said_instead(said, meant):
+    assert cues.corrected(said) == meant
+
+
+@pytest.mark.parametrize("said", ["i mean, it was fine", "不对，我说错了", "https://a.example.com i mean it",
+                                  "not https://a.example.com, I mean the other page",
+                                  "fetch https://a.example.com and I mean the whole page"])
+def test_words_of_correction_without_a_value_of_the_same_kind_after_them_change_nothing(said):
+    assert cues.corrected(said) == said
+
+
+def test_the_front_desk_reads_a_corrected_address(registry, tmp_path):
+    from capabilities.context.conversation_manager import ConversationManager
+    from common.tasks.sqlite_store import SQLiteTaskStore
+    from events.event_bus import EventBus
+
+    store = SQLiteTaskStore(tmp_path / "flora.db")
+    try:
+        desk = ConversationManager(store, EventBus(store), registry)
+        decision = desk.handle_user_input({"user_id": "u", "tenant_id": "t",
+                                           "content": "查一下 https://a.example.cn/v1 不对，是 https://a.example.cn/v2"})
+        assert decision.content == "查一下 https://a.example.cn/v2"
+    finally:
+        store.close()
