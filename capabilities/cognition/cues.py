@@ -39,7 +39,7 @@ _THEN_ASK = re.compile(r"\b(?:now|next|also|please|could you|can you|then)\b|接
 
 _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
     ("clear_history", re.compile(
-        r"^\s*/(?:clear|reset)\b|\b(?:clear|delete|erase|wipe|reset|forget)\s+(?:all\s+)?(?:of\s+)?"
+        r"^\s*/(?:clear|reset)\b|\b(?:clear|delete|erase|wipe|reset|forget)(?:\s+(?:down|out))?\s+(?:all\s+)?(?:of\s+)?"
         r"(?:my|our|the|this)\s+(?:chat\s+|conversation\s+|message\s+)?(?:history|conversation|chat|messages|thread)\b"
         r"|(?:清空|清除|删除|删掉|清掉)(?:一下)?(?:我的|我们的)?(?:全部|所有)?(?:对话|聊天|会话)(?:历史|记录)?"
         r"|(?:对话|聊天|会话)(?:历史|记录)[^，,。]{0,4}(?:删|清)"
@@ -69,6 +69,7 @@ _COMMANDS: tuple[tuple[str, re.Pattern], ...] = (
         r"|\b(?:turn|switch|shut|power)\s+(?:yourself|flora|the\s+(?:server|system|assistant))\s+(?:off|down)\b"
         r"|^\s*shut\s*down\s*[.!]*\s*$"
         r"|(?:关机|关闭|停止|退出|关掉)(?:一下)?\s*(?:flora|系统|服务|服务器|你自己|整个系统)|^\s*关机\s*[。！!]*\s*$"
+        r"|把(?:flora|系统|服务|服务器|你自己|整个系统)(?:给)?(?:关|停)(?:掉|了|一下|下)"
         # said to Flora, with a reason after it: "你先关机吧，明天再说"
         r"|^\s*(?:(?:那|那你|你|好|好了|行|行了|嗯)\s*)*(?:先|就|现在)*\s*(?:关机|下线)(?:吧|了|啦)?\s*(?:[，,。!！~～]|$)"
         # the object first: "把系统关掉", "将服务停了"
@@ -120,7 +121,7 @@ _ABOUT_FLORA = re.compile(
     r"|(?:哪些|什么)(?:任务|提醒|定时任务)(?:还)?(?:在|是)?(?:运行|生效|等待|进行)"
     # the work the person handed over, said as such: "我交给你的事情办得怎么样了", "我之前都让你做过哪些任务",
     # "show me what I've had you run so far", "how's the stuff I asked you to do?"
-    r"|(?:交给|交代给|托|拜托|让|叫)你(?:帮我)?(?:做|办|跑|执行|处理|弄|查)?(?:过)?的(?:那些|这些|那个|这个)?(?:事|事情|任务|活|东西)"
+    r"|(?:交给|交代给|托|拜托|让|叫)你(?:帮我)?(?:做|办|跑|执行|处理|弄|查|干|搞)?(?:过)?的(?:那些|这些|那个|这个)?(?:事|事情|任务|活|东西)"
     r"|你(?:帮我|替我|给我)(?:做|办|跑|执行|处理|弄|查)(?:过)?的(?:那些|这些|那个|这个)?(?:事|事情|任务|活)"
     r"|让你(?:帮我)?(?:做|跑|执行|办|处理|查)(?:过|了)(?:哪些|什么|些什么|多少)"
     r"|\bwhat\s+(?:have|did)\s+i\s+(?:asked|ask|had|have|told|tell|got|get)\s+you\s+(?:to\s+)?(?:do|run|handle|work\s+on|look\s+into)\b"
@@ -234,8 +235,14 @@ def conversation_only(text: str) -> bool:
     return False
 
 
+def _as_you(text: str) -> str:
+    """"您" read as "你": the polite "you" asks the same ("麻烦您把系统关一下", "您能帮我干啥")."""
+    return text.replace("您", "你")
+
+
 def command(text: str) -> str | None:
     """``clear_history | shutdown | switch_model | status | help`` when the text is that command."""
+    text = _as_you(text)
     for name, pattern in _COMMANDS:
         if pattern.search(text):
             return name
@@ -243,7 +250,7 @@ def command(text: str) -> str | None:
 
 
 def asks_about_flora(text: str) -> bool:
-    return bool(_ABOUT_FLORA.search(text))
+    return bool(_ABOUT_FLORA.search(_as_you(text)))
 
 
 def asks(text: str) -> bool:
@@ -268,7 +275,7 @@ _ABILITIES = re.compile(
     r"|你[^，,。？?！!]{0,8}?(?:还|都)(?:能|会|可以)(?:帮我)?(?:做|干)(?:些)?(?:什么|啥|撒|嘛)"
     # the asker left out "你" or said it in other words: "都能帮我干点啥", "说说你的本事", "你擅长什么",
     # "what are you actually capable of?", "what can you actually do", "what are your skills?"
-    r"|(?:^|你|[，,。!！?？\s])(?:都|还|又)?(?:能|可以|会)帮(?:我|上|到)?(?:我)?(?:做|干|弄|办|搞)?(?:点|些|一些)?(?:什么|啥|嘛|哪些)"
+    r"|(?:^|你|助手|[，,。!！?？\s])(?:都|还|又)?(?:能|可以|会)帮(?:我|上|到)?(?:我)?(?:做|干|弄|办|搞)?(?:点|些|一些)?(?:什么|啥|嘛|哪些)"
     r"|(?:说说|讲讲|聊聊|介绍(?:一下)?|展示(?:一下)?|亮亮)你的(?:本事|本领|能力|功能|技能|特长)"
     r"|你的(?:本事|本领|能力|功能|技能|特长)(?:都)?(?:有(?:哪些|什么|啥)|是(?:什么|啥|哪些))|你(?:有|会)(?:啥|哪些|什么)(?:本事|本领|技能|功能|能力|特长)|你(?:最)?擅长(?:什么|啥|哪些|干啥|做什么)"
     r"|\bwhat\s+(?:\w+\s+)?are\s+you\s+(?:\w+\s+)?(?:capable\s+of|able\s+to\s+do|good\s+(?:at|for))"
@@ -289,7 +296,7 @@ def asks_hypothetical(text: str) -> bool:
 
 def asks_about_abilities(text: str) -> bool:
     """"what can you do?", "介绍一下你自己能干嘛": answered with what is installed."""
-    return bool(_ABILITIES.search(text))
+    return bool(_ABILITIES.search(_as_you(text)))
 
 
 _ADVICE = re.compile(
@@ -315,9 +322,10 @@ _UNCLEAR_EN = re.compile(
     r"^\s*(?:(?:hey|ok(?:ay)?|so|um+|also|and)[,\s]+)?(?:please\s+|pls\s+)?"
     r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+|just\s+)?|i\s+need\s+you\s+to\s+|go\s+ahead\s+and\s+)?"
     r"(?:send|forward|fix|change|update|edit|redo|finish|handle|process|check|review|sort\s+out|take\s+care\s+of"
-    r"|look\s+at|go\s+over|improve|correct|rewrite|share|post|submit|upload|print|move|rename|resend|delete|remove)"
+    r"|look\s+at|go\s+over|improve|correct|rewrite|share|post|submit|upload|print|move|rename|resend|delete|remove"
+    r"|sort|figure|deal\s+with)"
     r"\s+(?P<ref>it|this|that|them|these|those|this\s+one|that\s+one|the\s+thing|that\s+thing"
-    r"|(?:the|that|this)\s+(?:file|document|doc|draft|report|spreadsheet|sheet|deck|slides))"
+    r"|(?:the|that|this)\s+(?:file|document|doc|draft|report|spreadsheet|sheet|deck|slides))(?:\s+out)?"
     r"(?:\s+(?:to|for|with|over\s+to)\s+(?:them|him|her|everyone|everybody|the\s+team|the\s+others|the\s+client|the\s+boss|it))?"
     r"(?:\s+(?:with|using)\s+(?:the\s+)?(?:new|latest|updated|same|other|right|correct)\s+\w+)?"
     r"(?:\s+(?:again|now|please|pls|asap|real\s+quick|for\s+me))*\s*[.!?？。！]*\s*$", _F)
@@ -469,7 +477,7 @@ def memory_command(text: str) -> tuple[str, str] | None:
 _SELF_FIRST = re.compile(r"^\s*(?:i|i'm|im|i've|we|we're|we've|my|our)\b|^\s*(?:我们|咱们|我|俺)", _F)
 _ASKS_ANYWHERE = re.compile(r"[?？]|\b(?:what|what's|whats|which|who|when|where|why|how|whether)\b"
                             # "…落地了没，CZ3102": 没 ending a clause asks whether it happened
-                            r"|吗|呢|什么|哪|几|多少|有没有|是不是|怎么|如何|为什么|谁|了没有?\s*(?:[，,。.!！~]|$)"
+                            r"|吗|呢|什么|哪|几|多少|有没有|是不是|怎么|如何|为什么|谁|[了完]没有?(?:啊|呀|哇)?\s*(?:[，,。.!！~]|$)"
                             r"|没有?\s*[。.!！~]*\s*$", _F)
 _WANTS = re.compile(
     r"\b(?:want|wanna|need|needs|would\s+like|'d\s+like|wish|have\s+to|has\s+to|must|should|gotta|"

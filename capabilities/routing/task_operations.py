@@ -35,7 +35,7 @@ LAST = "last"
 _F = re.IGNORECASE
 _ID = r"(?<![A-Za-z0-9_])(?:task|t)_[A-Za-z0-9]{1,40}(?![A-Za-z0-9_])"
 _TASK_ID = re.compile(_ID)
-_EN_REF = (rf"(?:(?:the\s+)?task\s+)?{_ID}|(?:the\s+)?result\s+of\s+(?:task\s+)?{_ID}|it|that|this"
+_EN_REF = (rf"(?:(?:the\s+)?task\s+)?{_ID}|(?:the\s+)?result\s+of\s+(?:task\s+)?{_ID}|it|that|this|that\s+one|this\s+one"
            r"|the\s+(?:last|previous|latest|current|running|same)\s+(?:task|job|one|run|request|result|answer)"
            r"|the\s+(?:task|job|run|result|results|answer|output|response|workflow|query|download|search|lookup)"
            r"|(?:my|that|this)\s+(?:last\s+|previous\s+)?(?:task|job|request|result)")
@@ -43,7 +43,9 @@ _ZH_WHICH = r"(?:刚才|刚刚|上一个|上个|之前|前面|最近|这个|那�
 _ZH_THAT_TASK = r"(?:刚才|刚刚|上一个|上个|之前|最近)(?:那个|这个)(?:任务|请求)"  # "刚才那个任务"
 _ZH_REF = (rf"(?:任务\s*)?{_ID}(?:\s*的?(?:结果|输出))?|(?:{_ZH_THAT_TASK}|{_ZH_WHICH}(?:任务|请求))(?:的?(?:结果|输出))?"
            rf"|{_ZH_WHICH}(?:结果|回答|答案|输出)|(?:刚才|刚刚|上一个|之前)(?:那个|这个|的)?|它")
-_LEAD_EN = r"(?:(?:never\s*mind|actually|ok(?:ay)?|sorry|hmm|no|wait)\s*[,，.!]?\s*)?"
+# "it's not that I don't trust the numbers, but could you give that another go?": a clause that
+# concedes something first
+_LEAD_EN = r"(?:[^,，.!?]{0,60}[,，]\s*but\s+)?(?:(?:never\s*mind|actually|ok(?:ay)?|sorry|hmm|no|wait)\s*[,，.!]?\s*)?"
 _POLITE_EN = rf"^\s*{_LEAD_EN}(?:please\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
 # a request's polite or question lead: "请", "帮我", "麻烦你", "能不能", "可不可以帮我", "你能"
 _ASK_ZH = (r"(?:(?:你|您)?(?:能不能|能否|可不可以|可否|可以|能|帮忙)(?:请)?|麻烦(?:你|您)?|请(?:你|您)?)?"
@@ -164,10 +166,10 @@ _ON_EN = r"(?:on|to|for|under|against|with)"
 _SAYING_EN = r"(?:saying|that\s+says|which\s+says|that\s+reads|reading|to\s+say|that)"
 _COMMENT = (
     re.compile(rf"{_POLITE_EN}(?:add\s+(?:a\s+)?)?(?:comment|note|remark)(?:\s+(?:on|to|for)\s+(?P<ref>{_EN_REF}))?"
-               r"\s*[:：,，-]\s*(?P<text>\S.*)$", _F),
+               r"(?:\s+for\s+me)?\s*[:：,，-]\s*(?P<text>\S.*)$", _F),
     # left on a task named, after a colon or a word: "leave a note on that job saying the figures
     # are provisional", "post a remark to task_9: checked"
-    re.compile(rf"{_POLITE_EN}{_NOTE_EN}\s+{_ON_EN}\s+(?P<ref>{_EN_REF})(?:\s*[:：,，-]\s*|\s+{_SAYING_EN}(?:\s*[:：,，]\s*|\s+))"
+    re.compile(rf"{_POLITE_EN}{_NOTE_EN}\s+{_ON_EN}\s+(?P<ref>{_EN_REF})(?:\s+for\s+me)?(?:\s*[:：,，-]\s*|\s+{_SAYING_EN}(?:\s*[:：,，]\s*|\s+))"
                r"(?P<text>\S.*)$", _F),
     # written where the task is: "在这个任务下面写一句：…", "给刚才的任务补充一条：…"
     re.compile(rf"{_POLITE_ZH}(?:在|给|对|往)\s*(?P<ref>{_ZH_REF})\s*(?:下面|下边|底下|下方|里面|里|上面|上|后面|下)?"

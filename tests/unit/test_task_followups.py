@@ -51,6 +51,10 @@ def rerun(ref: str = "last") -> TaskOperation:
     ("刚才的结果可以帮我改成繁体吗？", TaskOperation("revise_result", "last", "改成繁体")),
     ("could you re-sort the output by size, largest first",
      TaskOperation("revise_result", "last", "re-sort the output by size, largest first")),
+    # something conceded first; a note asked for "for me"
+    ("I know the server was fine, but could you run it again", rerun()),
+    ("not that it matters much, but cancel that one", TaskOperation("cancel_task", "last", "")),
+    ("add a note to that one for me: approved by Omar", TaskOperation("comment_on_task", "last", "approved by Omar")),
 ])
 def test_an_operation_said_around_a_lead_an_excuse_or_a_reason_is_read(text, expected):
     assert read_operation(text) == expected

@@ -28,6 +28,7 @@ def read(registry, text: str, route: str = "chat", history=None):
     "讲讲你的本领吧", "你擅长干啥", "你有哪些技能", "能帮上我什么忙", "那你平时都可以帮我做些什么呢",
     "so what are you really able to do?", "what exactly are you good for?", "what's your skill set?",
     "what could I use you for?", "ok, what can you actually help with",
+    "您好，我刚退休，您这个助手都能帮上什么忙", "请问您都能帮我做些什么",  # 您: "you" said politely
 ])
 def test_questions_about_flora_s_abilities_in_other_words_are_answered_from_the_registry(registry, text):
     intent = read(registry, text)
@@ -48,6 +49,8 @@ def test_praise_or_questions_about_other_things_are_not_about_abilities(text):
     ("give me a stronger model", "switch_model"),
     ("今天就到这儿，把你的进程停掉", "shutdown"), ("行了flora，把程序关掉吧", "shutdown"),
     ("power down the assistant now", "shutdown"), ("ok we're finished, kill your process", "shutdown"),
+    ("Could you clear down our chat history? it's a mess", "clear_history"),
+    ("麻烦您把系统关一下，明早要换硬盘", "shutdown"), ("您先把服务停一下吧", "shutdown"),
 ])
 def test_commands_said_with_a_reason_or_another_word_are_read(text, command):
     assert cues.command(text) == command
@@ -388,3 +391,13 @@ def test_the_front_desk_reads_a_corrected_address(registry, tmp_path):
         assert decision.content == "查一下 https://a.example.cn/v2"
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("text", ["刚才让你干的那个活儿到底跑完没有啊，急死人了", "上午交给您的事情办完没有呀"])
+def test_a_question_about_the_work_handed_over_said_impatiently_or_politely_is_about_it(text):
+    assert cues.asks_about_own_work(text)
+
+
+@pytest.mark.parametrize("text", ["hey, could you sort that out for me?", "can you figure it out for me please"])
+def test_a_request_that_only_points_asks_what_it_points_at(text):
+    assert cues.unclear_reference(text) in ("that", "it")
