@@ -167,7 +167,10 @@ _REMOTE_THING = (r"k8s|kubernetes|kubectl|集群|\bpods?\b|服务器|云主机|�
 _REMOTE_STATE = (r"挂了|挂掉|宕机|宕了|掉线|重启|有几个|多少个|几台|状态|正常吗|还活着|跑着|起来了|满了|清理|清一下|清空|删掉|日志|部署|扩容|"
                  r"缩容|看下|看一下|查一下|查下|登录|登上|\bdown\b|\bcrash\w*|\brunning\b|\brestart\w*|\breboot\w*|\bclear\s+out\b"
                  r"|\bclean\s+up\b|\bdelete\b|\blogs?\b|\bdeploy\w*|\bscale\b|\bhealthy\b|\bfailing\b|\bpending\b|\bhow\s+many\b"
-                 r"|\bcheck\b|\bup\b")
+                 r"|\bcheck\b|\bup\b"
+                 # what it has left or is using: "how much disk is left on our file server?", "服务器磁盘还剩多少空间"
+                 r"|磁盘|硬盘|内存|负载|剩多少|还剩|\bdisk\b|\bdisk\s+space\b|\bmemory\b|\bram\b|\bcpu\b|\bload\b"
+                 r"|\bhow\s+much\b|\bspace\s+left\b")
 _REMOTE = re.compile(
     r"\bssh\s+(?:in(?:to)?\s+|onto\s+|to\s+)?(?:the\s+)?(?:[\w.-]+@)?[\w.-]*\d[\w.-]*\b|\bssh\s+(?:into|onto)\b"
     r"|\b(?:log\s*(?:in|on)(?:to)?|connect\s+to|remote\s+into)\s+(?:the\s+)?(?:[\w.-]+@)?[a-z][\w.]*-\d+\b"
@@ -176,6 +179,7 @@ _REMOTE = re.compile(
 # knowledge about such things, and code written about them, is conversation
 _KNOWLEDGE = re.compile(r"为什么|为啥|是什么|什么是|原理|解释|一般|通常|比较好|最好|建议|写(?:一个|个|段)?[^，,。]{0,20}(?:脚本|代码|程序|函数)"
                         r"|\bwhy\b|\bwhat\s+(?:is|are|does)\b|\bhow\s+(?:does|do|did|is|are|come)\b|\bexplain\b|\bin\s+general\b"
+                        r"|\b(?:usually|typically|generally|normally)\b"
                         r"|\bwrite\b|\bscript\b", _F)
 _HOW_TO = re.compile(r"怎么|如何|怎样|咋|\bhow\s+(?:do|should|can|could|would|to)\b|\bbest\s+way\b|\btips?\b", _F)
 

@@ -109,6 +109,8 @@ def test_the_persons_calendar_mail_trips_orders_and_weather_now_are_unsupported_
 @pytest.mark.parametrize("text", [
     "check how many nodes are down in our prod cluster", "重启一下测试环境的服务器", "看下集群里的pod是不是都跑着",
     "log into api-03 and tail the nginx logs", "ssh to 10.0.0.12 and delete the old backups", "登录堡垒机看下日志",
+    # what it has left or is using
+    "can you see how much disk is left on our file server?", "生产服务器内存是不是快满了",
 ])
 def test_the_persons_machines_elsewhere_are_unsupported_even_when_the_model_picks_the_agent(registry, text):
     assert read(registry, text, route="agent").kind == "unsupported"
@@ -200,6 +202,7 @@ def test_the_db_named_as_such_is_the_database_capability(said):
 
 
 @pytest.mark.parametrize("said", ["为什么火车会晚点", "why do flights get cancelled in winter?", "什么是k8s里的pod",
+                                  "how much memory does a web server usually need?",
                                   "写个脚本检查一下服务器的磁盘", "write me a python script that pings our servers",
                                   "买了4本书，每本25块，一共多少钱", "my rent is 3000 and I earn 9000, what's left after 2 months?"])
 def test_knowledge_code_and_sums_on_given_figures_are_not_the_persons_world(said):
