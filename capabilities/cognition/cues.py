@@ -197,7 +197,8 @@ def corrected(text: str) -> str:
 
 
 def _same_kind(a: str, b: str) -> bool:
-    return a.lower().startswith(("http://", "https://")) == b.lower().startswith(("http://", "https://"))
+    """Both addresses, or neither."""
+    return bool(_ADDRESS.match(a)) == bool(_ADDRESS.match(b))
 
 
 @functools.cache

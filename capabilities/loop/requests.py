@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from capabilities.context.answers import named_values
 from capabilities.loop.parse import ParsedSchedule, parse_schedule
 from capabilities.loop.schedule import ScheduleError
-from capabilities.loop.vocabulary import _REMIND
+from capabilities.loop.vocabulary import NUDGE_ME, _REMIND
 
 _F = re.IGNORECASE
 # words for loop tasks. "提醒" is a thing ("站会那个提醒", "GRPO提醒") unless it asks someone to be
@@ -84,8 +84,7 @@ _OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes; 
 _AUTO_CONTINUE = re.compile(r"\bauto[\s_-]?continue\b|\bfollow[\s-]?up\b|\bkeep\s+reminding\b|\bdecide\s+(?:the\s+)?next\b"
                             r"|智能提醒|自动续|决定下次|跟进|督促", _F)
 _REMIND_LEAD = re.compile(r"^\s*(?:请|帮我|麻烦)?\s*(?:提醒我|叫我|喊我|通知我|记得|提醒)\s*(?:一下|一声|去|要)?\s*"
-                          r"|^\s*(?:please\s+)?(?:(?:remind|alert|notify|ping|nudge|poke|bug)\s+me"
-                          r"|give\s+me\s+a\s+(?:shout|buzz|nudge|heads[- ]up|ring|call))\s*(?:to|that|about|of)?\s*", _F)
+                          rf"|^\s*(?:please\s+)?(?:(?:remind|alert|notify|ping)\s+me|{NUDGE_ME})\s*(?:to|that|about|of)?\s*", _F)
 _TRIM = " \t,，。.!！;；:：、"
 # asked to write something: a time after it is what the text is about ("给物业写个投诉，楼上天天早上七点
 #就开钻"), a time before it when to write it ("每天早上8点帮我写一份日报")

@@ -55,13 +55,14 @@ _MONTHS = ("january|february|march|april|may|june|july|august|september|october|
 # request: "叫我起床", "8点叫我", "记得交报告", "明天记得带伞" — not "叫我小明吧" (a name), "你还记得我
 #叫什么吗" or "我记得他姓王" (memory). "告诉我" (tell me) is never one: "告诉我一个笑话" asks for
 # something now; with a time ("每天8点告诉我天气") it is a loop task that runs the request.
+# other words for "remind me", shared with the lead a reminder's text drops (requests.py)
+NUDGE_ME = r"(?:nudge|poke|bug)\s+me|give\s+me\s+a\s+(?:shout|buzz|nudge|heads[- ]up|ring|call)"
 _REMIND = re.compile(
     # "叫我" asks to be called right after a time ("三刻钟后叫我把衣服晾了"): "老板叫我把报告改一下"
     # tells what someone asked, "叫我小明就行" a name
     r"提醒|叫醒|通知我|[叫喊]我(?=起床|起来|醒|一声|\s*$|[，,。.!！])|(?<=[后前点分半候])[叫喊]我"
     r"|(?<![你我他她它还都也不得的])记得(?!\s*(?:吗|么|嘛|不))"
-    r"|\b(?:remind|alert me|notify me|ping me|wake me|nudge me|poke me|bug me"
-    r"|give me a (?:shout|buzz|nudge|heads[- ]up|ring|call)|shout at me)", _F)
+    rf"|\b(?:remind|alert me|notify me|ping me|wake me|shout at me|{NUDGE_ME})", _F)
 # "could you … every 6 hours?" is a request put politely, not a question: can/could/would/will
 # before "you" start no question here
 _QUESTION = re.compile(r"[?？]|吗|呢\s*$|多少|什么|怎么|怎样|几点|为什么|哪|^\s*(?:what|how|why|when|which"
