@@ -776,7 +776,11 @@ class ShellToolConfig(_Section):
     allow: list[str] = Field(default_factory=list)  # program names; empty: any program not denied
     deny: list[str] = Field(default_factory=lambda: list(DEFAULT_SHELL_DENY))
     timeout_s: float = Field(DEFAULT_TOOL_TIMEOUT_S, gt=0, le=3600)  # the default; a call may ask for less
-    network: bool = True  # False: commands run in a network namespace of their own (no network)
+    network: bool = False  # True: out through Flora's egress proxy only (public addresses, docs/tools.md)
+    cpu_s: int = Field(60, ge=1, le=3600)  # CPU seconds of each program (RLIMIT_CPU)
+    memory_mb: int = Field(2048, ge=64, le=1 << 20)  # address space of each program (RLIMIT_AS)
+    open_files: int = Field(256, ge=16, le=65536)  # RLIMIT_NOFILE
+    processes: int = Field(128, ge=1, le=65536)  # RLIMIT_NPROC of the sandbox user
 
     @field_validator("allow", "deny")
     @classmethod
@@ -790,7 +794,7 @@ class ShellToolConfig(_Section):
 class PythonToolConfig(_Section):
     """The ``python_exec`` tool's limits (docs/tools.md)."""
 
-    network: bool = False  # False: no sockets (network namespace where available, and an audit hook)
+    network: bool = False  # True: out through Flora's egress proxy only (public addresses, docs/tools.md)
     timeout_s: float = Field(DEFAULT_TOOL_TIMEOUT_S, gt=0, le=3600)  # wall clock; the default for a call
     cpu_s: int = Field(30, ge=1, le=3600)  # CPU seconds (RLIMIT_CPU)
     memory_mb: int = Field(1024, ge=64, le=1 << 20)  # address space (RLIMIT_AS)
@@ -798,6 +802,15 @@ class PythonToolConfig(_Section):
     processes: int = Field(64, ge=1, le=65536)  # RLIMIT_NPROC (per user; see docs/tools.md)
     site_packages: bool = True  # False: -S, only the standard library can be imported
     read_paths: list[str] = Field(default_factory=list)  # more places the code may read besides the defaults
+    guard: bool = True  # the audit hook's early, readable refusals; the kernel sandbox holds without it
+
+    @field_validator("read_paths")
+    @classmethod
+    def _absolute(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not os.path.isabs(path):
+                raise ValueError(f"read_paths must be absolute paths, got {path!r}")
+        return value
 
 
 class ToolsConfig(_Section):
@@ -805,13 +818,22 @@ class ToolsConfig(_Section):
 
     workspace: str = ""  # empty: <data_dir>/workspace; created on first use
     per_user: bool = True  # each (tenant, user) works in <workspace>/<tenant>/<user>
-    isolation: Literal["auto", "namespaces", "none"] = "auto"  # Linux namespaces via unshare(1)
+    # kernel: every program a tool runs is inside the bubblewrap sandbox, and nothing runs where it
+    # cannot be set up; none: unconfined (warned about at start). auto/namespaces: older names of kernel
+    isolation: Literal["kernel", "none"] = "kernel"
+    sandbox_uid: int = Field(65534, ge=1, le=2**31 - 2)  # the uid sandboxed programs run as when Flora is root
+    network_allow_private: list[str] = Field(default_factory=list)  # internal networks/hosts the egress proxy may reach
     max_output_bytes: int = Field(DEFAULT_TOOL_OUTPUT_BYTES, ge=1024, le=8 * 1024 * 1024)
     max_read_bytes: int = Field(DEFAULT_READ_BYTES, ge=1024, le=8 * 1024 * 1024)
     max_write_bytes: int = Field(DEFAULT_WRITE_BYTES, ge=1024)
     max_file_bytes: int = Field(DEFAULT_SANDBOX_FILE_BYTES, ge=1024)  # RLIMIT_FSIZE of sandboxed processes
     shell: ShellToolConfig = Field(default_factory=ShellToolConfig)
     python: PythonToolConfig = Field(default_factory=PythonToolConfig)
+
+    @field_validator("isolation", mode="before")
+    @classmethod
+    def _older_names(cls, value: Any) -> Any:
+        return "kernel" if value in ("auto", "namespaces") else value
 
 
 
