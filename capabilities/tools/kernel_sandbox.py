@@ -200,7 +200,7 @@ class KernelSandbox:
         for name in ETC_FILES:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         read_only = self.read_only + ((*python_paths(), str(BRIDGE)) if self.network_socket else ())
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
         # the folders above what is bound are made here, open to the sandbox's user (bwrap would
         # copy the host's modes, and /root is 0700), and hold nothing but the way down
         for folder in _ancestors([*read_only, str(self.workdir), *([EGRESS_SOCKET] if self.network_socket else [])]):
