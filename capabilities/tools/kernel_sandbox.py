@@ -96,15 +96,18 @@ class Limits:
 
     def apply(self) -> None:
         """Set the limits on the calling process (a child between fork and exec, without the sandbox)."""
+        self.set_on(0)
+
+    def set_on(self, pid: int) -> None:
+        """Set the limits on process ``pid`` (0: this one), before it runs anything of the person's."""
         import resource
 
         pairs = ((resource.RLIMIT_CPU, self.cpu_s), (resource.RLIMIT_AS, self.memory_bytes),
                  (resource.RLIMIT_NOFILE, self.open_files), (resource.RLIMIT_NPROC, self.processes),
-                 (resource.RLIMIT_FSIZE, self.file_bytes))
+                 (resource.RLIMIT_FSIZE, self.file_bytes), (resource.RLIMIT_CORE, 0))
         for which, value in pairs:
-            if value:
-                resource.setrlimit(which, (value, value))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if value or which == resource.RLIMIT_CORE:
+                resource.prlimit(pid, which, (value, value))
 
     def prlimit(self) -> list[str]:
         """The ``prlimit`` command line that starts a program under these limits (hard and soft)."""
@@ -149,7 +152,8 @@ class KernelSandbox:
 
     def _map_users(self, proc: subprocess.Popen, info_r: int, block_w: int) -> None:
         """Flora as root: the sandbox's user namespace maps uid 0 to root (only setpriv runs as it, to
-        switch away) and uid 1000 to ``sandbox_uid``; written here, then bwrap is let go on."""
+        switch away) and uid 1000 to ``sandbox_uid``, and the limits are set on the namespace's
+        first process; both here, while bwrap waits, then bwrap is let go on."""
         try:
             with os.fdopen(info_r, "rb") as info:
                 data = b""
@@ -163,6 +167,7 @@ class KernelSandbox:
                 for name in ("uid_map", "gid_map"):
                     with open(f"/proc/{child}/{name}", "w") as handle:
                         handle.write(mapping)
+                self.limits.set_on(child)  # before it starts anything: all it starts inherits them
             os.write(block_w, b"1")
         except (OSError, ValueError, KeyError, SandboxUnavailable):
             proc.kill()
@@ -179,6 +184,7 @@ class KernelSandbox:
         fds.append(filter_fd)
         if self.network_socket:
             argv = [sys.executable, "-I", "-S", str(BRIDGE), EGRESS_SOCKET, str(BRIDGE_PORT), "--", *argv]
+        prefix = [] if os.geteuid() == 0 else self.limits.prlimit()
         if os.geteuid() == 0:
             # bwrap leaves the process as uid 0 of the namespace when the map is written from outside:
             # setpriv, the first thing that runs inside, switches to the unprivileged uid for good
@@ -188,7 +194,7 @@ class KernelSandbox:
                     "--cap-add", "CAP_SETPCAP"]
         else:
             caps = ["--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID), "--cap-drop", "ALL", "--disable-userns"]
-        return [*self.limits.prlimit(), _tool("bwrap"), *self.bwrap_args(), *caps,
+        return [*prefix, _tool("bwrap"), *self.bwrap_args(), *caps,
                 "--seccomp", str(filter_fd), "--", *argv]
 
     def bwrap_args(self) -> list[str]:
