@@ -157,6 +157,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     from capabilities.channels.adapters import ChannelSetupError, check_credentials
     from capability_actors.channel_actor import ChannelActor
     from capability_actors.memory_actor import MemoryActor
+    from capabilities.tools.kernel_sandbox import warn_at_start
     from init_plugins import build_registry
 
     started_at = time.time()  # tasks last changed before this belong to an earlier life of this node
@@ -165,6 +166,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     log_context.claim_process(force=True, actor="main", node=config.actors.node)
     refresh_mcp_catalogue(config)  # 0. MCP servers' tools, listed once for every process (docs/mcp.md)
     registry = build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
+    warn_at_start(config, registry)  # what confines the tools that run programs (docs/tools.md)
     try:
         check_credentials(config)  # chat channels' secrets, from the environment
     except ChannelSetupError as exc:

@@ -30,7 +30,8 @@ from api.gateway import ActorGateway
 from api.metrics import HTTPMetrics
 from api.service import APIError, Caller, FloraService, Message, event_view, task_view
 from common.messages import channel_update
-from common.status import StatusCache, collect_status, memory_health, metrics_text as status_metrics_text
+from common.status import StatusCache, collect_status, memory_health, tools_isolation
+from common.status import metrics_text as status_metrics_text
 from common.tasks.models import TRANSITIONS
 from common.tasks.store import open_store
 
@@ -148,12 +149,14 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     @app.get("/health", tags=["health"], summary="The process is up; whether memory answers; the model hosts' state")
     async def health() -> dict:
         """``status`` "ok", or "degraded" while long-term memory cannot be reached (``memory`` says
-        why); ``models``: each model host this Flora started, ``loaded`` or ``unloaded_idle``
+        why) or the tool sandbox cannot be set up (``tools``: the isolation in force, and why not); ``models``: each model host this Flora started, ``loaded`` or ``unloaded_idle``
         (freed after ``llm.idle_unload_s`` without use; the next request loads it again), ``since``."""
         memory = await asyncio.to_thread(memory_state.get)
         hosts = flora.hosts() if hasattr(flora, "hosts") else []
-        return {"status": "ok" if memory["state"] in ("ok", "off") else "degraded", "memory": memory["state"],
-                "models": [host.state() for host in hosts]}
+        tools = await asyncio.to_thread(tools_isolation, config)
+        degraded = memory["state"] not in ("ok", "off") or tools["state"] == "unavailable"
+        return {"status": "degraded" if degraded else "ok", "memory": memory["state"],
+                "models": [host.state() for host in hosts], "tools": tools}
 
     @app.get("/ready", tags=["health"], summary="The actor system answers",
              responses={503: {"description": "not ready"}})

@@ -209,7 +209,8 @@ class KernelSandbox:
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
         # the folders above what is bound are made here, open to the sandbox's user (bwrap would
         # copy the host's modes, and /root is 0700), and hold nothing but the way down
-        for folder in _ancestors([*read_only, str(self.workdir), *([EGRESS_SOCKET] if self.network_socket else [])]):
+        socket_place = [EGRESS_SOCKET] if self.network_socket else []
+        for folder in _ancestors([*read_only, str(self.workdir), *socket_place]):
             args += ["--perms", "0755", "--dir", folder]
         for path in dict.fromkeys(read_only):
             args += ["--ro-bind-try", path, path]
@@ -344,3 +345,18 @@ def status(isolation: str, sandbox_uid: int = 65534) -> dict:
         return {"isolation": "kernel", "state": "unavailable", "reason": reason}
     return {"isolation": "kernel", "state": "ready", "mechanism": version() or "bubblewrap",
             "seccomp": True, "network": "none (egress proxy where enabled)"}
+
+
+def warn_at_start(config, registry) -> None:
+    """Say at start what confines the tools that run programs, when one of them is installed."""
+    if not any(registry.has_executable(name) for name in ("shell", "python_exec")):
+        return
+    tools = config.tools
+    if tools.isolation == "none":
+        log.warning("tools.isolation is 'none': shell and python_exec run programs UNCONFINED, as Flora's own "
+                    "user, with Flora's files and network in reach; use it only where every person is trusted")
+        return
+    reason = probe(tools.sandbox_uid)
+    if reason:
+        log.error("the tool sandbox cannot be set up (%s): shell and python_exec will refuse to run anything "
+                  "until it can (scripts/install.sh installs bubblewrap)", reason)
