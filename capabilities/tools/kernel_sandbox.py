@@ -125,6 +125,7 @@ class KernelSandbox:
     network_socket: str = ""  # the egress proxy's Unix socket, shown at EGRESS_SOCKET; "" = no network
     sandbox_uid: int = 65534
     limits: Limits = field(default_factory=Limits)
+    drops_root: bool = False  # the program itself leaves uid 0 for INSIDE_UID first thing (python_bootstrap)
 
     def launch(self, argv: list[str], **popen: object) -> subprocess.Popen:
         """Start ``argv`` inside the sandbox (``popen``: Popen's stdio, cwd, env, process_group)."""
@@ -186,10 +187,12 @@ class KernelSandbox:
             argv = [sys.executable, "-I", "-S", str(BRIDGE), EGRESS_SOCKET, str(BRIDGE_PORT), "--", *argv]
         prefix = [] if os.geteuid() == 0 else self.limits.prlimit()
         if os.geteuid() == 0:
-            # bwrap leaves the process as uid 0 of the namespace when the map is written from outside:
-            # setpriv, the first thing that runs inside, switches to the unprivileged uid for good
-            argv = [_tool("setpriv"), f"--reuid={INSIDE_UID}", f"--regid={INSIDE_UID}", "--clear-groups",
-                    "--bounding-set=-all", "--inh-caps=-all", "--", *argv]
+            # bwrap leaves the process as uid 0 of the namespace when the map is written from outside,
+            # holding only the capabilities to leave it: setpriv, the first thing that runs inside (or
+            # the program itself, with drops_root), switches to the unprivileged uid for good
+            if not self.drops_root or self.network_socket:
+                argv = [_tool("setpriv"), f"--reuid={INSIDE_UID}", f"--regid={INSIDE_UID}", "--clear-groups",
+                        "--bounding-set=-all", "--inh-caps=-all", "--", *argv]
             caps = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                     "--cap-add", "CAP_SETPCAP"]
         else:

@@ -161,7 +161,17 @@ def _limit(cpu_s, memory_bytes, open_files, processes, file_bytes):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def _drop_root(uid=1000):
+    """Started as uid 0 of the sandbox's user namespace (Flora runs as root): become the sandbox's
+    unprivileged user before anything else, for good (real, effective and saved ids; no groups)."""
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+
+
 def main():
+    _drop_root()
     workspace, network, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
     guarded = sys.argv[9:10] != ["0"]
     _limit(*(int(v) for v in sys.argv[4:9]))

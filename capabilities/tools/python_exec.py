@@ -84,7 +84,7 @@ def python_exec(code: str, context: ExecutionContext, timeout_s: float | None = 
     cache = Path(context.config.data_dir).resolve() / "cache" if getattr(context.config, "data_dir", None) else None
     bootstrap = bootstrap_file(cache)
     jail = Jail(workspace.root, limits=limits, isolation=tools.isolation, sandbox_uid=tools.sandbox_uid,
-                read_only=(*python_paths(), str(bootstrap), *settings.read_paths),
+                read_only=(*python_paths(), str(bootstrap), *settings.read_paths), drops_root=True,
                 network_socket=egress_socket(context) if settings.network else "",
                 max_output_bytes=tools.max_output_bytes)
     argv = [sys.executable, "-I", *([] if settings.site_packages else ["-S"]), str(bootstrap),

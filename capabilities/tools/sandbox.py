@@ -121,6 +121,7 @@ class Jail:
     network_socket: str = ""  # the egress proxy's socket when the operator gave the tool network
     read_only: tuple[str, ...] = ()  # more paths the program may read (the Python installation...)
     sandbox_uid: int = 65534
+    drops_root: bool = False  # the program leaves the namespace's uid 0 itself (see KernelSandbox)
     max_output_bytes: int = 64 * 1024
     env_extra: dict[str, str] = field(default_factory=dict)
 
@@ -135,7 +136,7 @@ class Jail:
                 "Nothing was run. An operator can install bubblewrap (scripts/install.sh does), or set "
                 "tools.isolation: none to run tools unconfined (not recommended).", error_type="unavailable")
         return KernelSandbox(self.workdir, read_only=self.read_only, network_socket=self.network_socket,
-                             sandbox_uid=self.sandbox_uid, limits=self.limits)
+                             sandbox_uid=self.sandbox_uid, limits=self.limits, drops_root=self.drops_root)
 
     def run(self, pipeline: list[list[str]], *, timeout_s: float, stdin: bytes = b"",
             cancelled: Callable[[], bool] = lambda: False) -> RunResult:
