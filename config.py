@@ -574,6 +574,9 @@ class MCPServerConfig(_Section):
     approve: Literal["all", "none"] | list[str] | None = None
     call_timeout_s: float | None = Field(None, gt=0, le=3600)  # unset: mcp.call_timeout_s
     enabled: bool = True
+    # stdio: an untrusted server runs inside the tools' kernel sandbox (no network, no Flora files,
+    # its own folder <data_dir>/mcp/<name> as the only writable place; docs/mcp.md)
+    sandbox: bool = False
 
     @field_validator("env")
     @classmethod
