@@ -325,6 +325,15 @@ def test_the_program_is_an_unprivileged_user_without_capabilities(estate):
     assert "NoNewPrivs:\t1" in output and "Seccomp:\t2" in output
 
 
+def test_python_runs_as_the_same_unprivileged_user(estate):
+    output = estate.python("import os; print(os.getuid(), os.geteuid(), os.getgid(), os.getgroups()); "
+                           "print(open('/proc/self/uid_map').read()); print(open('/proc/self/status').read())")
+    assert output.split()[:3] == ["1000", "1000", "1000"], output
+    own = [line.split() for line in output.splitlines() if line.split()[:1] == ["1000"] and len(line.split()) == 3]
+    assert own and own[0][1] != "0", output
+    assert "CapEff:\t0000000000000000" in output and "NoNewPrivs:\t1" in output and "Seccomp:\t2" in output
+
+
 @pytest.mark.parametrize("call", [
     "libc.syscall(272, 0x10000000)",  # unshare(CLONE_NEWUSER)
     "libc.syscall(308, 0, 0)",  # setns
