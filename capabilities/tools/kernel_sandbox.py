@@ -58,14 +58,11 @@ TMP_BYTES = 64 * 1024 * 1024
 HOSTNAME = "sandbox"
 
 # What programs read from /etc; nothing else of it is there (no shadow, no private keys, no host config).
-# (The namespace's own seccomp filter already refuses unshare; --disable-userns, which bwrap cannot
-# combine with a user namespace mapped from outside, is added where bwrap maps it itself.)
-ETC_FILES = (
-    "passwd", "group", "nsswitch.conf", "host.conf", "hosts", "resolv.conf", "gai.conf", "protocols",
-    "services", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "alternatives",
-    "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "mime.types", "magic", "magic.mime", "locale.alias", "inputrc", "debian_version",
-    "os-release", "papersize", "perl", "python3", "python3.11", "mailcap", "bash.bashrc", "profile",
-)
+ETC_FILES = ("passwd", "group", "nsswitch.conf", "hosts", "ld.so.cache", "localtime", "alternatives", "magic",
+             "mime.types")
+# ...and what reaching out needs, shown only where the operator gave the tool network
+ETC_NETWORK_FILES = ("resolv.conf", "gai.conf", "services", "protocols", "ssl/certs", "ssl/openssl.cnf",
+                     "ca-certificates")
 # Top-level names that are links into /usr on merged-/usr systems, or directories elsewhere.
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 BRIDGE = Path(__file__).with_name("egress_bridge.py")
@@ -195,7 +192,7 @@ class KernelSandbox:
                         "--bounding-set=-all", "--inh-caps=-all", "--", *argv]
             caps = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                     "--cap-add", "CAP_SETPCAP"]
-        else:
+        else:  # (--disable-userns cannot go with a map written from outside; there seccomp refuses unshare)
             caps = ["--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID), "--cap-drop", "ALL", "--disable-userns"]
         return [*prefix, _tool("bwrap"), *self.bwrap_args(), *caps,
                 "--seccomp", str(filter_fd), "--", *argv]
@@ -206,8 +203,9 @@ class KernelSandbox:
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session",
                 "--hostname", HOSTNAME, "--ro-bind", "/usr", "/usr"]
         args += _system_links()
-        for name in ETC_FILES:
-            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        for name in ETC_FILES + (ETC_NETWORK_FILES if self.network_socket else ()):
+            if os.path.lexists(f"/etc/{name}"):  # each bind costs a mount: none for what is not there
+                args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
         read_only = self.read_only + ((*python_paths(), str(BRIDGE)) if self.network_socket else ())
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
         # the folders above what is bound are made here, open to the sandbox's user (bwrap would
