@@ -122,7 +122,7 @@ class AddressPolicy:
         if _normal_host(host) in self.hosts:
             return True
         candidates = [ip] + ([_embedded_ipv4(ip)] if isinstance(ip, ipaddress.IPv6Address) else [])
-        return any(c is not None and c in net for c in candidates for net in self.networks
+        return any(c in net for c in candidates if c is not None for net in self.networks
                    if net.version == c.version)
 
     def checked_addresses(self, host: str, port: int) -> list[str]:
