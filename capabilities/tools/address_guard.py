@@ -191,6 +191,20 @@ def guarded_transport(policy: AddressPolicy) -> GuardedTransport:
     return GuardedTransport(policy)
 
 
+def answered_from_inside(response: httpx.Response) -> bool:
+    """Whether ``response`` came over a connection to an internal address (one the operator
+    opened with ``allow_private``). Ask while the response is open: the connection's address
+    is gone once it is closed. The text of such a server's errors is not passed on."""
+    stream = response.extensions.get("network_stream")
+    address = stream.get_extra_info("server_addr") if stream is not None else None
+    if not address:
+        return False
+    try:
+        return is_internal(ipaddress.ip_address(str(address[0]).split("%", 1)[0]))
+    except ValueError:
+        return False
+
+
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     """One verifying TLS context for every guarded client: loading the CA bundle takes

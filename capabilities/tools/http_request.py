@@ -33,7 +33,6 @@ never with bytes the other side sent.
 
 from __future__ import annotations
 
-import ipaddress
 import json as jsonlib
 import logging
 import re
@@ -43,7 +42,7 @@ from typing import Any
 import httpx
 
 from capabilities.base import CapabilityError, CapabilityInputError, ExecutionContext, capability
-from capabilities.tools.address_guard import AddressPolicy, BlockedAddress, guarded_transport, is_internal
+from capabilities.tools.address_guard import AddressPolicy, BlockedAddress, answered_from_inside, guarded_transport
 
 log = logging.getLogger("flora.capability.http_request")
 
@@ -140,7 +139,7 @@ def http_request(url: str, context: ExecutionContext, method: str = "GET", heade
         with httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=MAX_REDIRECTS,
                           event_hooks={"request": [check_hop]}, transport=transport) as client:
             with client.stream(method, target, **request_args) as response:
-                internal = _from_internal_address(response)  # asked while the connection is open
+                internal = answered_from_inside(response)  # asked while the connection is open
                 raw, truncated = _read_capped(response, max_bytes)
     except BlockedAddress as exc:
         _log_call(context, method, target, "refused address", started)
@@ -203,18 +202,6 @@ def _failure(exc: httpx.TransportError) -> str:
     if isinstance(exc, (httpx.ReadError, httpx.WriteError, httpx.CloseError)):
         return "the connection dropped"
     return "the connection failed"
-
-
-def _from_internal_address(response: httpx.Response) -> bool:
-    """Whether the answer came over a connection to an internal (private, loopback...) address."""
-    stream = response.extensions.get("network_stream")
-    address = stream.get_extra_info("server_addr") if stream is not None else None
-    if not address:
-        return False
-    try:
-        return is_internal(ipaddress.ip_address(str(address[0]).split("%", 1)[0]))
-    except ValueError:
-        return False
 
 
 def _checked_url(url: str, allow_hosts: list[str]) -> httpx.URL:

@@ -16,8 +16,7 @@ import httpx
 import pytest
 
 from capabilities.base import CapabilityError
-from capabilities.tools.address_guard import BlockedAddress
-from capabilities.tools.http_request import _from_internal_address
+from capabilities.tools.address_guard import BlockedAddress, answered_from_inside
 from tests.tools.conftest import call
 from tests.tools.local_http import LocalHTTPServer, Reply, Request
 from tests.tools.test_web_fetch_ssrf import ATTEMPTS, loopback_name
@@ -178,4 +177,4 @@ class _Stream:
 def test_what_counts_as_an_answer_from_inside(address, internal):
     # a public server's error text still comes back (a 404 page is something to read)
     response = httpx.Response(404, extensions={"network_stream": _Stream(address)})
-    assert _from_internal_address(response) is internal
+    assert answered_from_inside(response) is internal
