@@ -301,6 +301,11 @@ class HTTPConfig(_Section):
     max_body_bytes: int = Field(1 << 20, ge=1024)
     ask_workers: int = Field(16, ge=1, le=256)  # threads making Thespian asks for requests
     stream_poll_s: float = Field(0.1, gt=0, le=5)  # how often an event stream looks for new events
+    # Host names the API answers to besides localhost, 127.0.0.1 and [::1] (and http.host itself);
+    # any other Host header gets 400, so a web page cannot reach the API by DNS rebinding. "*": any
+    allowed_hosts: list[str] = Field(default_factory=list)
+    header_timeout_s: float = Field(10.0, gt=0, le=300)  # a request's line and headers must arrive within
+    max_header_bytes: int = Field(16 * 1024, ge=1024, le=1 << 20)  # a larger request head gets 431
 
 
 class ParallelConfig(_Section):
