@@ -18,10 +18,13 @@ HEADER_TIMEOUT_S = 1.0
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory):
-    """A server with a short header timeout and one extra name it answers to."""
-    server = start_server(tmp_path_factory.mktemp("api-guards"), extra={"http": {
-        "api_keys": {KEY: "team-a", PINNED_KEY: {"tenant": "team-a", "user": "alice"}},
-        "allowed_hosts": ["flora.internal"], "header_timeout_s": HEADER_TIMEOUT_S}})
+    """A server with a short header timeout and one extra name it answers to; its Dify is on
+    an internal address nobody opened (a call to it is refused at once)."""
+    server = start_server(tmp_path_factory.mktemp("api-guards"), extra={
+        "http": {"api_keys": {KEY: "team-a", PINNED_KEY: {"tenant": "team-a", "user": "alice"}},
+                 "allowed_hosts": ["flora.internal"], "header_timeout_s": HEADER_TIMEOUT_S},
+        "capabilities": {"plugin_modules": ["tests.support.sample_plugins"],
+                         "settings": {"dify_workflow": {"base_url": "http://127.0.0.1:9/v1"}}}})
     yield server
     stop_server(server)
 
@@ -128,3 +131,20 @@ def test_a_20_kb_header_gets_431(api_server):
                                           ("Example.COM.", "example.com"), ("a.b:c", "a.b:c"), ("", "")])
 def test_the_host_is_read_without_its_port(header, name):
     assert host_name(header) == name
+
+
+def test_an_api_key_given_in_the_conversation_is_kept_masked_in_the_session(guarded):
+    secret = "app-Zq81LmNoPq7c9f2XY"
+    with guarded.client() as client:
+        session_id = client.post("/v1/sessions", params={"user_id": "keeper"}, json={}).json()["session_id"]
+        paused = client.post("/v1/messages", json={"content": "please run the dify workflow", "user_id": "keeper",
+                                                   "session_id": session_id}).json()
+        assert paused["message_type"] == "task_paused" and paused["missing_parameters"][0]["name"] == "api_key"
+        answered = client.post("/v1/messages", json={"content": secret, "user_id": "keeper",
+                                                     "session_id": session_id}).json()
+        # the task got the real key: it went on to call Dify (refused here: an internal address)
+        assert answered["message_type"] == "task_error" and answered["task_id"] == paused["task_id"], answered
+        assert "dify_workflow.allow_private" in answered["message"]
+        session = client.get(f"/v1/sessions/{session_id}", params={"user_id": "keeper"})
+    kept = session.text
+    assert secret not in kept and "app-…f2XY" in kept
