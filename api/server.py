@@ -96,6 +96,9 @@ class GuardedH11Protocol(H11Protocol):
 def uvicorn_config(app: Any, settings: Any, **kwargs: Any) -> uvicorn.Config:
     """A uvicorn.Config serving ``app`` with the guarded protocol and the limits of ``settings``
     (the ``http`` section of the configuration)."""
+    if settings.host in ("0.0.0.0", "::") and not settings.allowed_hosts:
+        log.warning("the API listens on every interface but answers only to localhost, 127.0.0.1 and [::1] in the "
+                    "Host header; list the names clients use in http.allowed_hosts")
     protocol = type("FloraH11Protocol", (GuardedH11Protocol,), {"header_timeout_s": settings.header_timeout_s,
                                                                 "max_header_bytes": settings.max_header_bytes})
     return uvicorn.Config(app, host=settings.host, port=settings.port, http=protocol,
