@@ -301,6 +301,11 @@ class HTTPConfig(_Section):
     max_body_bytes: int = Field(1 << 20, ge=1024)
     ask_workers: int = Field(16, ge=1, le=256)  # threads making Thespian asks for requests
     stream_poll_s: float = Field(0.1, gt=0, le=5)  # how often an event stream looks for new events
+    # Host names the API answers to besides localhost, 127.0.0.1 and [::1] (and http.host itself);
+    # any other Host header gets 400, so a web page cannot reach the API by DNS rebinding. "*": any
+    allowed_hosts: list[str] = Field(default_factory=list)
+    header_timeout_s: float = Field(10.0, gt=0, le=300)  # a request's line and headers must arrive within
+    max_header_bytes: int = Field(16 * 1024, ge=1024, le=1 << 20)  # a larger request head gets 431
 
 
 class ParallelConfig(_Section):
@@ -707,6 +712,10 @@ class ChannelConfig(_Section):
     poll_interval_active: float = Field(5.0, gt=0, le=3600)  # email: ... after a mail, until active_timeout
     active_timeout: float = Field(300.0, ge=0, le=86400)  # email: seconds without mail before idle again
     max_fetch_bytes: int = Field(1_000_000, ge=1024)  # email: a bigger mail is fetched as its text only
+    # email: a mail is its From's only when the receiving server's Authentication-Results (from one
+    # of trusted_authserv_ids) shows DMARC, aligned DKIM or aligned SPF passed (docs/channels.md)
+    require_sender_auth: bool = True
+    trusted_authserv_ids: list[str] = Field(default_factory=list)
 
     @field_validator("api_base")
     @classmethod
@@ -745,6 +754,13 @@ class ChannelConfig(_Section):
                 object.__setattr__(server, "security", "starttls")  # submission's usual way
             if not server.port:
                 object.__setattr__(server, "port", MAIL_PORTS[key][server.security])
+        if self.require_sender_auth and not [i for i in self.trusted_authserv_ids if i.strip()]:
+            raise ValueError("trusted_authserv_ids: an email channel takes a mail as its From's only when the "
+                             "receiving server's Authentication-Results says so; name that server's authserv-id "
+                             "(the first word of the header it adds), or set require_sender_auth: false to take "
+                             "any From as it is (forgeable)")
+        object.__setattr__(self, "trusted_authserv_ids", [i.strip().lower() for i in self.trusted_authserv_ids
+                                                          if i.strip()])
         # addresses are compared lower-cased: Alice@Example.com and alice@example.com are one sender
         object.__setattr__(self, "allow", [a if a == "*" else a.lower() for a in self.allow])
         object.__setattr__(self, "users", {a.lower(): u for a, u in self.users.items()})
