@@ -67,7 +67,7 @@ import threading
 log = logging.getLogger("flora.lifeline")
 
 _held: set[int] = set()  # write ends of this process's lifelines; never inherited by its children
-_forking = threading.Lock()  # a pipe is opened and recorded in _held between two forks, never across one
+_forking = threading.RLock()  # a pipe is opened and recorded in _held between two forks, never across one
 
 
 def _before_fork() -> None:
@@ -134,8 +134,9 @@ class Lifeline:
             os.close(read)
 
     def release(self) -> None:
-        """Let go of the pipe: after the group was stopped (nothing left to signal), or when
-        the actor system did not start. Idempotent."""
+        """Let go of the pipe: after the group was stopped, or when the actor system did not
+        start. Whatever is still left in an attached group is SIGKILLed now, as if this process
+        had ended: the last writer is gone. Idempotent."""
         with _forking:
             write, self._write = self._write, None
             if write is not None and write in _held:  # not in a forked copy of this object

@@ -94,6 +94,20 @@ def test_every_process_and_port_goes_with_the_program_that_started_flora(tmp_pat
         end_marked(mark)
 
 
+def test_main_py_killed_with_9_takes_every_process_and_port_with_it(tmp_path):
+    server = start_server(tmp_path / "api")  # python main.py --api, answering /ready
+    try:
+        before = marked_pids(server.mark)
+        sockets = family_sockets(server.mark)
+        assert len(before) >= 7 and len(sockets) >= 6, (before, sockets)
+        server.process.kill()
+        took = wait_gone(server.mark, GONE_WITHIN_S)
+        wait_for(lambda: not set(sockets) & set(listening_sockets()), GONE_WITHIN_S, "the ports close")
+        print(f"main.py --api, SIGKILL: {len(before)} processes and {len(sockets)} ports gone after {took:.2f} s")
+    finally:
+        stop_server(server)
+
+
 @pytest.mark.real_model
 @pytest.mark.timeout(900)
 def test_the_model_host_goes_with_the_program_that_started_flora(tmp_path):
