@@ -336,6 +336,9 @@ def open_actor_system(config: FloraConfig) -> tuple[Any, int | None, Any]:
         lifeline.release()
         raise
     lifeline.attach(group)
+    if admin_port and group is None:
+        log.warning("the actor system's process group was not found from its admin port %s: its processes "
+                    "will not end by themselves if this program is killed", admin_port)
     return system, group, lifeline
 
 

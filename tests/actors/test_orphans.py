@@ -148,6 +148,7 @@ print(node.pid)
 """
 
 
+@pytest.mark.timeout(600)  # a worker node's start on a loaded machine
 def test_a_node_started_as_a_daemon_outlives_its_launcher_and_takes_only_its_own_actors_with_it(tmp_path,
                                                                                               redis_prefix):
     leader = _free_port()
