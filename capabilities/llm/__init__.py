@@ -55,6 +55,10 @@ __all__ = [
 
 BACKENDS = ("local", "openai", "function", "none")
 DEFAULT_DATA_DIR = "data"
+# how long a request to one of Flora's own model hosts that died under it waits for the host to
+# be started again (host_supervisor.py) before it is sent once more: its first restarts come
+# within seconds, plus the model's load
+HOST_RESTART_WAIT_S = 120.0
 
 
 def build_llm(settings: Mapping[str, Any]) -> LLM | None:
@@ -103,7 +107,8 @@ def persona_llm(settings: Mapping[str, Any], model: str) -> LLM | None:
         return None
     return OpenAICompatibleLLM(url, model=model, schema_mode="json_object",
                                timeout_s=float(_get(settings, "timeout_s", DEFAULT_TIMEOUT_S)),
-                               max_retries=int(_get(settings, "max_retries", DEFAULT_MAX_RETRIES)))
+                               max_retries=int(_get(settings, "max_retries", DEFAULT_MAX_RETRIES)),
+                               restart_wait_s=HOST_RESTART_WAIT_S)
 
 
 def build_model_host(settings: Mapping[str, Any]) -> ModelHost | None:
@@ -134,6 +139,7 @@ def _local(settings: Mapping[str, Any]) -> LLM:
             schema_mode="json_object",
             timeout_s=float(_get(settings, "timeout_s", DEFAULT_TIMEOUT_S)),
             max_retries=int(_get(settings, "max_retries", DEFAULT_MAX_RETRIES)),
+            restart_wait_s=HOST_RESTART_WAIT_S,
         )
     return LocalLlamaLLM(
         _model_file(settings),

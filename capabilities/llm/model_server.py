@@ -143,6 +143,7 @@ def _own_flags(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--flora_idle_unload_s", type=float, default=0.0)
     parser.add_argument("--flora_state_file", default="")
+    parser.add_argument("--flora_restarts", type=int, default=0)  # times its host was started again
     return parser.parse_known_args(argv)
 
 
@@ -180,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
 
     state_file = Path(own.flora_state_file) if own.flora_state_file else None
     identity = {"pid": os.getpid(), "model": model_settings.model_alias or model_settings.model,
-                "port": server_settings.port}
+                "port": server_settings.port, "restarts": own.flora_restarts}
 
     def publish(state: dict) -> None:
         if state_file is not None:
