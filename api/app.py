@@ -30,7 +30,7 @@ from api.gateway import ActorGateway
 from api.metrics import HTTPMetrics
 from api.service import APIError, Caller, FloraService, Message, event_view, task_view
 from common.messages import channel_update
-from common.status import StatusCache, collect_status, memory_health, metrics_text as status_metrics_text
+from common.status import StatusCache, collect_status, health_report, memory_health, metrics_text as status_metrics_text
 from common.tasks.models import TRANSITIONS
 from common.tasks.store import open_store
 
@@ -145,15 +145,16 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     # whether memory can be reached, at most once a second however often /health is probed
     memory_state = StatusCache(lambda: memory_health(config), max_age_s=STATUS_MAX_AGE_S)
 
-    @app.get("/health", tags=["health"], summary="The process is up; whether memory answers; the model hosts' state")
+    @app.get("/health", tags=["health"], summary="The process is up; whether memory answers and the model hosts are up")
     async def health() -> dict:
-        """``status`` "ok", or "degraded" while long-term memory cannot be reached (``memory`` says
-        why); ``models``: each model host this Flora started, ``loaded`` or ``unloaded_idle``
-        (freed after ``llm.idle_unload_s`` without use; the next request loads it again), ``since``."""
+        """``status`` "ok", or "degraded" while long-term memory cannot be reached or a model host
+        is down (``reasons`` says why); ``models``: each model host this Flora started, ``loaded``
+        or ``unloaded_idle`` (freed after ``llm.idle_unload_s`` without use; the next request loads
+        it again), or ``down`` with its ``reason`` while it died and is started again; ``since``,
+        ``restarts``."""
         memory = await asyncio.to_thread(memory_state.get)
         hosts = flora.hosts() if hasattr(flora, "hosts") else []
-        return {"status": "ok" if memory["state"] in ("ok", "off") else "degraded", "memory": memory["state"],
-                "models": [host.state() for host in hosts]}
+        return health_report(memory["state"], [host.state() for host in hosts])
 
     @app.get("/ready", tags=["health"], summary="The actor system answers",
              responses={503: {"description": "not ready"}})
