@@ -47,6 +47,9 @@ log = logging.getLogger("flora.interaction")
 
 Out = tuple[str, dict]
 RECALL_WAIT_S = 2.0  # new work waits at most this long for its memories
+# ... and a question about the person themselves ("what's my name?") this long: their turns
+# still waiting are distilled first, so it is answered from what they said, not invented
+SELF_RECALL_WAIT_S = 45.0
 LATE_KEPT = 1000  # replies still expected after their person was told it took too long
 
 
@@ -169,7 +172,8 @@ class InteractionCoordinator:
                             reading=d.reading)
         if not self.remembers or not d.content:
             return [("agent", task)]
-        self.recalling[msg_id] = Recalling(task, time.monotonic() + RECALL_WAIT_S)
+        wait = SELF_RECALL_WAIT_S if cues.asks_about_self(d.content) else RECALL_WAIT_S
+        self.recalling[msg_id] = Recalling(task, time.monotonic() + wait)
         return [("memory", m.memory_request(op="recall", tenant_id=tenant, user_id=user, request_id=msg_id,
                                             query=d.content))]
 

@@ -17,6 +17,8 @@ Settings keys (absent or None means the default)::
     model_name   backend openai: model id sent to the server (default: `model`)
     schema_mode  backend openai: "json_schema" (default) or "json_object"
     timeout_s, max_retries
+    priority     "background": work nobody waits for; Flora's model host lets every other request go
+                 first (model_server.py), and a request it cut short for one is LLMUnavailable
     function     backend function: "package.module:attr" of fn(messages, json_schema)
 """
 
@@ -43,6 +45,7 @@ from capabilities.llm.base import (
 from capabilities.llm.fake import FunctionLLM, ScriptedLLM
 from capabilities.llm.local import DEFAULT_N_CTX, DEFAULT_N_THREADS, LocalLlamaLLM
 from capabilities.llm.model_host import ModelHost, ModelHostError
+from capabilities.llm.model_server import PRIORITY_HEADER
 from capabilities.llm.openai_compat import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, OpenAICompatibleLLM
 
 __all__ = [
@@ -140,6 +143,7 @@ def _local(settings: Mapping[str, Any]) -> LLM:
             timeout_s=float(_get(settings, "timeout_s", DEFAULT_TIMEOUT_S)),
             max_retries=int(_get(settings, "max_retries", DEFAULT_MAX_RETRIES)),
             restart_wait_s=HOST_RESTART_WAIT_S,
+            headers={PRIORITY_HEADER: "background"} if _get(settings, "priority", "") == "background" else None,
         )
     return LocalLlamaLLM(
         _model_file(settings),
