@@ -57,7 +57,7 @@ class Preempted(RuntimeError):
 class PriorityGate:
     """ASGI middleware: background model requests wait for a quiet model and give way to others.
 
-    ``guard(create_chat_completion)`` wraps llama-cpp-python's method so that the background
+    ``install(Llama)`` wraps llama-cpp-python's completion methods so that the background
     request's generation checks, at every token, whether another request has arrived since it
     was let through (``preempt``), and raises Preempted then. The server runs one generation at
     a time, and a background request is let through only when nothing else is in flight, so the
@@ -103,26 +103,43 @@ class PriorityGate:
         while self.foreground or self._clock() - self.last_foreground < self.quiet_s:
             await asyncio.sleep(_WAIT_POLL_S)
 
-    def guard(self, create_chat_completion: Callable) -> Callable:
+    def install(self, llama_class) -> None:
+        """Make the background request's generation stop with Preempted once ``preempt`` is set.
+
+        ``create_chat_completion`` is wrapped to tell the background request's call (by its
+        messages) and ``create_completion``, which the chat handler calls in the same thread,
+        to add a stopping criterion to that call only: llama-cpp-python checks it after every
+        sampled token, in Python, so what it raises ends the call (a logits processor would
+        run inside a C callback, where an exception is swallowed)."""
+        chat, completion = llama_class.create_chat_completion, llama_class.create_completion
+        local = threading.local()
         gate = self
 
-        def guarded(llama, *args, **kwargs):
+        def create_chat_completion(llama, *args, **kwargs):
             said = _messages_key(kwargs.get("messages"))
-            if said is None or said != gate.background_messages:
-                return create_chat_completion(llama, *args, **kwargs)
+            local.background = said is not None and said == gate.background_messages
+            try:
+                return chat(llama, *args, **kwargs)
+            finally:
+                local.background = False
 
-            def stop_if_preempted(input_ids, scores):
+        def create_completion(llama, *args, **kwargs):
+            if not getattr(local, "background", False) or kwargs.get("stream"):
+                return completion(llama, *args, **kwargs)
+
+            def stop_if_preempted(input_ids, logits) -> bool:
                 if gate.preempt.is_set():
                     gate.preempted += 1
                     raise Preempted("preempted: a reply is waiting for the model; background work is tried later")
-                return scores
+                return False
 
-            from llama_cpp import LogitsProcessorList
+            from llama_cpp import StoppingCriteriaList
 
-            processors = LogitsProcessorList([*(kwargs.get("logits_processor") or []), stop_if_preempted])
-            return create_chat_completion(llama, *args, **{**kwargs, "logits_processor": processors})
+            criteria = StoppingCriteriaList([*(kwargs.get("stopping_criteria") or []), stop_if_preempted])
+            return completion(llama, *args, **{**kwargs, "stopping_criteria": criteria})
 
-        return guarded
+        llama_class.create_chat_completion = create_chat_completion
+        llama_class.create_completion = create_completion
 
 
 def _header(scope, name: str) -> str:
@@ -340,7 +357,7 @@ def main(argv: list[str] | None = None) -> None:
     import llama_cpp
 
     gate = PriorityGate(UseTracker(app, idle))
-    llama_cpp.Llama.create_chat_completion = gate.guard(llama_cpp.Llama.create_chat_completion)
+    gate.install(llama_cpp.Llama)
     config = uvicorn.Config(gate, host=server_settings.host, port=server_settings.port,
                             log_level="warning", timeout_graceful_shutdown=GRACE_S)
     BoundedServer(config).run()

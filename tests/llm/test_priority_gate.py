@@ -91,24 +91,31 @@ def test_background_waits_for_replies_and_quiet_and_goes_one_at_a_time():
 
 def test_a_reply_arriving_while_background_generates_cuts_that_generation_and_only_that():
     pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llm.sh)")
+
+    class Llama:
+        """Stands for llama_cpp.Llama: the chat method renders and calls create_completion,
+        which checks its stopping criteria after each sampled token."""
+
+        def create_chat_completion(self, *, messages, **kwargs):
+            return self.create_completion(prompt=messages[0]["content"], stopping_criteria=None)
+
+        def create_completion(self, *, prompt, stopping_criteria=None, stream=False):
+            for _ in range(3):  # three sampled tokens
+                if stopping_criteria is not None and stopping_criteria([1, 2], [0.5]):
+                    return {"stopped": prompt}
+            return {"ok": prompt}
+
     gate = PriorityGate(None)
-    calls = []
-
-    def create_chat_completion(llama, *, messages, logits_processor=None, **kwargs):
-        calls.append(messages[0]["content"])
-        for _ in range(3):  # three sampled tokens
-            if logits_processor is not None:
-                logits_processor([1, 2], [0.5])
-        return {"ok": messages[0]["content"]}
-
-    guarded = gate.guard(create_chat_completion)
+    gate.install(Llama)
+    llama = Llama()
     gate.background_messages = [("user", json.dumps("distil this"))]
-    assert guarded(None, messages=[{"role": "user", "content": "distil this"}]) == {"ok": "distil this"}
+    assert llama.create_chat_completion(messages=[{"role": "user", "content": "distil this"}]) == {"ok": "distil this"}
     gate.preempt.set()  # a reply arrived while the background request runs
-    assert guarded(None, messages=[{"role": "user", "content": "a reply"}]) == {"ok": "a reply"}  # not cut
+    assert llama.create_chat_completion(messages=[{"role": "user", "content": "a reply"}]) == {"ok": "a reply"}
     with pytest.raises(Preempted, match="a reply is waiting"):
-        guarded(None, messages=[{"role": "user", "content": "distil this"}])
+        llama.create_chat_completion(messages=[{"role": "user", "content": "distil this"}])
     assert gate.preempted == 1
+    assert llama.create_completion(prompt="direct") == {"ok": "direct"}  # not through the chat method: never cut
 
 
 def test_a_reply_arriving_during_a_background_request_sets_preempt():
