@@ -3,7 +3,8 @@
 The model host keeps the evaluated state of the previous prompt and evaluates only what comes
 after the longest prefix the next prompt shares with it. This bench builds the understanding
 step's prompt for the capabilities installed by default, sends a message, installs one more
-skill (a capability spec as a skill registers it), and sends the next message; it prints, for
+skill (a capability spec as a skill registers it, first in the list as ``TaskRouter.routable``
+puts a deployment's own), and sends the next message; it prints, for
 the prompt layout of the working tree and for that of ``--before`` (a git revision), the
 prompt tokens llama.cpp counted as evaluated for that next message (``n_p_eval`` from
 ``llama_perf_context``: the raw llama.cpp figure), the time it took, and the same for a next
@@ -88,7 +89,7 @@ def main() -> None:
         print(f"{label}: first message: {total} prompt tokens, {n_eval} evaluated, {took:.1f} s")
         total, n_eval, took = evaluated(llm, module.prompt(specs, NEXT))
         print(f"{label}: next message, nothing installed: {total} prompt tokens, {n_eval} evaluated, {took:.1f} s")
-        total, n_eval, took = evaluated(llm, module.prompt([*specs, SKILL], THIRD))
+        total, n_eval, took = evaluated(llm, module.prompt([SKILL, *specs], THIRD))  # where routable() puts it
         print(f"{label}: next message after a skill was added: {total} prompt tokens, {n_eval} evaluated "
               f"(llama.cpp n_p_eval), {took:.1f} s")
 

@@ -5,10 +5,11 @@ waits on and the message.
 
 The model host reuses the evaluated prefix a prompt shares with the one before it (llama.cpp
 keeps the longest common prefix of tokens), and everything after the first difference is
-evaluated again. So the capability list, which changes whenever a skill, a plugin or an MCP
-server's tool is added or changed, comes after the fixed part: adding one costs the
-evaluation of the list and what follows it (a few hundred tokens), not the whole prompt
-(bench/prompt_prefix.py measures it). capabilities/cognition/intent_router.py asks it.
+evaluated again. So the capabilities come after the fixed part, Flora's own first (they
+change only with Flora) and those a deployment installed (plugins, skills, MCP servers'
+tools: added and edited while Flora runs) last, each group's list followed by its examples:
+installing a skill costs the evaluation of the installed group and the message, not the
+whole prompt (bench/prompt_prefix.py measures it). capabilities/cognition/intent_router.py asks it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from capabilities.memory import recalled
+from capabilities.routing.task_router import is_builtin
 
 HISTORY_TURNS = 4  # earlier messages shown to the understanding step
 HISTORY_CHARS = 600
@@ -72,13 +74,15 @@ _INSTRUCTIONS = (
     "answer: gives the value a pending question asks for."
 )
 CAPABILITIES_INTRO = "Flora can run these capabilities now; route to one by its name:"
+INSTALLED_INTRO = "And these, installed here; route to one by its name:"
 
 
 def prompt(specs, text: str, history: list[dict] | None = None, pending: Pending | None = None,
            memories: list[dict] | None = None) -> list[dict]:
-    """The fixed prefix (instructions, intents, their worked examples as earlier turns), then the
-    capabilities installed now and their examples, then the recent turns, what is known about
-    the person, the paused question and the message."""
+    """The fixed prefix (instructions, intents, their worked examples as earlier turns), then
+    Flora's own capabilities with their examples, then those this deployment installed (plugins,
+    skills, MCP tools: what changes most) with theirs, a plan example, then the recent turns,
+    what is known about the person, the paused question and the message."""
     messages = [{"role": "system", "content": _INSTRUCTIONS}]
     for example, route in _EXAMPLES:
         messages.append({"role": "user", "content": f"Message: {example}"})
@@ -86,13 +90,18 @@ def prompt(specs, text: str, history: list[dict] | None = None, pending: Pending
     for example, route in _PENDING_EXAMPLES:
         messages.append({"role": "user", "content": _pending_line(_EXAMPLE_PENDING) + f"Message: {example}"})
         messages.append({"role": "assistant", "content": _reading(route)})
-    messages.append({"role": "system", "content": capability_list(specs)})
-    shots = [(example, s.name) for s in specs for example in s.examples[:EXAMPLES_PER_CAPABILITY]]
+    own = [s for s in specs if is_builtin(s)]
+    installed = [s for s in specs if not is_builtin(s)]  # plugins', skills', MCP servers': they change
+    for intro, group in ((CAPABILITIES_INTRO, own), (INSTALLED_INTRO, installed)):
+        if not group and (intro == INSTALLED_INTRO or installed):
+            continue
+        messages.append({"role": "system", "content": capability_list(group, intro)})
+        for example, route in [(e, s.name) for s in group for e in s.examples[:EXAMPLES_PER_CAPABILITY]]:
+            messages.append({"role": "user", "content": f"Message: {example}"})
+            messages.append({"role": "assistant", "content": _reading(route)})
     if len(specs) >= 2 and specs[0].examples and specs[1].examples:
-        shots.append((f"{specs[0].examples[0]}, then {specs[1].examples[0]}", "plan"))
-    for example, route in shots:
-        messages.append({"role": "user", "content": f"Message: {example}"})
-        messages.append({"role": "assistant", "content": _reading(route)})
+        messages.append({"role": "user", "content": f"Message: {specs[0].examples[0]}, then {specs[1].examples[0]}"})
+        messages.append({"role": "assistant", "content": _reading("plan")})
     said = _history_lines(history or [])
     known = recalled.block(memories, recalled.SHORT_INTRO)
     messages.append({"role": "user", "content": said + (known + "\n" if known else "")
@@ -100,10 +109,10 @@ def prompt(specs, text: str, history: list[dict] | None = None, pending: Pending
     return messages
 
 
-def capability_list(specs) -> str:
-    """The capabilities installed now, as the model reads them (the part of the prompt that changes)."""
+def capability_list(specs, intro: str = "") -> str:
+    """Capabilities as the model reads them: name and what it does, one a line."""
     lines = [f"- {s.name}: {s.description}" for s in specs] or ["(none installed)"]
-    return CAPABILITIES_INTRO + "\n" + "\n".join(lines)
+    return (intro or CAPABILITIES_INTRO) + "\n" + "\n".join(lines)
 
 
 def _reading(route: str) -> str:

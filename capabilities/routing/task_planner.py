@@ -376,8 +376,10 @@ def _prompt(specs: list[CapabilitySpec], text: str, memories: list[dict] | None 
     """The rules first (a fixed prefix the model host keeps evaluated), then the capabilities
     installed now (they change when a skill or a plugin does: only they and what follows are
     evaluated again), then what is known about the person, the request last."""
+    from capabilities.routing.task_router import is_builtin
+
     lines = []
-    for spec in specs:
+    for spec in sorted(specs, key=lambda s: not is_builtin(s)):  # Flora's own first: a new skill changes the end
         params = ", ".join(f"{n}{' (required)' if n in spec.required else ''}" for n in spec.properties)
         lines.append(f"- {spec.name}: {spec.description} Parameters: {params or 'none'}.")
     system = (
