@@ -178,6 +178,8 @@ class OpenAICompatibleLLM:
         response = self._send(payload, stream=True)
         try:
             yield from _sse_deltas(response, self._url)
+        except httpx.TransportError as exc:  # part of it was read (and shown): not sent again
+            raise LLMUnavailable(f"{self._url} went away mid-stream: {type(exc).__name__}: {exc}") from None
         finally:
             response.close()
 

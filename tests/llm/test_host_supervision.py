@@ -129,3 +129,39 @@ def test_a_stopped_host_is_not_started_again(host_factory):
     host.stop()
     assert not host.supervised  # its watcher ended with the stop: nothing can start it again
     assert not host.running and host.state()["state"] == "stopped" and host.restarts == 0
+
+
+def test_a_stream_cut_by_the_hosts_death_ends_in_llm_unavailable(host_factory, tmp_path, monkeypatch):
+    import http.server
+    import socket
+
+    # a server that starts an event stream and then drops the connection, as a dying host does
+    class Cut(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *_):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b'data: {"choices": [{"delta": {"content": "half"}}]}\n\n'
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Cut)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        llm = OpenAICompatibleLLM(f"http://127.0.0.1:{server.server_address[1]}/v1", model="x", max_retries=0,
+                                  restart_wait_s=1)
+        seen = []
+        with pytest.raises(LLMUnavailable, match="went away mid-stream"):
+            for piece in llm.stream([{"role": "user", "content": "hi"}]):
+                seen.append(piece)
+        assert seen == ["half"]
+        llm.close()
+    finally:
+        server.shutdown()
+        server.server_close()
