@@ -476,6 +476,7 @@ class PlanningConfig(_Section):
 
 
 DEFAULT_DISTIL_AFTER_IDLE_S = 10.0
+DEFAULT_DISTIL_TIMEOUT_S = 30.0  # one model call of memory's, sent once: a busy model is tried again later
 
 
 def known_embedding_model(value: str) -> str:
@@ -509,6 +510,10 @@ class MemoryConfig(_Section):
     # the model writes memories only once nobody has said anything to this node for this long:
     # a distillation on the reply model makes the next reply wait for it
     distil_after_idle_s: float = Field(DEFAULT_DISTIL_AFTER_IDLE_S, ge=0, le=3600)
+    # memory's own model calls (a turn's facts, a fact's questions) wait this long, are sent once
+    # and at low priority (behind any reply the model host has to write); one that times out or
+    # finds the model down leaves its turn waiting for the next pause, and a restart
+    distil_timeout_s: float = Field(DEFAULT_DISTIL_TIMEOUT_S, gt=0, le=600)
 
     @field_validator("embedding_model")
     @classmethod

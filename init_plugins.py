@@ -57,11 +57,13 @@ def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) ->
     if llm is not None:
         registry.register("llm", llm)
         registry.register("understanding_llm", llm)
+        registry.register("background_llm", llm)
     else:
         registry.register("llm", lambda _: build_configured_llm(config), factory=True)
         registry.register("understanding_llm", lambda r: build_configured_llm(config, understanding=True)
                           if config.llm.understanding_model and config.llm.backend == "local"
                           else r.get_capability("llm"), factory=True)
+        registry.register("background_llm", lambda _: build_configured_llm(config, background=True), factory=True)
     registry.register("routing", TaskRouter, factory=True)
     registry.register("intent_router", lambda r: IntentRouter(r.get_capability("routing"),
                                                               r.get_capability("understanding_llm")),
@@ -166,7 +168,8 @@ def _semantic_reader(registry: CapabilityRegistry, config: FloraConfig):
 def _memory(registry: CapabilityRegistry, config: FloraConfig):
     from capabilities.memory.service import MemoryCapability
 
-    return MemoryCapability.from_config(config, registry.get_capability("llm"))  # off the reply path: the better model
+    # off the reply path: the better model, at low priority, with a short timeout of its own
+    return MemoryCapability.from_config(config, registry.get_capability("background_llm"))
 
 
 def _context_resolver():
@@ -201,13 +204,17 @@ def _parallel_optimizer(config: FloraConfig):
     return OptunaOptimizer.from_config(config)
 
 
-def build_configured_llm(config: FloraConfig, *, understanding: bool = False):
+def build_configured_llm(config: FloraConfig, *, understanding: bool = False, background: bool = False):
     """The configured LLM adapter (None when ``llm.backend`` is ``none``); with
-    ``understanding``, the understanding step's own model where one is configured."""
+    ``understanding``, the understanding step's own model where one is configured; with
+    ``background``, the chat model for work nobody waits for (memory): ``memory.distil_timeout_s``,
+    no retries, low priority on Flora's model host."""
     from capabilities.llm import build_llm, understanding_settings
 
     settings = config.llm.model_dump()
     settings["data_dir"] = config.data_dir
+    if background:
+        settings.update(timeout_s=config.memory.distil_timeout_s, max_retries=0, priority="background")
     if understanding:
         own = understanding_settings(settings)
         if own is not None:

@@ -67,7 +67,8 @@ class InteractionActor(FloraActor):
                                                   log=ConversationLog(rt.store, secrets=SecretMasker.from_registry(
                                                       rt.registry)),
                                                   memory_store=rt.store if self.memory is not None else None,
-                                                  personas=PersonaBook.from_config(rt.config), events=rt.events)
+                                                  personas=PersonaBook.from_config(rt.config), events=rt.events,
+                                                  store=rt.store)
         self.notifications = NotificationDesk(rt.store, default_tenant=rt.config.default_tenant,
                                               channels=message.get("channels"))
         self.sweep_s = min(SWEEP_INTERVAL_S, rt.config.actors.ask_timeout_s / 2)
@@ -145,6 +146,10 @@ class InteractionActor(FloraActor):
                 to = self.askers.pop(msg["msg_id"], None) or sender
                 if to is not None:
                     self.send(to, msg)
+                continue
+            if destination == "notify":  # a reply that came too late for its asker: kept, and pushed
+                for address in self.notifications.recipients(msg):
+                    self.send(address, msg)
                 continue
             if sender is not None:  # None: work that waited for its memories; its asker is known
                 self.askers[msg["msg_id"]] = sender

@@ -30,7 +30,7 @@ from api.gateway import ActorGateway
 from api.metrics import HTTPMetrics
 from api.service import APIError, Caller, FloraService, Message, event_view, task_view
 from common.messages import channel_update
-from common.status import StatusCache, collect_status, memory_health, tools_isolation
+from common.status import StatusCache, collect_status, health_report, memory_health, tools_isolation
 from common.status import metrics_text as status_metrics_text
 from common.tasks.models import TRANSITIONS
 from common.tasks.store import open_store
@@ -147,17 +147,17 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     # whether memory can be reached, at most once a second however often /health is probed
     memory_state = StatusCache(lambda: memory_health(config), max_age_s=STATUS_MAX_AGE_S)
 
-    @app.get("/health", tags=["health"], summary="The process is up; whether memory answers; the model hosts' state")
+    @app.get("/health", tags=["health"], summary="The process is up; whether memory answers and the model hosts are up")
     async def health() -> dict:
-        """``status`` "ok", or "degraded" while long-term memory cannot be reached (``memory`` says
-        why) or the tool sandbox cannot be set up (``tools``: the isolation in force, and why not); ``models``: each model host this Flora started, ``loaded`` or ``unloaded_idle``
-        (freed after ``llm.idle_unload_s`` without use; the next request loads it again), ``since``."""
+        """``status`` "ok", or "degraded" while long-term memory cannot be reached, a model host is
+        down or the tool sandbox cannot be set up (``reasons`` says why); ``models``: each model host
+        this Flora started, ``loaded`` or ``unloaded_idle`` (freed after ``llm.idle_unload_s``
+        without use; the next request loads it again), or ``down`` with its ``reason`` while it died
+        and is started again; ``since``, ``restarts``; ``tools``: the isolation in force."""
         memory = await asyncio.to_thread(memory_state.get)
         hosts = flora.hosts() if hasattr(flora, "hosts") else []
         tools = await asyncio.to_thread(tools_isolation, config)
-        degraded = memory["state"] not in ("ok", "off") or tools["state"] == "unavailable"
-        return {"status": "degraded" if degraded else "ok", "memory": memory["state"],
-                "models": [host.state() for host in hosts], "tools": tools}
+        return health_report(memory["state"], [host.state() for host in hosts], tools)
 
     @app.get("/ready", tags=["health"], summary="The actor system answers",
              responses={503: {"description": "not ready"}})

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Callable
 
 from capabilities.loop.schedule import Schedule, ScheduleError, due_runs, next_fire, run_key
-from common.loops.models import OVERLAP_SKIP, RUN_COMPLETED, RUN_FAILED, LoopTask, RunRecord
+from common.loops.models import ACTIVE, DONE, OVERLAP_SKIP, RUN_COMPLETED, RUN_FAILED, LoopTask, RunRecord
 from common.loops.registry import LoopTaskRegistry
 
 log = logging.getLogger("flora.loops")
@@ -101,7 +101,15 @@ class LoopScheduler:
         return self._registry.claim_run(tenant_id, loop_task_id, key, scheduled_at.timestamp())
 
     def finish(self, tenant_id: str, key: str, *, ok: bool, task_id: str = "") -> RunRecord:
-        return self._registry.finish_run(tenant_id, key, RUN_COMPLETED if ok else RUN_FAILED, task_id)
+        """Record how a run ended; a loop task whose schedule fires no more (a one-time reminder)
+        is ``done`` once its run ended, whether it succeeded or not."""
+        run = self._registry.finish_run(tenant_id, key, RUN_COMPLETED if ok else RUN_FAILED, task_id)
+        task = self._registry.get(tenant_id, run.loop_task_id)
+        if task is not None and task.state == ACTIVE and task.next_fire_at is None \
+                and not self._registry.running(tenant_id, task.loop_task_id):
+            self._registry.update(tenant_id, task.loop_task_id, user_id=task.user_id, state=DONE)
+            log.info("loop task %s is done: its schedule fires no more", task.loop_task_id)
+        return run
 
 
 def _at(timestamp: float) -> datetime:

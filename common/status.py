@@ -6,7 +6,8 @@ tasks by state (per tenant and in total), queue lengths (tasks in state ``queued
 tenant), loop tasks by status, the nodes, whether long-term memory can be reached
 (:func:`memory_health`, also behind the HTTP ``/health``) and the model hosts of this data
 directory (whether each has its model loaded or unloaded while idle, since when;
-``llm.idle_unload_s``). :func:`render_text` makes a short table of it,
+``llm.idle_unload_s``; ``down`` with the reason while one that died is being started again,
+and how often that happened). :func:`render_text` makes a short table of it,
 :func:`render_prometheus` the Prometheus exposition text; :class:`StatusCache` collects at
 most once per interval, so a scrape storm does not become a storm on the store.
 
@@ -132,6 +133,21 @@ def memory_health(config: FloraConfig) -> dict[str, str]:
     if not os.access(existing, os.W_OK | os.X_OK):
         return {**report, "state": f"degraded: {existing} is not writable; check memory.path"}
     return {**report, "state": "ok"}
+
+
+def health_report(memory_state: str, models: list[dict], tools: dict | None = None) -> dict:
+    """``GET /health``'s answer: ``status`` "ok", or "degraded" with ``reasons`` while long-term
+    memory cannot be reached, a model host is down (it died and is being started again) or the
+    tool sandbox cannot be set up; ``memory``, ``models`` (each host's state, a down one's
+    ``reason``) and ``tools`` (the isolation in force) as they are."""
+    reasons = [] if memory_state in ("ok", "off") else [f"memory {memory_state}"]
+    reasons += [f"model host {m.get('model', '?')} is down: {m.get('reason') or 'no reason given'}"
+                for m in models if m.get("state") == "down"]
+    if tools is not None and tools.get("state") == "unavailable":
+        reasons.append(f"the tool sandbox cannot be set up: {tools.get('reason')}")
+    report = {"status": "degraded" if reasons else "ok", "memory": memory_state, "models": models,
+              **({"tools": tools} if tools is not None else {})}
+    return {**report, "reasons": reasons} if reasons else report
 
 
 def model_states(config: FloraConfig) -> list[dict]:
@@ -316,7 +332,9 @@ def model_line(model: dict) -> str:
     since = model.get("since")
     when = time.strftime(" since %Y-%m-%d %H:%M:%S", time.localtime(since)) if isinstance(since, (int, float)) else ""
     rss = f" rss_mb={model['rss_mb']}" if model.get("rss_mb") is not None else ""
-    return f"{model.get('state', '?')}{when}{rss}"
+    restarts = f" restarts={model['restarts']}" if model.get("restarts") else ""
+    why = f" ({model['reason']})" if model.get("reason") else ""
+    return f"{model.get('state', '?')}{when}{rss}{restarts}{why}"
 
 
 def _node_detail(node: dict) -> str:
@@ -344,6 +362,14 @@ def render_prometheus(status: dict) -> str:
         lines += ["# HELP flora_model_loaded Whether a model host has its model loaded (0: unloaded while idle).",
                   "# TYPE flora_model_loaded gauge"]
         lines += [f"flora_model_loaded{_labels(model=m.get('model', '?'))} {int(m.get('state') == 'loaded')}"
+                  for m in status["models"]]
+        lines += ["# HELP flora_model_host_up Whether a model host's process is up (0: it died and is being "
+                  "started again).", "# TYPE flora_model_host_up gauge"]
+        lines += [f"flora_model_host_up{_labels(model=m.get('model', '?'))} {int(m.get('state') != 'down')}"
+                  for m in status["models"]]
+        lines += ["# HELP flora_model_host_restarts_total Times a model host was started again after it died.",
+                  "# TYPE flora_model_host_restarts_total counter"]
+        lines += [f"flora_model_host_restarts_total{_labels(model=m.get('model', '?'))} {int(m.get('restarts') or 0)}"
                   for m in status["models"]]
     return "\n".join(lines) + "\n"
 

@@ -143,8 +143,15 @@ def _no_real_model(request, monkeypatch):
     def refuse(*_args, **_kwargs):
         raise AssertionError("a unit test tried to use the real model; mark it real_model or use a fake LLM")
 
+    real_start = ModelHost.start
+
+    def start_a_stand_in_only(host, *args, **kwargs):  # a host running a test's own server is no model
+        if host.server is None:
+            refuse()
+        return real_start(host, *args, **kwargs)
+
     monkeypatch.setattr(LocalLlamaLLM, "_loaded", refuse)
-    monkeypatch.setattr(ModelHost, "start", refuse)
+    monkeypatch.setattr(ModelHost, "start", start_a_stand_in_only)
     yield
 
 

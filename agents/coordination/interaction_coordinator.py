@@ -38,6 +38,7 @@ from capabilities.context.conversation_manager import ConversationManager, Decis
 from capabilities.memory import recalled
 from common import messages as m
 from common.i18n import ZH, is_mostly, language_of, say
+from common.tasks.models import COMPLETED, FAILED, Notification, TaskRecord
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
 from events.event_types import EventType
@@ -46,6 +47,10 @@ log = logging.getLogger("flora.interaction")
 
 Out = tuple[str, dict]
 RECALL_WAIT_S = 2.0  # new work waits at most this long for its memories
+# ... and a question about the person themselves ("what's my name?") this long: their turns
+# still waiting are distilled first, so it is answered from what they said, not invented
+SELF_RECALL_WAIT_S = 45.0
+LATE_KEPT = 1000  # replies still expected after their person was told it took too long
 
 
 @dataclass
@@ -75,7 +80,7 @@ class InteractionCoordinator:
     def __init__(self, conversation: ConversationManager, *, default_tenant: str = "default",
                  reply_timeout_s: float = 120.0, log: ConversationLog | None = None,
                  memory_store: TaskStore | None = None, personas: PersonaBook | None = None,
-                 events: EventBus | None = None):
+                 events: EventBus | None = None, store: TaskStore | None = None):
         self._conversation = conversation
         self._personas = personas if personas is not None and personas.enabled else None
         self._events = events  # where PERSONA_SELECTED goes
@@ -83,7 +88,9 @@ class InteractionCoordinator:
         self._default_tenant = default_tenant
         self._reply_timeout_s = reply_timeout_s
         self._memory_store = memory_store  # set when a MemoryActor serves: where turns to distil wait
+        self._store = store  # where a reply that came too late is kept (a task and a notification)
         self.waiting: dict[str, Waiting] = {}
+        self.late: dict[str, Waiting] = {}  # msg_id -> work whose person was told it took too long
         self.recalling: dict[str, Recalling] = {}  # request_id (the msg_id) -> what waits for the MemoryActor
 
     @property
@@ -165,7 +172,8 @@ class InteractionCoordinator:
                             reading=d.reading)
         if not self.remembers or not d.content:
             return [("agent", task)]
-        self.recalling[msg_id] = Recalling(task, time.monotonic() + RECALL_WAIT_S)
+        wait = SELF_RECALL_WAIT_S if cues.asks_about_self(d.content) else RECALL_WAIT_S
+        self.recalling[msg_id] = Recalling(task, time.monotonic() + wait)
         return [("memory", m.memory_request(op="recall", tenant_id=tenant, user_id=user, request_id=msg_id,
                                             query=d.content))]
 
@@ -205,7 +213,10 @@ class InteractionCoordinator:
         """A reply from the AgentActor for a waiting user message."""
         waiting = self.waiting.pop(msg.get("msg_id", ""), None)
         if waiting is None:
-            log.info("reply for msg_id=%s has no waiting user (answered elsewhere or timed out)", msg.get("msg_id"))
+            late = self.late.pop(msg.get("msg_id", ""), None)
+            if late is not None:
+                return self._kept_late(late, msg)
+            log.info("reply for msg_id=%s has no waiting user (answered elsewhere)", msg.get("msg_id"))
             return []
         if msg["message_type"] == "clarification" and msg.get("options"):
             self._conversation.record_clarification(tenant_id=waiting.tenant_id, user_id=waiting.user_id,
@@ -268,8 +279,54 @@ class InteractionCoordinator:
             recalling = self.recalling.pop(msg_id, None)
             if recalling is not None and recalling.task is not None:
                 outs.append(("agent", recalling.task))
+        for msg_id in late:
+            self._expect_late(msg_id)
         return outs + [out for msg_id in late for out in self.expire(
-            msg_id, "Flora did not finish in time; the task goes on and its result is kept.")]
+            msg_id, "Flora did not finish in time; the task goes on, and its result will come as a notification "
+                    "and stay under its task id.")]
+
+    def _expect_late(self, msg_id: str) -> None:
+        """Keep the timed-out work's waiting entry, so its reply is kept when it comes."""
+        waiting = self.waiting.get(msg_id)
+        if waiting is None or not waiting.task_id or self._store is None:
+            return
+        self.late[msg_id] = waiting
+        while len(self.late) > LATE_KEPT:  # the oldest first: dicts keep their order
+            self.late.pop(next(iter(self.late)))
+
+    def _kept_late(self, waiting: Waiting, reply: dict) -> list[Out]:
+        """A reply that came after its person was told it took too long: kept as the task's result
+        (a task of its own when the work was a chat answer, which has none) and as a notification."""
+        assert self._store is not None
+        reply = in_their_language(reply, waiting.content)
+        kind = reply.get("message_type")
+        if kind == "task_queued":  # it waits in the queue, which notifies its person when it ends
+            return []
+        text = m.reply_text(reply)
+        try:
+            if self._store.get_task(waiting.tenant_id, waiting.task_id) is None:
+                failed = kind == "task_error"
+                self._store.create_task(TaskRecord(
+                    task_id=waiting.task_id, tenant_id=waiting.tenant_id, user_id=waiting.user_id,
+                    content=waiting.content, msg_id=reply.get("msg_id", ""), intent=reply.get("intent") or "chat",
+                    state=FAILED if failed else COMPLETED, error=reply.get("message", "") if failed else "",
+                    result=None if failed else {"message": reply.get("message", ""), "reply": reply},
+                    meta={"late": True}))
+            what = waiting.content if len(waiting.content) <= 80 else waiting.content[:80] + "…"
+            key = {"task_error": "queued_failed", "task_paused": "queued_waiting"}.get(kind, "queued_finished")
+            note = self._store.add_notification(Notification(
+                notification_id=m.new_id("note"), tenant_id=waiting.tenant_id, user_id=waiting.user_id,
+                message=say(language_of(waiting.content), key, task_id=waiting.task_id, what=what, text=text),
+                kind={"task_error": "task_failed", "task_paused": "task_paused"}.get(kind, "task_completed"),
+                task_id=waiting.task_id, data={"result": reply.get("result"), "late": True}))
+        except Exception as exc:  # the store is unreachable: the reply is lost, as it was before
+            log.warning("could not keep the late reply of task %s: %s", waiting.task_id, exc,
+                        extra={"tenant_id": waiting.tenant_id})
+            return []
+        self._kept(waiting, reply)
+        return [("notify", m.notification(notification_id=note.notification_id, tenant_id=note.tenant_id,
+                                          user_id=note.user_id, message=note.message, kind=note.kind,
+                                          task_id=note.task_id, data=note.data))]
 
     def _deadline(self) -> float:
         return time.monotonic() + self._reply_timeout_s

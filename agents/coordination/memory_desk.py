@@ -12,9 +12,11 @@ Two jobs, on one person's memories at a time (tenant and user on every call):
   the person and merges them with what it has. Off the reply path, in the MemoryActor's
   worker thread; a turn is finished only once written, so a restart picks up what was left; a
   turn that keeps failing is reported once and dropped after ``MAX_ATTEMPTS``, never retried
-  in a loop.
+  in a loop. A model that is busy or down (LLMUnavailable: memory's calls have a short timeout
+  of their own) is no failure of the turn: it waits, uncounted, for the next pause.
 
-A person asking about their memories is the one time a turn is distilled on the reply path:
+A person asking about their memories, or about themselves ("what's my name?",
+``cues.asks_about_self``: its recall), is the one time a turn is distilled on the reply path:
 "what do you remember about me?" or "forget that I live in Shanghai" right after telling it
 first takes in that person's waiting turns (``PERSON_WAIT_LIMIT`` at most: their facts, while
 the questions each fact answers are left as waiting work for the worker), so the answer includes
@@ -31,6 +33,8 @@ import logging
 import threading
 from typing import Any
 
+from capabilities.cognition import cues
+from capabilities.llm.base import LLMUnavailable
 from common import messages as m
 from common.tasks.models import WorkItem
 from common.tasks.store import TaskStore
@@ -100,7 +104,8 @@ class MemoryDesk:
             return m.memory_reply(op=op, request_id=request_id, error="memory is off (memory.enabled: false)")
         tenant, user = msg["tenant_id"], msg["user_id"]
         try:
-            if op == "list" or (op == "forget" and not msg.get("memory_id")):  # what they told a moment ago counts
+            if op == "list" or (op == "forget" and not msg.get("memory_id")) or (
+                    op == "recall" and cues.asks_about_self(msg.get("query") or "")):  # what they told a moment ago counts
                 self.distil_person(tenant, user)
             if op in ("recall", "search"):
                 found = self._memory.recall(tenant, user, msg.get("query", ""), k=msg.get("limit") or self._top_k,
@@ -193,6 +198,10 @@ class MemoryDesk:
                         extra={"tenant_id": item.tenant_id})
             self._store.finish_work(item.tenant_id, WORK_KIND, item.key)
             return True
+        except LLMUnavailable as exc:  # busy or down: not the turn's fault, and not an attempt
+            log.info("turn %s of user=%s waits for the model (%s)", item.key, user, exc,
+                     extra={"tenant_id": item.tenant_id})
+            return False
         except Exception as exc:
             attempts = self._store.retry_work(item.tenant_id, WORK_KIND, item.key)
             if item.key not in self._reported:  # reported once, whatever happens next

@@ -17,6 +17,8 @@ Settings keys (absent or None means the default)::
     model_name   backend openai: model id sent to the server (default: `model`)
     schema_mode  backend openai: "json_schema" (default) or "json_object"
     timeout_s, max_retries
+    priority     "background": work nobody waits for; Flora's model host lets every other request go
+                 first (model_server.py), and a request it cut short for one is LLMUnavailable
     function     backend function: "package.module:attr" of fn(messages, json_schema)
 """
 
@@ -43,6 +45,7 @@ from capabilities.llm.base import (
 from capabilities.llm.fake import FunctionLLM, ScriptedLLM
 from capabilities.llm.local import DEFAULT_N_CTX, DEFAULT_N_THREADS, LocalLlamaLLM
 from capabilities.llm.model_host import ModelHost, ModelHostError
+from capabilities.llm.model_server import PRIORITY_HEADER
 from capabilities.llm.openai_compat import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, OpenAICompatibleLLM
 
 __all__ = [
@@ -55,6 +58,10 @@ __all__ = [
 
 BACKENDS = ("local", "openai", "function", "none")
 DEFAULT_DATA_DIR = "data"
+# how long a request to one of Flora's own model hosts that died under it waits for the host to
+# be started again (host_supervisor.py) before it is sent once more: its first restarts come
+# within seconds, plus the model's load
+HOST_RESTART_WAIT_S = 120.0
 
 
 def build_llm(settings: Mapping[str, Any]) -> LLM | None:
@@ -103,7 +110,8 @@ def persona_llm(settings: Mapping[str, Any], model: str) -> LLM | None:
         return None
     return OpenAICompatibleLLM(url, model=model, schema_mode="json_object",
                                timeout_s=float(_get(settings, "timeout_s", DEFAULT_TIMEOUT_S)),
-                               max_retries=int(_get(settings, "max_retries", DEFAULT_MAX_RETRIES)))
+                               max_retries=int(_get(settings, "max_retries", DEFAULT_MAX_RETRIES)),
+                               restart_wait_s=HOST_RESTART_WAIT_S)
 
 
 def build_model_host(settings: Mapping[str, Any]) -> ModelHost | None:
@@ -134,6 +142,8 @@ def _local(settings: Mapping[str, Any]) -> LLM:
             schema_mode="json_object",
             timeout_s=float(_get(settings, "timeout_s", DEFAULT_TIMEOUT_S)),
             max_retries=int(_get(settings, "max_retries", DEFAULT_MAX_RETRIES)),
+            restart_wait_s=HOST_RESTART_WAIT_S,
+            headers={PRIORITY_HEADER: "background"} if _get(settings, "priority", "") == "background" else None,
         )
     return LocalLlamaLLM(
         _model_file(settings),

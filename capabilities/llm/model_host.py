@@ -37,6 +37,10 @@ calls `stop()`, and on Linux the child is asked to receive SIGTERM when its
 parent dies (which covers SIGKILL of the parent). That death signal is tied to
 the thread that started the host, so start it from the main thread.
 
+A host that dies after it started is started again (host_supervisor.py): ``down`` with the
+reason meanwhile (``state()``, the state file, so ``/health`` and ``--status`` say it), on the
+same port, with a bounded exponential backoff; ``restarts`` counts the times it came back.
+
 Raises ModelHostError (an LLMError) when the server exits or does not answer
 within `startup_timeout_s`; the message carries the tail of its log.
 """
@@ -53,13 +57,15 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import httpx
 
 from capabilities.llm.base import LLMError
+from capabilities.llm.host_supervisor import DEFAULT_POLL_S, HostSupervisor, RestartBackoff, describe_exit
 
 logger = logging.getLogger("flora.llm.model_host")
 
@@ -87,7 +93,14 @@ class ModelHost:
         startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
         idle_unload_s: float = 0.0,
         state_file: str | os.PathLike[str] | None = None,
+        supervise: bool = True,
+        backoff: RestartBackoff | None = None,
+        poll_s: float = DEFAULT_POLL_S,
+        server: Sequence[str] | None = None,
     ) -> None:
+        """``supervise``: start the server again when it dies (``backoff``, looked at every
+        ``poll_s``). ``server``: the program to run instead of model_server.py (a test's
+        stand-in; it gets the same flags)."""
         self.model_path = Path(model_path)
         self.idle_unload_s = idle_unload_s
         self.state_file = Path(state_file) if state_file else None
@@ -99,6 +112,12 @@ class ModelHost:
         self._port: int | None = None
         self._log_path: Path | None = None
         self.startup_seconds: float | None = None
+        self.server = list(server) if server else None
+        self.restarts = 0  # times the server was started again after it died
+        self._down: tuple[str, float] | None = None  # why and since when (epoch) it is down
+        self._launched_at = 0.0
+        self._lock = threading.Lock()
+        self._supervisor = HostSupervisor(self, backoff=backoff, poll_s=poll_s) if supervise else None
 
     @property
     def base_url(self) -> str:
@@ -112,35 +131,30 @@ class ModelHost:
         return self._process is not None and self._process.poll() is None
 
     @property
+    def supervised(self) -> bool:
+        """Whether a watcher starts the server again should it die."""
+        return self._supervisor is not None and self._supervisor.watching
+
+    @property
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
 
     def start(self) -> ModelHost:
-        """Start the server and wait until it answers; idempotent."""
+        """Start the server and wait until it answers; idempotent. Supervised from then on."""
         if self.running:
             return self
         if not self.model_path.is_file():
             raise ModelHostError(f"model file {self.model_path} does not exist")
         self._port = _free_port()
         fd, log_name = tempfile.mkstemp(prefix="flora-model-host-", suffix=".log")
+        os.close(fd)
         self._log_path = Path(log_name)
         started = time.monotonic()
         if self.state_file is not None:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
             self.state_file.unlink(missing_ok=True)  # a previous life's
-        with os.fdopen(fd, "wb") as log:
-            self._process = subprocess.Popen(
-                self._command(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=_server_environment(),
-                preexec_fn=_die_with_parent(),
-            )
+        self._launch()
         atexit.register(self.stop)
-        logger.info(
-            "model host pid %s starting on port %s for %s", self._process.pid, self._port, self.model_path
-        )
         try:
             self._wait_until_ready(started)
         except ModelHostError as exc:
@@ -154,14 +168,85 @@ class ModelHost:
             raise
         self.startup_seconds = time.monotonic() - started
         logger.info("model host ready at %s after %.1f s", self.base_url, self.startup_seconds)
+        if self._supervisor is not None:
+            self._supervisor.start()
         return self
+
+    def _launch(self, restarts: int = 0) -> None:
+        assert self._log_path is not None
+        with open(self._log_path, "ab") as log:  # a later life's lines follow the earlier's
+            process = subprocess.Popen(
+                self._command(restarts),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=_server_environment() if self.server is None else dict(os.environ),
+                preexec_fn=_die_with_parent(),
+            )
+        with self._lock:
+            self._process, self._launched_at = process, time.monotonic()
+        logger.info("model host pid %s starting on port %s for %s", process.pid, self._port, self.model_path)
+
+    # -- what the supervisor asks (host_supervisor.Supervised) ---------------------------
+    def exit_code(self) -> int | None:
+        """The exit status of a server that died; None while it runs (or was stopped)."""
+        process = self._process
+        return None if process is None else process.poll()
+
+    def lived_s(self) -> float:
+        return time.monotonic() - self._launched_at
+
+    def mark_down(self, reason: str) -> None:
+        """Down for ``reason``: said by ``state()`` and in the state file until it is back."""
+        self._down = (reason, time.time())
+        if self.state_file is not None:
+            from capabilities.llm.model_server import write_state
+
+            self.state_file.parent.mkdir(parents=True, exist_ok=True)
+            write_state(self.state_file, {**self.state(), "pid": os.getpid()})  # alive while this process is
+
+    def relaunch(self) -> None:
+        """Start the server again on the same port and wait until it answers."""
+        if self._supervisor is not None and self._supervisor.stopping:
+            raise ModelHostError("the host is being stopped")
+        self._launch(self.restarts + 1)
+        try:
+            self._wait_until_ready(time.monotonic(), cancelled=lambda: self._supervisor is not None
+                                   and self._supervisor.stopping)
+        except ModelHostError as exc:
+            self._end_process(force=True)
+            raise ModelHostError(f"{exc}; its log ends with: {self.last_log_line() or '(nothing)'}") from None
+        self.restarts += 1
+        self._down = None
+        logger.info("model host ready again at %s (restart %d)", self.base_url, self.restarts)
+
+    def last_log_line(self) -> str:
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        lines = [line.strip() for line in self._log_tail().splitlines() if line.strip()]
+        return lines[-1] if lines else ""
 
     def stop(self) -> None:
         """Terminate the server (kill it after a grace period); idempotent."""
         atexit.unregister(self.stop)
-        process, self._process = self._process, None
+        if self._supervisor is not None:
+            self._supervisor.stop()  # first: nothing starts it again from here on
+        process = self._end_process(force=False)
+        if self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
+        if self.state_file is not None and (process is not None or self._down is not None):
+            self.state_file.unlink(missing_ok=True)
+        self._down = None
+
+    def _end_process(self, *, force: bool) -> subprocess.Popen[bytes] | None:
+        with self._lock:
+            process, self._process = self._process, None
         if process is not None and process.poll() is None:
-            process.terminate()
+            if force:
+                process.kill()
+            else:
+                process.terminate()
             try:
                 process.wait(timeout=_STOP_GRACE_S)
             except subprocess.TimeoutExpired:
@@ -169,27 +254,27 @@ class ModelHost:
                 process.kill()
                 process.wait()
             logger.info("model host pid %s stopped", process.pid)
-        if self._log_path is not None:
-            self._log_path.unlink(missing_ok=True)
-            self._log_path = None
-        if self.state_file is not None and process is not None:
-            self.state_file.unlink(missing_ok=True)
+        return process
 
     def state(self) -> dict:
         """What the server last said of its model: ``state`` (``loaded`` / ``unloaded_idle``),
         ``since`` (epoch seconds), ``rss_mb`` then, ``loads``/``unloads`` so far; ``stopped``
-        when it is not running."""
+        when it is not running; ``down`` with its ``reason`` while it died and is being started
+        again. ``restarts``: how often it was."""
+        if self._down is not None:
+            reason, since = self._down
+            return {"model": self.alias, "state": "down", "reason": reason, "since": since,
+                    "restarts": self.restarts}
         if not self.running:
-            return {"model": self.alias, "state": "stopped"}
+            return {"model": self.alias, "state": "stopped", "restarts": self.restarts}
         read = _read_state(self.state_file) if self.state_file is not None else None
-        return read or {"model": self.alias, "state": "loaded", "pid": self.pid}
+        return {**(read or {"model": self.alias, "state": "loaded", "pid": self.pid}), "restarts": self.restarts}
 
     def kill(self) -> None:
         """End the server at once (a forced stop); idempotent."""
-        process = self._process
-        if process is not None and process.poll() is None:
-            process.kill()
-            process.wait()
+        if self._supervisor is not None:
+            self._supervisor.stop()
+        self._end_process(force=True)
         self.stop()
 
     def __enter__(self) -> ModelHost:
@@ -198,9 +283,9 @@ class ModelHost:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def _command(self) -> list[str]:
+    def _command(self, restarts: int = 0) -> list[str]:
         return [
-            sys.executable, str(Path(__file__).with_name("model_server.py")),
+            *(self.server or [sys.executable, str(Path(__file__).with_name("model_server.py"))]),
             "--model", str(self.model_path),
             "--model_alias", self.alias,
             "--host", "127.0.0.1",
@@ -212,17 +297,20 @@ class ModelHost:
             "--logits_all", "False",
             "--verbose", "False",
             "--flora_idle_unload_s", str(self.idle_unload_s),
+            "--flora_restarts", str(restarts),
             *(["--flora_state_file", str(self.state_file)] if self.state_file is not None else []),
         ]
 
-    def _wait_until_ready(self, started: float) -> None:
+    def _wait_until_ready(self, started: float, cancelled: Callable[[], bool] | None = None) -> None:
         url = f"http://127.0.0.1:{self._port}/v1/models"
         with httpx.Client(timeout=2.0) as client:
             while True:
-                assert self._process is not None
-                code = self._process.poll()
+                process = self._process
+                if process is None or (cancelled is not None and cancelled()):
+                    raise ModelHostError("stopped while starting")
+                code = process.poll()
                 if code is not None:
-                    raise ModelHostError(f"exited with status {code}")
+                    raise ModelHostError(describe_exit(code))
                 try:
                     if client.get(url).status_code == 200:
                         return

@@ -16,6 +16,13 @@ state (``loaded`` / ``unloaded_idle``, since when, the process's resident memory
 written to ``--flora_state_file`` at each change, where ``main.py --status`` and the HTTP
 health endpoint read it.
 
+Background work goes last (:class:`PriorityGate`): a request sent with the header
+``X-Flora-Priority: background`` (memory's distillation: work nobody waits for) is let through
+only when no other model request is in flight and none ended in the last ``QUIET_S``, one at
+a time; and a reply asked for while it generates cuts it short — its next sampled token
+raises :class:`Preempted` (an HTTP 500 naming it; the sender, which retries nothing, finds the
+model unavailable and tries again later). Its prompt's evaluation is not interrupted.
+
 Run as a script (``python .../model_server.py --model ...``) so that it needs nothing of
 Flora on the import path; ModelHost starts it.
 """
@@ -38,6 +45,145 @@ LOADED, UNLOADED_IDLE = "loaded", "unloaded_idle"
 MAX_CHECK_S = 1.0  # how often, at most, idleness is looked at
 # requests that need the weights; /v1/models and the like do not, and do not wake the model
 MODEL_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings")
+PRIORITY_HEADER = "X-Flora-Priority"  # "background": let every other model request go first
+QUIET_S = 2.0  # a background request waits this long after the last other one ended
+_WAIT_POLL_S = 0.05
+
+
+class Preempted(RuntimeError):
+    """A background generation cut short because a reply is waiting for the model."""
+
+
+class PriorityGate:
+    """ASGI middleware: background model requests wait for a quiet model and give way to others.
+
+    ``install(Llama)`` wraps llama-cpp-python's completion methods so that the background
+    request's generation checks, at every token, whether another request has arrived since it
+    was let through (``preempt``), and raises Preempted then. The server runs one generation at
+    a time, and a background request is let through only when nothing else is in flight, so the
+    generation running when ``preempt`` is set is the background one; the wrapper still tells
+    it by its messages, so a request that slipped in first is never the one cut.
+    """
+
+    def __init__(self, app, *, quiet_s: float = QUIET_S, clock: Callable[[], float] = time.monotonic):
+        self.app, self.quiet_s, self._clock = app, quiet_s, clock
+        self.foreground = 0  # other model requests in flight
+        self.last_foreground = float("-inf")  # when the last one ended
+        self.preempt = threading.Event()
+        self.background_messages: list | None = None  # the running background request's
+        self.admitted = self.preempted = 0
+        self._one_background: asyncio.Lock | None = None
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or not scope.get("path", "").startswith(MODEL_PATHS):
+            return await self.app(scope, receive, send)
+        if _header(scope, PRIORITY_HEADER).lower() != "background":
+            self.foreground += 1
+            if self.background_messages is not None:
+                self.preempt.set()
+            try:
+                return await self.app(scope, receive, send)
+            finally:
+                self.foreground -= 1
+                self.last_foreground = self._clock()
+        body, receive = await _buffered(receive)
+        if self._one_background is None:
+            self._one_background = asyncio.Lock()
+        async with self._one_background:
+            await self._quiet()
+            self.preempt.clear()
+            self.background_messages = _said(body)
+            self.admitted += 1
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                self.background_messages = None
+
+    async def _quiet(self) -> None:
+        while self.foreground or self._clock() - self.last_foreground < self.quiet_s:
+            await asyncio.sleep(_WAIT_POLL_S)
+
+    def install(self, llama_class) -> None:
+        """Make the background request's generation stop with Preempted once ``preempt`` is set.
+
+        ``create_chat_completion`` is wrapped to tell the background request's call (by its
+        messages) and ``create_completion``, which the chat handler calls in the same thread,
+        to add a stopping criterion to that call only: llama-cpp-python checks it after every
+        sampled token, in Python, so what it raises ends the call (a logits processor would
+        run inside a C callback, where an exception is swallowed)."""
+        chat, completion = llama_class.create_chat_completion, llama_class.create_completion
+        local = threading.local()
+        gate = self
+
+        def create_chat_completion(llama, *args, **kwargs):
+            said = _messages_key(kwargs.get("messages"))
+            local.background = said is not None and said == gate.background_messages
+            try:
+                return chat(llama, *args, **kwargs)
+            finally:
+                local.background = False
+
+        def create_completion(llama, *args, **kwargs):
+            if not getattr(local, "background", False) or kwargs.get("stream"):
+                return completion(llama, *args, **kwargs)
+
+            def stop_if_preempted(input_ids, logits) -> bool:
+                if gate.preempt.is_set():
+                    gate.preempted += 1
+                    raise Preempted("preempted: a reply is waiting for the model; background work is tried later")
+                return False
+
+            from llama_cpp import StoppingCriteriaList
+
+            criteria = StoppingCriteriaList([*(kwargs.get("stopping_criteria") or []), stop_if_preempted])
+            return completion(llama, *args, **{**kwargs, "stopping_criteria": criteria})
+
+        llama_class.create_chat_completion = create_chat_completion
+        llama_class.create_completion = create_completion
+
+
+def _header(scope, name: str) -> str:
+    wanted = name.lower().encode()
+    for key, value in scope.get("headers") or []:
+        if key.lower() == wanted:
+            return value.decode("latin-1")
+    return ""
+
+
+async def _buffered(receive):
+    """The request body, and a ``receive`` that hands it on as if unread."""
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    body, handed = b"".join(chunks), False
+
+    async def replay():
+        nonlocal handed
+        if not handed:
+            handed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, replay
+
+
+def _said(body: bytes) -> list | None:
+    try:
+        return _messages_key(json.loads(body or b"{}").get("messages"))
+    except (ValueError, AttributeError):
+        return None
+
+
+def _messages_key(messages) -> list | None:
+    """What identifies a request's messages: each one's role and content."""
+    if not isinstance(messages, list):
+        return None
+    return [(m.get("role"), json.dumps(m.get("content"), sort_keys=True)) if isinstance(m, dict) else repr(m)
+            for m in messages]
 
 
 class IdleUnloader:
@@ -143,6 +289,7 @@ def _own_flags(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--flora_idle_unload_s", type=float, default=0.0)
     parser.add_argument("--flora_state_file", default="")
+    parser.add_argument("--flora_restarts", type=int, default=0)  # times its host was started again
     return parser.parse_known_args(argv)
 
 
@@ -180,7 +327,7 @@ def main(argv: list[str] | None = None) -> None:
 
     state_file = Path(own.flora_state_file) if own.flora_state_file else None
     identity = {"pid": os.getpid(), "model": model_settings.model_alias or model_settings.model,
-                "port": server_settings.port}
+                "port": server_settings.port, "restarts": own.flora_restarts}
 
     def publish(state: dict) -> None:
         if state_file is not None:
@@ -207,7 +354,11 @@ def main(argv: list[str] | None = None) -> None:
             timer.start()
             super().handle_exit(sig, frame)
 
-    config = uvicorn.Config(UseTracker(app, idle), host=server_settings.host, port=server_settings.port,
+    import llama_cpp
+
+    gate = PriorityGate(UseTracker(app, idle))
+    gate.install(llama_cpp.Llama)
+    config = uvicorn.Config(gate, host=server_settings.host, port=server_settings.port,
                             log_level="warning", timeout_graceful_shutdown=GRACE_S)
     BoundedServer(config).run()
 

@@ -13,6 +13,13 @@ fault and raises LLMRequestRejected at once with the server's own message.
 Streams are retried only until the response starts: a half-read stream has
 already been shown to someone.
 
+With ``restart_wait_s`` (Flora's own model hosts, which are started again when they die:
+host_supervisor.py), a request whose connection was refused or dropped — the host died under
+it — waits until the server answers ``GET /models`` again (at most ``restart_wait_s``) and is
+sent once more; only once, so a request that kills the host every time is not a crash loop.
+A request may also ask not to be retried at all (``retries=0``: background work with a short
+timeout of its own).
+
 `complete_tools` uses the API's native function calling (``tools``, ``tool_calls``) for
 servers that support it; the agent uses it when ``agent.native_tools`` is on.
 """
@@ -44,6 +51,15 @@ _RETRYABLE_TRANSPORT_ERRORS = (
     httpx.NetworkError,
     httpx.RemoteProtocolError,
 )
+# the server went away (refused, reset, closed without answering), as opposed to a slow answer
+_CONNECTION_LOST = (httpx.ConnectError, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+_READY_POLL_S = 0.25
+
+
+class _ConnectionLost(Exception):
+    def __init__(self, failure: str) -> None:
+        super().__init__(failure)
+        self.failure = failure
 
 
 @dataclass(frozen=True)
@@ -71,16 +87,22 @@ class OpenAICompatibleLLM:
         max_retries: int = DEFAULT_MAX_RETRIES,
         backoff_s: float = DEFAULT_BACKOFF_S,
         schema_mode: SchemaMode = "json_schema",
+        restart_wait_s: float = 0.0,
+        headers: dict[str, str] | None = None,
     ) -> None:
+        """``restart_wait_s`` > 0: the server is a supervised model host (see the module's
+        docstring). ``headers`` go with every request."""
         if schema_mode not in ("json_schema", "json_object"):
             raise ValueError(f"schema_mode must be 'json_schema' or 'json_object', not {schema_mode!r}")
         self.name = f"openai:{model}"
         self._url = base_url.rstrip("/") + "/chat/completions"
+        self._ready_url = base_url.rstrip("/") + "/models"
+        self.restart_wait_s = restart_wait_s
         self._model = model
         self._max_retries = max_retries
         self._backoff_s = backoff_s
         self.schema_mode: SchemaMode = schema_mode
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        headers = {**(headers or {}), **({"Authorization": f"Bearer {api_key}"} if api_key else {})}
         self._client = httpx.Client(timeout=timeout_s, headers=headers)
 
     def close(self) -> None:
@@ -156,6 +178,8 @@ class OpenAICompatibleLLM:
         response = self._send(payload, stream=True)
         try:
             yield from _sse_deltas(response, self._url)
+        except httpx.TransportError as exc:  # part of it was read (and shown): not sent again
+            raise LLMUnavailable(f"{self._url} went away mid-stream: {type(exc).__name__}: {exc}") from None
         finally:
             response.close()
 
@@ -180,7 +204,19 @@ class OpenAICompatibleLLM:
 
     def _send(self, payload: dict[str, Any], *, stream: bool) -> httpx.Response:
         """POST with retries; returns a 2xx response (unread when streaming)."""
-        attempts = self._max_retries + 1
+        try:
+            return self._send_with_retries(payload, stream=stream, host_may_restart=self.restart_wait_s > 0)
+        except _ConnectionLost as lost:
+            self._wait_for_restart(lost.failure)
+        try:
+            return self._send_with_retries(payload, stream=stream, host_may_restart=True, retried=True)
+        except _ConnectionLost as lost:
+            raise LLMUnavailable(f"{self._url} went away again on the same request after it was started "
+                                 f"again; not sent a third time: {lost.failure}") from None
+
+    def _send_with_retries(self, payload: dict[str, Any], *, stream: bool, host_may_restart: bool,
+                           retried: bool = False) -> httpx.Response:
+        attempts = 1 if retried else self._max_retries + 1
         failure = ""
         for attempt in range(attempts):
             if attempt:
@@ -195,6 +231,8 @@ class OpenAICompatibleLLM:
                     "POST %s failed after %.0f ms (attempt %s/%s): %s",
                     self._url, _ms_since(started), attempt + 1, attempts, failure,
                 )
+                if host_may_restart and isinstance(exc, _CONNECTION_LOST):
+                    raise _ConnectionLost(failure) from None
                 continue
             logger.info(
                 "POST %s -> %s in %.0f ms (attempt %s/%s)",
@@ -212,6 +250,21 @@ class OpenAICompatibleLLM:
                 status_code=response.status_code,
             )
         raise LLMUnavailable(f"{self._url} failed {attempts} times; last: {failure}")
+
+    def _wait_for_restart(self, failure: str) -> None:
+        """Until the server answers again (its supervisor starts it again), at most restart_wait_s."""
+        deadline = time.monotonic() + self.restart_wait_s
+        logger.warning("%s went away (%s); waiting up to %.0f s for it to be started again",
+                       self._url, failure, self.restart_wait_s)
+        while time.monotonic() < deadline:
+            try:
+                if self._client.get(self._ready_url, timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(_READY_POLL_S)
+        raise LLMUnavailable(f"{self._url} went away ({failure}) and did not answer again within "
+                             f"{self.restart_wait_s:.0f} s")
 
 
 def _sse_deltas(response: httpx.Response, url: str) -> Iterator[str]:

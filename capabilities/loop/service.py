@@ -30,7 +30,7 @@ from capabilities.loop.parse import ParsedSchedule, parse_schedule
 from capabilities.loop.schedule import Schedule, ScheduleError, next_fire
 from capability_actors.loop_scheduler import LoopScheduler
 from common.loops.models import (
-    ACTIVE, DELETED, PAUSED, Forbidden, LoopTask, LoopTaskNotFound,
+    ACTIVE, DELETED, DONE, PAUSED, Forbidden, LoopTask, LoopTaskNotFound,
 )
 from common.loops.registry import LoopTaskRegistry
 from common.i18n import EN, ZH
@@ -46,7 +46,7 @@ SOURCE = "LoopSchedulerActor"
 _LOOP_ID = re.compile(r"\bloop_[0-9a-f]{6,32}\b")
 _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 _DAYS_ZH = ["周日", "周一", "周二", "周三", "周四", "周五", "周六"]
-_STATE_NAMES = {ZH: {PAUSED: "已暂停", DELETED: "已删除"}}
+_STATE_NAMES = {ZH: {PAUSED: "已暂停", DONE: "已完成", DELETED: "已删除"}}
 
 
 class LoopRequestError(ValueError):

@@ -17,7 +17,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-from capabilities.llm.base import LLM, LLMError, complete_json
+from capabilities.llm.base import LLM, LLMError, LLMUnavailable, complete_json
 from capabilities.memory.store import KINDS
 from common.i18n import EN, ZH, language_of
 
@@ -101,7 +101,9 @@ class FactDistiller:
         self._max_tokens = max_tokens
 
     def distill(self, message: str, reply: str = "", *, message_id: str, reply_id: str = "") -> Distilled:
-        """The facts about the person in ``message``; never raises for the model's misbehaviour."""
+        """The facts about the person in ``message``; never raises for the model's misbehaviour.
+        Raises LLMUnavailable (a timeout, a model host down): the turn is not refused, only not
+        distilled yet."""
         if not message.strip():
             return Distilled()
         language = language_of(message)
@@ -111,6 +113,8 @@ class FactDistiller:
         try:
             answer = complete_json(self._llm, [{"role": "user", "content": prompt}], FACTS_SCHEMA,
                                    max_tokens=self._max_tokens, temperature=0.0)
+        except LLMUnavailable:
+            raise  # the model is busy or down: nothing was refused, the turn waits to be tried again
         except LLMError as exc:
             log.warning("distilling message %s failed: %s", message_id, exc)
             return Distilled(error=f"{type(exc).__name__}: {exc}")

@@ -373,22 +373,26 @@ def _kind(spec: CapabilitySpec) -> str:
 
 
 def _prompt(specs: list[CapabilitySpec], text: str, memories: list[dict] | None = None) -> list[dict]:
-    """Capabilities and rules first (a stable prefix the model host can cache), then what is
-    known about the person, the request last."""
+    """The rules first (a fixed prefix the model host keeps evaluated), then the capabilities
+    installed now (they change when a skill or a plugin does: only they and what follows are
+    evaluated again), then what is known about the person, the request last."""
+    from capabilities.routing.task_router import is_builtin
+
     lines = []
-    for spec in specs:
+    for spec in sorted(specs, key=lambda s: not is_builtin(s)):  # Flora's own first: a new skill changes the end
         params = ", ".join(f"{n}{' (required)' if n in spec.required else ''}" for n in spec.properties)
         lines.append(f"- {spec.name}: {spec.description} Parameters: {params or 'none'}.")
     system = (
-        "You split a request into steps for an assistant. Capabilities:\n" + "\n".join(lines) + "\n\n"
+        "You split a request into steps for an assistant, with the capabilities listed at the end.\n\n"
         "Answer with a JSON plan: steps is a list; each step has id (s1, s2, ...), capability (one of the names "
-        "above), parameters (only values written in the request, or a reference to an earlier step's result: "
+        "listed), parameters (only values written in the request, or a reference to an earlier step's result: "
         "\"${s1.result}\", \"${s1.result.rows[0].name}\"), depends_on (ids of the steps it needs first), "
         "description (the part of the request it does). A value the request leaves implicit (\"my city\") may "
         "come from what is known about the person, never from a guess. Steps that do not need each other have no dependency "
         "between them. aggregation.strategy says how the results combine: concat (list them), map_reduce "
         "(with reduce: summary, and instruction: the request's words for it, for a written summary, comparison or "
-        "judgement of the results), voting, weighted."
+        "judgement of the results), voting, weighted.\n\n"
+        "Capabilities:\n" + "\n".join(lines)
     )
     known = recalled.block(memories, recalled.SHORT_INTRO)
     return [{"role": "system", "content": system},

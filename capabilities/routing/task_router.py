@@ -41,6 +41,11 @@ class Candidate:
 BUILTIN_PACKAGE = "capabilities."  # Flora's own capabilities live under it
 
 
+def is_builtin(spec) -> bool:
+    """Whether a capability is one of Flora's own (not a plugin's, a skill's or an MCP server's)."""
+    return getattr(getattr(spec, "handler", None), "__module__", "").startswith(BUILTIN_PACKAGE)
+
+
 class TaskRouter:
     def __init__(self, registry: CapabilityRegistry, *, allowed: Iterable[str] | None = None):
         """``allowed``: the only capabilities it may pick (a persona's allow-list); None: all."""
@@ -64,7 +69,7 @@ class TaskRouter:
         fallbacks = self._fallback_names()
         specs = [spec for spec in self._registry.executables()
                  if spec.routable and spec.name not in fallbacks and self._may(spec.name)]
-        return sorted(specs, key=lambda s: getattr(s.handler, "__module__", "").startswith(BUILTIN_PACKAGE))
+        return sorted(specs, key=is_builtin)
 
     def _may(self, name: str) -> bool:
         return self._allowed is None or name in self._allowed

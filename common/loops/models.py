@@ -24,7 +24,8 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 
 ACTIVE, PAUSED, DELETED = "active", "paused", "deleted"
-STATES = (ACTIVE, PAUSED, DELETED)
+DONE = "done"  # its schedule will not fire again (a one-time reminder that fired) and its last run ended
+STATES = (ACTIVE, PAUSED, DONE, DELETED)
 
 # What to do when a fire comes while the previous run is still going.
 OVERLAP_SKIP, OVERLAP_QUEUE = "skip", "queue"

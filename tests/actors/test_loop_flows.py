@@ -67,6 +67,12 @@ def test_a_reminder_fires_and_its_result_reaches_the_user_as_a_notification(flor
     kinds = [e.event_type for e in runtime.events.history("default", task_id=run.task_id)]
     assert kinds[:2] == ["TASK_CREATED", "TASK_TRIGGERED"] and "TASK_COMPLETED" in kinds
     assert flora.notifications(user) == []  # fetched once
+    deadline = time.monotonic() + 15  # the run's end is recorded beside its notification
+    while (state := runtime.loops.registry.get("default", result["loop_task_id"]).state) != "done" \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert state == "done"  # a one-time reminder that fired fires no more
+    runtime.close()
 
 
 def test_a_reminder_whose_time_was_asked_afterwards_fires_with_its_text(flora, user):

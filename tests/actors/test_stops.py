@@ -155,7 +155,7 @@ def test_sigterm_ends_the_model_host_within_seconds_even_while_it_generates(tmp_
     if not model.is_file():
         pytest.skip(f"{model} is not installed (scripts/install_llm.sh)")
 
-    host = ModelHost(model, n_ctx=512, n_threads=1).start()
+    host = ModelHost(model, n_ctx=512, n_threads=1, supervise=False).start()  # not started again here
     try:
         url = host.base_url + "/completions"
         generating = threading.Event()

@@ -100,3 +100,18 @@ def test_the_documented_openai_config_loads_and_its_schema_mode_reaches_the_clie
     assert isinstance(llm, OpenAICompatibleLLM) and llm.schema_mode == "json_object"
     with pytest.raises(Exception, match="schema_mode"):
         load_config({"llm": {"backend": "openai", "schema_mode": "xml"}}, env={})
+
+
+def test_memory_talks_to_the_model_host_at_low_priority_with_its_own_short_timeout_sent_once(chat_server):
+    from config import load_config
+    from init_plugins import build_configured_llm
+
+    chat_server.answers.append(completion("{}"))
+    config = load_config({"llm": {"backend": "local", "host_url": chat_server.base_url, "timeout_s": 60,
+                                  "max_retries": 3}, "memory": {"distil_timeout_s": 7}}, env={})
+    llm = build_configured_llm(config, background=True)
+    assert llm._client.timeout.read == 7 and llm._max_retries == 0 and llm.restart_wait_s > 0
+    llm.complete([{"role": "user", "content": "x"}])
+    assert {k.lower(): v for k, v in chat_server.headers[-1].items()}.get("x-flora-priority") == "background"
+    chat = build_configured_llm(config)
+    assert chat._client.timeout.read == 60 and chat._max_retries == 3 and "x-flora-priority" not in chat._client.headers

@@ -155,7 +155,7 @@ def test_only_live_hosts_states_are_read_back(tmp_path):
 
 
 def test_a_host_that_is_not_running_says_stopped(tmp_path):
-    assert ModelHost(tmp_path / "m.gguf", alias="m").state() == {"model": "m", "state": "stopped"}
+    assert ModelHost(tmp_path / "m.gguf", alias="m").state() == {"model": "m", "state": "stopped", "restarts": 0}
 
 
 def test_status_shows_each_models_state_and_since_when():

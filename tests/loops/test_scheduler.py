@@ -111,3 +111,20 @@ def test_one_shot_fires_once_and_a_past_one_is_refused(reg):
     with pytest.raises(ScheduleError):
         scheduler.register(loop_task("late", schedule=Schedule.once(at, timezone=TZ).to_dict()),
                            at + timedelta(hours=1))
+
+
+@pytest.mark.parametrize("ok", [True, False])
+def test_a_one_shot_is_done_once_its_run_ended_and_a_repeating_one_stays_active(reg, ok):
+    scheduler = LoopScheduler(reg)
+    at = START + timedelta(minutes=20)
+    scheduler.register(loop_task("once", schedule=Schedule.once(at, timezone=TZ).to_dict()), START)
+    scheduler.register(loop_task("daily"), START)
+    fires = scheduler.tick(at + timedelta(hours=1)).fires
+    for fire in fires:
+        assert scheduler.claim("acme", fire.task.loop_task_id, fire.run_key, fire.scheduled_at)
+    assert reg.get("acme", "once").state == "active"  # fired, its run still going: accepted as active
+    for fire in fires:
+        scheduler.finish("acme", fire.run_key, ok=ok, task_id="t")
+    assert reg.get("acme", "once").state == "done"
+    assert reg.get("acme", "daily").state == "active"
+    assert scheduler.tick(at + timedelta(days=3)).fires[0].task.loop_task_id == "daily"  # done fires no more

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from capabilities.llm.fake import FunctionLLM, ScriptedLLM
 from capabilities.memory.distill import FACTS_SCHEMA, FactDistiller
 
@@ -70,11 +72,14 @@ def test_output_that_breaks_the_schema_gives_no_facts_and_an_error():
     assert out.facts == [] and "fails the schema" in out.error and len(llm.calls) == 1
 
 
-def test_a_model_that_is_down_gives_an_error_not_an_exception():
-    from capabilities.llm.base import LLMUnavailable
+def test_a_model_that_is_down_or_busy_raises_so_the_turn_waits_rather_than_being_refused():
+    from capabilities.llm.base import LLMRequestRejected, LLMUnavailable
 
-    out = FactDistiller(ScriptedLLM([LLMUnavailable("host down")])).distill("I like jazz", message_id="m10")
-    assert out.facts == [] and "LLMUnavailable: host down" in out.error
+    with pytest.raises(LLMUnavailable, match="host down"):  # not distilled yet: nothing about the turn was refused
+        FactDistiller(ScriptedLLM([LLMUnavailable("host down")])).distill("I like jazz", message_id="m10")
+    out = FactDistiller(ScriptedLLM([LLMRequestRejected("too long", status_code=400)])).distill(
+        "I like jazz", message_id="m11")
+    assert out.facts == [] and "LLMRequestRejected: too long" in out.error  # the request itself is at fault
 
 
 def test_a_fact_written_in_the_persons_first_person_is_kept_about_them():

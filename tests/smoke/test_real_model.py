@@ -140,3 +140,110 @@ def test_conversation_through_the_real_model_streams_in_the_persons_language_and
         assert ask("/status")["intent"] == "status"
     finally:
         flora.shutdown()
+
+
+def test_the_real_model_host_killed_mid_request_is_started_again_and_the_request_answered():
+    import os
+    import signal
+    import threading
+    import time
+
+    from capabilities.llm import HOST_RESTART_WAIT_S, ModelHost, OpenAICompatibleLLM
+    from capabilities.llm.host_supervisor import RestartBackoff
+    from capabilities.llm.models import DEFAULT_UNDERSTANDING_MODEL
+
+    small = model_path(DEFAULT_UNDERSTANDING_MODEL, REPO / "data")  # the faster of the two to load again
+    if not small.is_file():
+        pytest.skip(f"{small} is not assembled; run scripts/install.sh")
+    host = ModelHost(small, n_ctx=1024, n_threads=2, backoff=RestartBackoff(initial_s=0.5)).start()
+    try:
+        first = host.pid
+        llm = OpenAICompatibleLLM(host.base_url, model="small", schema_mode="json_object", timeout_s=MODEL_CALL_S,
+                                  max_retries=0, restart_wait_s=HOST_RESTART_WAIT_S)
+        answer: dict = {}
+
+        def ask() -> None:
+            try:
+                answer["reply"] = llm.complete([{"role": "user", "content": "Count from 1 to 100, one per line."}],
+                                               max_tokens=300)
+            except Exception as exc:  # reported below
+                answer["error"] = exc
+
+        asking = threading.Thread(target=ask)
+        busy = _busy_on(first)
+        asking.start()
+        busy()  # the host works on the request
+        os.kill(first, signal.SIGKILL)
+        asking.join(MODEL_CALL_S)
+        assert "error" not in answer, answer
+        deadline = time.monotonic() + 30  # the watcher marks it back once it answered; the request may be first
+        while host.restarts == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert answer["reply"].text.strip() and host.pid != first and host.restarts == 1
+        assert host.state()["state"] == "loaded"
+        llm.close()
+    finally:
+        host.stop()
+
+
+def test_a_reply_asked_for_while_background_work_generates_cuts_it_short_on_the_real_model_host():
+    import threading
+    import time
+
+    from capabilities.llm import LLMUnavailable, ModelHost, OpenAICompatibleLLM
+    from capabilities.llm.model_server import PRIORITY_HEADER
+    from capabilities.llm.models import DEFAULT_UNDERSTANDING_MODEL
+
+    small = model_path(DEFAULT_UNDERSTANDING_MODEL, REPO / "data")
+    if not small.is_file():
+        pytest.skip(f"{small} is not assembled; run scripts/install.sh")
+    host = ModelHost(small, n_ctx=1024, n_threads=2).start()
+    try:
+        background = OpenAICompatibleLLM(host.base_url, model="small", schema_mode="json_object",
+                                         timeout_s=MODEL_CALL_S, max_retries=0,
+                                         headers={PRIORITY_HEADER: "background"})
+        reply = OpenAICompatibleLLM(host.base_url, model="small", schema_mode="json_object", timeout_s=MODEL_CALL_S,
+                                    max_retries=0)
+        outcome: dict = {}
+
+        def work() -> None:
+            try:
+                outcome["reply"] = background.complete([{"role": "user", "content": "Count from 1 to 300, one per "
+                                                         "line."}], max_tokens=800)
+            except LLMUnavailable as exc:
+                outcome["error"] = str(exc)
+
+        working = threading.Thread(target=work)
+        busy = _busy_on(host.pid)
+        working.start()
+        busy()  # the background generation is going (a reply sent before it would only go first)
+        started = time.monotonic()
+        answer = reply.complete([{"role": "user", "content": "Say hello."}], max_tokens=8)
+        took = time.monotonic() - started
+        working.join(MODEL_CALL_S)
+        assert answer.text.strip()
+        assert "preempted" in outcome.get("error", ""), outcome  # cut short, not finished first
+        print(f"reply while background work generated: {took:.1f} s")
+        background.close()
+        reply.close()
+    finally:
+        host.stop()
+
+
+def _busy_on(pid: int, seconds: float = 1.0):
+    """A wait until process ``pid`` has used ``seconds`` more CPU than now (it works on a request)."""
+    import time
+
+    def cpu_s() -> float:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    idle = cpu_s()
+
+    def wait() -> None:
+        deadline = time.monotonic() + MODEL_CALL_S
+        while cpu_s() < idle + seconds:
+            assert time.monotonic() < deadline, f"process {pid} did not start working"
+            time.sleep(0.05)
+
+    return wait

@@ -41,8 +41,9 @@ def test_the_understanding_model_can_choose_the_agent(registry, text):
 
 def test_the_agent_is_offered_to_the_model_with_examples_in_both_languages(registry):
     said = prompt(TaskRouter(registry).routable(), "hello")
-    assert "- agent: " in said[0]["content"]
-    shots = [said[i]["content"] for i in range(1, len(said) - 1, 2) if said[i + 1]["content"] == '{"route": "agent"}']
+    assert any("- agent: " in m["content"] for m in said if m["role"] == "system")
+    shots = [said[i]["content"] for i in range(len(said) - 1)
+             if said[i]["role"] == "user" and said[i + 1]["content"] == '{"route": "agent"}']
     assert "Message: how much disk space is left here?" in shots and "Message: 帮我看看这个目录里有哪些文件" in shots
 
 

@@ -19,8 +19,8 @@ from common.cluster import NodeInfo, open_cluster
 from common.loops.models import LoopTask
 from common.loops.registry import open_loop_registry
 from common.status import (
-    CONFIGURED_NODES_NOTE, StatusCache, StatusUnavailable, collect_status, metrics_text, render_prometheus,
-    render_text,
+    CONFIGURED_NODES_NOTE, StatusCache, StatusUnavailable, collect_status, health_report, metrics_text,
+    render_prometheus, render_text,
 )
 from common.tasks.models import TaskRecord
 from common.tasks.store import open_store
@@ -213,6 +213,43 @@ def test_text_table_lines_up_and_shows_every_count(store, config):
     assert re.search(r"^queue\s+acme\s+queued\s+1$", text, re.M)
     assert re.search(r"^loop tasks\s+\(all\)\s+active\s+1$", text, re.M)
     assert re.search(rf"^node\s+{config.actors.node}\b", text, re.M)
+
+
+# -- model hosts --------------------------------------------------------------------------
+def _status_with(models: list[dict]) -> dict:
+    return {"tasks": {"total": {}, "by_tenant": {}}, "queues": {}, "loop_tasks": {"total": {}, "by_tenant": {}},
+            "nodes": [], "models": models, "store": {"backend": "sqlite", "location": "x"},
+            "loop_registry": {"backend": "sqlite", "location": "x"}}
+
+
+DOWN = {"model": "qwen", "state": "down", "reason": "killed by SIGSEGV", "since": 1767000000.0, "restarts": 2}
+UP = {"model": "small", "state": "loaded", "since": 1767000000.0, "restarts": 0, "rss_mb": 600.0}
+
+
+def test_health_is_degraded_with_the_reason_while_a_model_host_is_down_and_ok_after():
+    report = health_report("ok", [DOWN, UP])
+    assert report["status"] == "degraded"
+    assert report["reasons"] == ["model host qwen is down: killed by SIGSEGV"]
+    assert report["models"] == [DOWN, UP]
+    assert health_report("ok", [{**DOWN, "state": "loaded", "reason": None}, UP]) == {
+        "status": "ok", "memory": "ok", "models": [{**DOWN, "state": "loaded", "reason": None}, UP]}
+    assert health_report("degraded: gone", [])["reasons"] == ["memory degraded: gone"]
+    assert health_report("off", [])["status"] == "ok"
+
+
+def test_metrics_count_model_host_restarts_and_say_which_is_down():
+    samples = parse_prometheus(render_prometheus(_status_with([DOWN, UP])))
+    assert samples[("flora_model_host_restarts_total", frozenset({("model", "qwen")}))] == 2
+    assert samples[("flora_model_host_restarts_total", frozenset({("model", "small")}))] == 0
+    assert samples[("flora_model_host_up", frozenset({("model", "qwen")}))] == 0
+    assert samples[("flora_model_host_up", frozenset({("model", "small")}))] == 1
+    assert samples[("flora_model_loaded", frozenset({("model", "qwen")}))] == 0
+
+
+def test_the_status_table_shows_a_down_host_its_reason_and_restarts():
+    text = render_text(_status_with([DOWN, UP]))
+    assert re.search(r"^model\s+qwen\s+down since .* restarts=2 \(killed by SIGSEGV\)$", text, re.M), text
+    assert re.search(r"^model\s+small\s+loaded since .* rss_mb=600.0$", text, re.M), text
 
 
 # -- caching ------------------------------------------------------------------------------
