@@ -259,9 +259,9 @@ def python_paths() -> tuple[str, ...]:
     """What the running Python needs to start inside the sandbox: its installation and its environment."""
     paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
     paths.add(os.path.dirname(os.path.realpath(sys.executable)))
-    environment = Path(sys.executable).parent.parent  # a virtual environment, also when started with -I
+    environment = Path(os.path.abspath(sys.executable)).parent.parent  # a virtual environment, also with -I
     if (environment / "pyvenv.cfg").exists():
-        paths.add(os.path.realpath(environment))
+        paths.update((os.path.realpath(environment), str(environment)))  # as named, when it is a link
     return tuple(sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr"))
 
 
