@@ -141,3 +141,26 @@ def _reason(error) -> str:
     if kind == "pattern":
         return f"does not have the expected form (pattern {error.validator_value})"
     return error.message
+
+
+# JSON-schema keyword on a parameter that holds what will run (a script, a command line): the
+# model may write it from the person's description, and an approval question shows it whole
+RUNS = "x-flora-runs"
+SHOWN_WHOLE_CHARS = 8000  # of a script or command in an approval question
+SHOWN_CHARS = 200  # of any other value
+
+
+def shown_values(spec: CapabilitySpec | None, values: dict) -> str:
+    """The values of a call as an approval question shows them: what will run (``x-flora-runs``
+    parameters, and any multi-line text) whole, on lines of its own; the rest as ``name=value``."""
+    properties = spec.properties if spec is not None else {}
+    inline, blocks = [], []
+    for name, value in values.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        if isinstance(value, str) and (properties.get(name, {}).get(RUNS) or "\n" in value):
+            whole = text if len(text) <= SHOWN_WHOLE_CHARS else \
+                text[:SHOWN_WHOLE_CHARS] + f"\n… [{len(text) - SHOWN_WHOLE_CHARS} more characters]"
+            blocks.append(f"{name}:\n```\n{whole}\n```")
+        else:
+            inline.append(f"{name}={text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + '…'}")
+    return "\n".join([", ".join(inline)] * bool(inline) + blocks) or "-"
