@@ -138,6 +138,7 @@ def file_read(path: str, context: ExecutionContext) -> dict:
     keywords=("write file", "save file", "create file", "写入文件", "保存文件", "创建文件"),
     examples=("save this list to notes/todo.txt", "把结果保存到 result.txt"),
     needs_approval=lambda values: bool(values.get("overwrite")),
+    agent_approval=True,  # in the agent loop every write asks: a file it read may have asked for it
 )
 def file_write(path: str, content: str, context: ExecutionContext, overwrite: bool = False,
                append: bool = False) -> dict:
