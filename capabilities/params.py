@@ -164,3 +164,31 @@ def shown_values(spec: CapabilitySpec | None, values: dict) -> str:
         else:
             inline.append(f"{name}={text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + '…'}")
     return "\n".join([", ".join(inline)] * bool(inline) + blocks) or "-"
+
+
+def looks_runnable(kind: str, text: str) -> bool:
+    """Whether ``text`` is itself what an ``x-flora-runs`` parameter of ``kind`` takes — Python
+    that parses to more than a bare word, a command line whose program exists — rather than a
+    description of what to do ("to compute the sha256 of hello"), which the agent writes code for."""
+    text = text.strip()
+    if not text:
+        return False
+    if kind == "python":
+        import ast
+
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return False
+        return not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)
+                    and isinstance(tree.body[0].value, (ast.Name, ast.Constant)))
+    if kind == "shell":
+        import shlex
+        import shutil
+
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            return False
+        return bool(words) and (shutil.which(words[0]) is not None or "/" in words[0])
+    return True
