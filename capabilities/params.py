@@ -171,6 +171,10 @@ def looks_runnable(kind: str, text: str) -> bool:
     that parses to more than a bare word, a command line whose program exists — rather than a
     description of what to do ("to compute the sha256 of hello"), which the agent writes code for."""
     text = text.strip()
+    while len(text) > 1 and text[0] == text[-1] and text[0] in "`'\"":  # `df -h`, ```print(1)```
+        text = text[1:-1].strip()
+    if text.startswith("python\n"):
+        text = text[len("python\n"):]
     if not text:
         return False
     if kind == "python":
