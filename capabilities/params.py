@@ -146,6 +146,9 @@ def _reason(error) -> str:
 # JSON-schema keyword on a parameter that holds what will run (a script, a command line): the
 # model may write it from the person's description, and an approval question shows it whole
 RUNS = "x-flora-runs"
+# JSON-schema keyword on a parameter whose value the model may compose from what the person said
+# (a file's new text: "create hello.txt that says hello flora"): missing, it is the agent's to write
+WRITTEN = "x-flora-written"
 SHOWN_WHOLE_CHARS = 8000  # of a script or command in an approval question
 SHOWN_CHARS = 200  # of any other value
 

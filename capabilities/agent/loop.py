@@ -182,7 +182,10 @@ class AgentLoop:
                 ranked, most = self._selector.ranked(transcript.request, self._all_tools.tools), self._selector.max_tools
             else:  # no selector: every tool, as far as the context allows
                 ranked, most = self._all_tools.tools, len(self._all_tools.tools)
-            transcript.tools = [s.name for s in fit_tools(ranked, self._counter, self._context_budget, most)]
+            called = {e["tool"] for e in transcript.calls}  # a transcript kept before tools were chosen
+            ranked = sorted(ranked, key=lambda s: s.name not in called)
+            transcript.tools = [s.name for s in fit_tools(ranked, self._counter, self._context_budget,
+                                                          max(most, len(called)))]
             log.info("tools offered task_id=%s: %s", self._context.task_id, ", ".join(transcript.tools) or "none")
         self._tools = self._all_tools.only(transcript.tools)
 

@@ -21,7 +21,7 @@ from capabilities.base import CapabilitySpec
 from capabilities.context.answers import (
     VALUE_PATTERN, mentions, named_values, spotted, takes_address, text_after, urls, values_by_schema,
 )
-from capabilities.params import RUNS, looks_runnable
+from capabilities.params import RUNS, WRITTEN, looks_runnable
 from capabilities.registry import CapabilityRegistry
 
 CONFIDENT_SCORE = 2.0
@@ -142,12 +142,14 @@ class TaskRouter:
         return ranked[0]
 
     def written_by_agent(self, spec: CapabilitySpec, values: dict) -> bool:
-        """Whether a request for ``spec`` leaves out what will run (a script, a command) that the
-        agent can write from the person's description and show for approval: then the request
-        is the agent's, never a question asking the person for code."""
+        """Whether a request for ``spec`` leaves out what will run (a script, a command) or a text
+        the model may compose from what the person said (``x-flora-written``: a file's content),
+        which the agent can write and show for approval: then the request is the agent's, never
+        a question asking the person for code."""
         agent = self.find(AGENT)
         return agent is not None and spec.name != AGENT and spec.offered_to_agent and any(
-            name not in values and spec.properties.get(name, {}).get(RUNS) for name in spec.required)
+            name not in values and (spec.properties.get(name, {}).get(RUNS) or spec.properties.get(name, {}).get(WRITTEN))
+            for name in spec.required)
 
     @staticmethod
     def extract_parameters(spec: CapabilitySpec, content: str) -> dict:

@@ -126,7 +126,8 @@ def file_read(path: str, context: ExecutionContext) -> dict:
                      "x-flora-description": {"zh": "文件在工作区中的相对路径"},
                      "x-flora-value-pattern": FILE_PATH_IN_TEXT},
             "content": {"type": "string", "description": "The text to write (UTF-8), the whole new content of the file.",
-                        "x-flora-description": {"zh": "要写入的文本内容"}},
+                        "x-flora-description": {"zh": "要写入的文本内容"},
+                        "x-flora-written": True},  # "create hello.txt that says hi": the agent writes it
             "overwrite": {"type": "boolean", "default": False,
                           "description": "Replace the file if it exists already (this asks for approval first)."},
             "append": {"type": "boolean", "default": False,
