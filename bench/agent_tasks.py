@@ -299,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-flora", action="store_true", help="the raw loop only")
     parser.add_argument("--json", help="write the rows and the summary here")
     args = parser.parse_args(argv)
+    from bench.conversation import interrupt_on_stop
+
+    interrupt_on_stop()  # a run killed by timeout still stops Flora's processes
     tasks = load_tasks(args.limit, args.kind)
     pages = PageServer()
     progress = lambda line: print(line, flush=True)  # noqa: E731

@@ -38,7 +38,8 @@ ALLOWED = "allowed_capabilities"  # ExecutionContext.meta: a persona's list of t
               "磁盘空间", "硬盘空间", "写个脚本", "写一个脚本", "运行脚本", "哪些文件", "这个目录", "现在几点", "用工具"),
     examples=("how much disk space is left here?", "帮我看看这个目录里有哪些文件",
               "write a script that renames these photos and run it", "summarise https://example.org/page",
-              "what's the time in Tokyo?"),
+              "what's the time in Tokyo?", "what does todo.md in my workspace say about the deadline?",
+              "看看 report.txt 里写的负责人是谁", "use python to work out the md5 of my name"),
 )
 def agent(context: ExecutionContext, request: str = "", answer: str | None = None) -> dict:
     request = (request or "").strip() or context.request.strip()

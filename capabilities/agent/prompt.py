@@ -34,9 +34,11 @@ ENVELOPE = {
 
 SYSTEM = (
     "You are Flora's agent. You do what the person asks by calling tools, one call at a time, and "
-    "read each result before the next step.\n"
+    "read each result before the next step. Write code and commands yourself when the person "
+    "describes what they want.\n"
     "Answer with one JSON object and nothing else:\n"
-    '- {"tool": "<name>", "arguments": {...}} to call a tool (arguments as its schema says);\n'
+    '- {"tool": "<name>", "arguments": {"<parameter>": <value>, ...}} to call a tool; the arguments are '
+    "the values of its parameters, never its schema;\n"
     '- {"final": "<answer>"} when you can answer: say what you found or did, briefly;\n'
     '- {"ask": "<question>"} only when a value is needed that only the person knows.\n'
     "Never invent results: use the tools. If a call fails, read the error and correct the call.\n"
@@ -60,8 +62,9 @@ def catalogue(tools: list[CapabilitySpec]) -> str:
 
 
 def tool_line(spec: CapabilitySpec) -> str:
-    return f"- {spec.name}: {_short(spec.description, DESCRIPTION_CHARS)}\n" \
-           f"  parameters: {json.dumps(compact(spec.parameters), ensure_ascii=False, separators=(',', ':'))}"
+    """One tool as a line of JSON, the way chat models are taught to read functions."""
+    return json.dumps({"name": spec.name, "description": _short(spec.description, DESCRIPTION_CHARS),
+                       "parameters": compact(spec.parameters)}, ensure_ascii=False)
 
 
 def compact(schema: dict) -> dict:
@@ -69,7 +72,7 @@ def compact(schema: dict) -> dict:
     and a trimmed description, and what is required; without Flora's own keywords, defaults,
     lengths, patterns and long descriptions (the grammar and Flora's own check still hold the
     call to the whole schema)."""
-    out: dict = {}
+    out: dict = {"type": "object"}
     properties = schema.get("properties")
     if isinstance(properties, dict):
         out["properties"] = {name: _compact_value(value) for name, value in properties.items()}
@@ -93,7 +96,7 @@ def _compact_value(schema) -> dict:
     if isinstance(schema.get("items"), dict):
         out["items"] = _compact_value(schema["items"])
     if isinstance(schema.get("properties"), dict):
-        out.update(compact(schema))
+        out.update({k: v for k, v in compact(schema).items() if k != "type"})
     said = schema.get("description") or schema.get("title")
     if isinstance(said, str) and said.strip():
         out["description"] = _short(said, PARAMETER_CHARS)
@@ -113,7 +116,7 @@ def output_schema(tools: list[CapabilitySpec]) -> dict:
     """The schema the back end constrains the reply to: one of the tools with its own
     arguments, the final answer, or a question."""
     choices = [{"type": "object",
-                "properties": {"tool": {"const": spec.name}, "arguments": _plain(spec.parameters)},
+                "properties": {"tool": {"const": spec.name}, "arguments": grammar(spec.parameters)},
                 "required": ["tool", "arguments"], "additionalProperties": False} for spec in tools]
     choices.append({"type": "object", "properties": {"final": {"type": "string"}}, "required": ["final"],
                     "additionalProperties": False})
@@ -122,13 +125,36 @@ def output_schema(tools: list[CapabilitySpec]) -> dict:
     return {"title": "Agent step", "anyOf": choices}
 
 
-def _plain(schema: dict) -> dict:
-    """A parameter schema without Flora's own keywords (a grammar compiler need not know them)."""
-    if isinstance(schema, dict):
-        return {k: _plain(v) for k, v in schema.items() if not (isinstance(k, str) and k.startswith("x-flora"))}
+GRAMMAR_KEYS = ("type", "enum", "const", "properties", "required", "items", "additionalProperties", "anyOf",
+                "oneOf", "prefixItems")
+
+
+def grammar(schema):
+    """A parameter schema as the output constraint needs it: its structure (types, allowed
+    values, properties, what is required) and nothing else. Lengths, patterns and formats are
+    left to Flora's own check of the call: llama.cpp writes ``maxLength: 262144`` out as a rule
+    nested that deep, which is slow to build and can crash the host."""
     if isinstance(schema, list):
-        return [_plain(v) for v in schema]
-    return schema
+        return [grammar(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key in GRAMMAR_KEYS:
+        if key not in schema:
+            continue
+        value = schema[key]
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: grammar(v) for name, v in value.items()}
+        elif key in ("anyOf", "oneOf", "allOf"):
+            # alternatives of shape only: rules such as "one of these is required" are Flora's to check
+            if isinstance(value, list) and key != "allOf" and all(
+                    isinstance(v, dict) and any(k in v for k in ("type", "const", "enum", "properties")) for v in value):
+                out[key] = grammar(value)
+        elif key in ("items", "additionalProperties", "prefixItems"):
+            out[key] = grammar(value)
+        else:
+            out[key] = value
+    return out
 
 
 def messages(tools: list[CapabilitySpec], transcript, *, max_result_chars: int,

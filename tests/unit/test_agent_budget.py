@@ -201,3 +201,18 @@ def test_the_real_vocabulary_counts_like_the_model():
     assert 0 < counter.count("hello world") <= 3
     assert counter.count("帮我看看这个目录里有哪些文件") < EstimatingCounter().count("帮我看看这个目录里有哪些文件")
     assert MESSAGE_OVERHEAD >= 5  # <|im_start|>role\n … <|im_end|>\n
+
+
+def test_the_output_constraint_is_the_schemas_shape_only(every_tool):
+    """A length written out whole made llama.cpp segfault (bench/agent_grammar_crash.py)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    from capabilities.agent.prompt import output_schema
+
+    tools = ToolBox.from_registry(every_tool).tools
+    schema = json.dumps(output_schema(tools))
+    for word in ("maxLength", "minLength", "pattern", "x-flora", "default"):
+        assert f'"{word}"' not in schema
+    for spec in tools:  # each compiles: rules that are not shapes are left to Flora's check
+        json_schema_to_gbnf(json.dumps(output_schema([spec])))
+    assert len(json_schema_to_gbnf(schema)) < 200_000
