@@ -65,7 +65,8 @@ class VocabCounter:
         from llama_cpp import Llama
 
         self.name = f"vocab:{model_path}"
-        self._llama = Llama(model_path=model_path, vocab_only=True, verbose=False)
+        with _quiet():  # llama.cpp writes a context warning to stderr that means nothing without weights
+            self._llama = Llama(model_path=model_path, vocab_only=True, verbose=False)
         self._lock = threading.Lock()
 
     def count(self, text: str) -> int:
@@ -73,6 +74,17 @@ class VocabCounter:
             return 0
         with self._lock:
             return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+
+def _quiet():
+    try:
+        from llama_cpp._utils import suppress_stdout_stderr
+
+        return suppress_stdout_stderr(disable=False)
+    except (ImportError, TypeError):
+        import contextlib
+
+        return contextlib.nullcontext()
 
 
 _counters: dict[str, TokenCounter] = {}
