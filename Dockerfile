@@ -1,6 +1,6 @@
 # Flora on its embedded default: the actors, the SQLite store and the packaged model.
 FROM python:3.11-slim
-RUN apt-get update && apt-get install -y --no-install-recommends build-essential cmake git \
+RUN apt-get update && apt-get install -y --no-install-recommends build-essential cmake git bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY requirements.txt requirements-dev.txt ./

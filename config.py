@@ -301,6 +301,11 @@ class HTTPConfig(_Section):
     max_body_bytes: int = Field(1 << 20, ge=1024)
     ask_workers: int = Field(16, ge=1, le=256)  # threads making Thespian asks for requests
     stream_poll_s: float = Field(0.1, gt=0, le=5)  # how often an event stream looks for new events
+    # Host names the API answers to besides localhost, 127.0.0.1 and [::1] (and http.host itself);
+    # any other Host header gets 400, so a web page cannot reach the API by DNS rebinding. "*": any
+    allowed_hosts: list[str] = Field(default_factory=list)
+    header_timeout_s: float = Field(10.0, gt=0, le=300)  # a request's line and headers must arrive within
+    max_header_bytes: int = Field(16 * 1024, ge=1024, le=1 << 20)  # a larger request head gets 431
 
 
 class ParallelConfig(_Section):
@@ -574,6 +579,9 @@ class MCPServerConfig(_Section):
     approve: Literal["all", "none"] | list[str] | None = None
     call_timeout_s: float | None = Field(None, gt=0, le=3600)  # unset: mcp.call_timeout_s
     enabled: bool = True
+    # stdio: an untrusted server runs inside the tools' kernel sandbox (no network, no Flora files,
+    # its own folder <data_dir>/mcp/<name> as the only writable place; docs/mcp.md)
+    sandbox: bool = False
 
     @field_validator("env")
     @classmethod
@@ -704,6 +712,10 @@ class ChannelConfig(_Section):
     poll_interval_active: float = Field(5.0, gt=0, le=3600)  # email: ... after a mail, until active_timeout
     active_timeout: float = Field(300.0, ge=0, le=86400)  # email: seconds without mail before idle again
     max_fetch_bytes: int = Field(1_000_000, ge=1024)  # email: a bigger mail is fetched as its text only
+    # email: a mail is its From's only when the receiving server's Authentication-Results (from one
+    # of trusted_authserv_ids) shows DMARC, aligned DKIM or aligned SPF passed (docs/channels.md)
+    require_sender_auth: bool = True
+    trusted_authserv_ids: list[str] = Field(default_factory=list)
 
     @field_validator("api_base")
     @classmethod
@@ -742,6 +754,13 @@ class ChannelConfig(_Section):
                 object.__setattr__(server, "security", "starttls")  # submission's usual way
             if not server.port:
                 object.__setattr__(server, "port", MAIL_PORTS[key][server.security])
+        if self.require_sender_auth and not [i for i in self.trusted_authserv_ids if i.strip()]:
+            raise ValueError("trusted_authserv_ids: an email channel takes a mail as its From's only when the "
+                             "receiving server's Authentication-Results says so; name that server's authserv-id "
+                             "(the first word of the header it adds), or set require_sender_auth: false to take "
+                             "any From as it is (forgeable)")
+        object.__setattr__(self, "trusted_authserv_ids", [i.strip().lower() for i in self.trusted_authserv_ids
+                                                          if i.strip()])
         # addresses are compared lower-cased: Alice@Example.com and alice@example.com are one sender
         object.__setattr__(self, "allow", [a if a == "*" else a.lower() for a in self.allow])
         object.__setattr__(self, "users", {a.lower(): u for a, u in self.users.items()})
@@ -776,7 +795,11 @@ class ShellToolConfig(_Section):
     allow: list[str] = Field(default_factory=list)  # program names; empty: any program not denied
     deny: list[str] = Field(default_factory=lambda: list(DEFAULT_SHELL_DENY))
     timeout_s: float = Field(DEFAULT_TOOL_TIMEOUT_S, gt=0, le=3600)  # the default; a call may ask for less
-    network: bool = True  # False: commands run in a network namespace of their own (no network)
+    network: bool = False  # True: out through Flora's egress proxy only (public addresses, docs/tools.md)
+    cpu_s: int = Field(60, ge=1, le=3600)  # CPU seconds of each program (RLIMIT_CPU)
+    memory_mb: int = Field(2048, ge=64, le=1 << 20)  # address space of each program (RLIMIT_AS)
+    open_files: int = Field(256, ge=16, le=65536)  # RLIMIT_NOFILE
+    processes: int = Field(128, ge=1, le=65536)  # RLIMIT_NPROC of the sandbox user
 
     @field_validator("allow", "deny")
     @classmethod
@@ -790,7 +813,7 @@ class ShellToolConfig(_Section):
 class PythonToolConfig(_Section):
     """The ``python_exec`` tool's limits (docs/tools.md)."""
 
-    network: bool = False  # False: no sockets (network namespace where available, and an audit hook)
+    network: bool = False  # True: out through Flora's egress proxy only (public addresses, docs/tools.md)
     timeout_s: float = Field(DEFAULT_TOOL_TIMEOUT_S, gt=0, le=3600)  # wall clock; the default for a call
     cpu_s: int = Field(30, ge=1, le=3600)  # CPU seconds (RLIMIT_CPU)
     memory_mb: int = Field(1024, ge=64, le=1 << 20)  # address space (RLIMIT_AS)
@@ -798,6 +821,15 @@ class PythonToolConfig(_Section):
     processes: int = Field(64, ge=1, le=65536)  # RLIMIT_NPROC (per user; see docs/tools.md)
     site_packages: bool = True  # False: -S, only the standard library can be imported
     read_paths: list[str] = Field(default_factory=list)  # more places the code may read besides the defaults
+    guard: bool = True  # the audit hook's early, readable refusals; the kernel sandbox holds without it
+
+    @field_validator("read_paths")
+    @classmethod
+    def _absolute(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not os.path.isabs(path):
+                raise ValueError(f"read_paths must be absolute paths, got {path!r}")
+        return value
 
 
 class ToolsConfig(_Section):
@@ -805,13 +837,22 @@ class ToolsConfig(_Section):
 
     workspace: str = ""  # empty: <data_dir>/workspace; created on first use
     per_user: bool = True  # each (tenant, user) works in <workspace>/<tenant>/<user>
-    isolation: Literal["auto", "namespaces", "none"] = "auto"  # Linux namespaces via unshare(1)
+    # kernel: every program a tool runs is inside the bubblewrap sandbox, and nothing runs where it
+    # cannot be set up; none: unconfined (warned about at start). auto/namespaces: older names of kernel
+    isolation: Literal["kernel", "none"] = "kernel"
+    sandbox_uid: int = Field(65534, ge=1, le=2**31 - 2)  # the uid sandboxed programs run as when Flora is root
+    network_allow_private: list[str] = Field(default_factory=list)  # internal networks/hosts the egress proxy may reach
     max_output_bytes: int = Field(DEFAULT_TOOL_OUTPUT_BYTES, ge=1024, le=8 * 1024 * 1024)
     max_read_bytes: int = Field(DEFAULT_READ_BYTES, ge=1024, le=8 * 1024 * 1024)
     max_write_bytes: int = Field(DEFAULT_WRITE_BYTES, ge=1024)
     max_file_bytes: int = Field(DEFAULT_SANDBOX_FILE_BYTES, ge=1024)  # RLIMIT_FSIZE of sandboxed processes
     shell: ShellToolConfig = Field(default_factory=ShellToolConfig)
     python: PythonToolConfig = Field(default_factory=PythonToolConfig)
+
+    @field_validator("isolation", mode="before")
+    @classmethod
+    def _older_names(cls, value: Any) -> Any:
+        return "kernel" if value in ("auto", "namespaces") else value
 
 
 

@@ -94,6 +94,7 @@ def _api_server(flora: Flora, signals):
     import uvicorn
 
     from api.app import create_app
+    from api.server import uvicorn_config
 
     class Server(uvicorn.Server):
         @contextmanager
@@ -110,7 +111,7 @@ def _api_server(flora: Flora, signals):
                     signal.signal(sig, handler)
 
     http = flora.config.http
-    return Server(uvicorn.Config(create_app(flora), host=http.host, port=http.port, log_level="warning",
+    return Server(uvicorn_config(create_app(flora), http, log_level="warning",
                                  timeout_graceful_shutdown=UVICORN_GRACE_S, access_log=False))
 
 

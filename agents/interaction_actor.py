@@ -30,6 +30,7 @@ from agents.coordination.interaction_coordinator import InteractionCoordinator
 from agents.coordination.notification_desk import NotificationDesk
 from capabilities.cognition.personas import PersonaBook
 from capabilities.context.conversation_log import ConversationLog
+from capabilities.secrets import SecretMasker
 from common import messages as m
 
 SWEEP_INTERVAL_S = 1.0
@@ -63,7 +64,8 @@ class InteractionActor(FloraActor):
         self.memory = message.get("memory")
         self.coordinator = InteractionCoordinator(conversation, default_tenant=rt.config.default_tenant,
                                                   reply_timeout_s=rt.config.actors.ask_timeout_s,
-                                                  log=ConversationLog(rt.store),
+                                                  log=ConversationLog(rt.store, secrets=SecretMasker.from_registry(
+                                                      rt.registry)),
                                                   memory_store=rt.store if self.memory is not None else None,
                                                   personas=PersonaBook.from_config(rt.config), events=rt.events)
         self.notifications = NotificationDesk(rt.store, default_tenant=rt.config.default_tenant,

@@ -62,6 +62,7 @@ class Flora:
     bridge: Any = None
     beacon: Any = None  # keeps this node's entry in the node registry alive
     actor_group: int | None = None  # OS process group of the Thespian admin and the actors
+    lifeline: Any = None  # ends that group when this process ends, however (common/lifeline.py)
     _closed: bool = field(default=False, repr=False)
     closing: threading.Event = field(default_factory=threading.Event, repr=False)  # set as the stop begins
 
@@ -113,7 +114,7 @@ class Flora:
         try:
             if self.bridge is not None:
                 self.bridge.stop()
-            stop_actor_system(self.system, self.actor_group, self.config)
+            stop_actor_system(self.system, self.actor_group, self.config, self.lifeline)
         finally:
             if self.beacon is not None:
                 self.beacon.stop()
@@ -129,6 +130,8 @@ class Flora:
         self._closed = True
         if self.actor_group is not None:
             end_process_group(self.actor_group, grace_s=0)
+        if self.lifeline is not None:
+            self.lifeline.release()
         for host in self.hosts():
             host.kill()
 
@@ -157,6 +160,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     from capabilities.channels.adapters import ChannelSetupError, check_credentials
     from capability_actors.channel_actor import ChannelActor
     from capability_actors.memory_actor import MemoryActor
+    from capabilities.tools.kernel_sandbox import warn_at_start
     from init_plugins import build_registry
 
     started_at = time.time()  # tasks last changed before this belong to an earlier life of this node
@@ -165,6 +169,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     log_context.claim_process(force=True, actor="main", node=config.actors.node)
     refresh_mcp_catalogue(config)  # 0. MCP servers' tools, listed once for every process (docs/mcp.md)
     registry = build_registry(config)  # 1. capabilities: fail here, with the key's name, before any process starts
+    warn_at_start(config, registry)  # what confines the tools that run programs (docs/tools.md)
     try:
         check_credentials(config)  # chat channels' secrets, from the environment
     except ChannelSetupError as exc:
@@ -195,7 +200,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     base = config.actors.system_base
     try:
         beacon = announce_node(config, role="node")
-        system, group = open_actor_system(config)  # 2. the actor system
+        system, group, lifeline = open_actor_system(config)  # 2. the actor system
     except Exception:
         for started in (understanding_host, host, *persona_hosts):
             if started is not None:
@@ -203,7 +208,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
         raise
     flora = Flora(system=system, interaction=None, router=None, agent=None, config=config, model_host=host,
                   understanding_host=understanding_host, persona_hosts=persona_hosts, beacon=beacon,
-                  actor_group=group)
+                  actor_group=group, lifeline=lifeline)
     atexit.register(flora.shutdown)
     try:
         wire = config.to_dict()
@@ -307,13 +312,16 @@ def _quiet_when_cut_off(record: logging.LogRecord) -> bool:
 logging.getLogger("flora.llm.openai").addFilter(_quiet_when_cut_off)
 
 
-def open_actor_system(config: FloraConfig) -> tuple[Any, int | None]:
+def open_actor_system(config: FloraConfig) -> tuple[Any, int | None, Any]:
     """Start this node's ActorSystem with every actor socket on ``actors.bind_address`` (see
     common/actor_network.py; the admin and the actors it forks inherit the binding). Returns
-    the system and the OS process group its admin and actors run in (None when they run here)."""
+    the system, the OS process group its admin and actors run in (None when they run here),
+    and the lifeline that ends that group when this process ends, however it ends
+    (common/lifeline.py): the actors follow the program that started them, never its parent."""
     from thespian.actors import ActorSystem
 
     from common.actor_network import UnboundAddress, UnsupportedThespian, restrict_actor_sockets
+    from common.lifeline import Lifeline
     from common.processes import actor_process_group
 
     try:
@@ -321,28 +329,43 @@ def open_actor_system(config: FloraConfig) -> tuple[Any, int | None]:
     except (UnsupportedThespian, UnboundAddress) as exc:
         raise StartupError(str(exc)) from None
     capabilities = system_capabilities(config)
-    system = ActorSystem(config.actors.system_base, capabilities, logDefs=_thespian_log_defs())
-    admin_port = capabilities.get("Admin Port")
-    return system, (actor_process_group(admin_port) if admin_port else None)
+    lifeline = Lifeline()  # opened before the admin forks, so that it inherits the read end
+    try:
+        system = ActorSystem(config.actors.system_base, capabilities, logDefs=_thespian_log_defs())
+        admin_port = capabilities.get("Admin Port")
+        group = actor_process_group(admin_port) if admin_port else None
+    except BaseException:
+        lifeline.release()
+        raise
+    lifeline.attach(group)
+    if admin_port and group is None:
+        log.warning("the actor system's process group was not found from its admin port %s: its processes "
+                    "will not end by themselves if this program is killed", admin_port)
+    return system, group, lifeline
 
 
-def stop_actor_system(system: Any, group: int | None, config: FloraConfig) -> None:
+def stop_actor_system(system: Any, group: int | None, config: FloraConfig, lifeline: Any = None) -> None:
     """Thespian's own stop, bounded by STOP_GRACE_S (an actor blocked in a long call does not
-    answer it); then whatever is left of the admin's process group is ended."""
+    answer it); then whatever is left of the admin's process group is ended, and only then
+    the lifeline let go of."""
     from common.processes import end_process_group
 
-    if group is None:
-        system.shutdown()
-        return
-    stopper = threading.Thread(target=system.shutdown, name="flora-actor-stop", daemon=True)
-    stopper.start()
-    stopper.join(STOP_GRACE_S)
-    if stopper.is_alive():
-        log.warning("the actor system did not stop within %.0f s; ending its processes", STOP_GRACE_S)
-    left = end_process_group(group, grace_s=END_GRACE_S)
-    if left:
-        log.warning("ended %d actor process(es) of node %s that outlived the actor system's stop",
-                    len(left), config.actors.node)
+    try:
+        if group is None:
+            system.shutdown()
+            return
+        stopper = threading.Thread(target=system.shutdown, name="flora-actor-stop", daemon=True)
+        stopper.start()
+        stopper.join(STOP_GRACE_S)
+        if stopper.is_alive():
+            log.warning("the actor system did not stop within %.0f s; ending its processes", STOP_GRACE_S)
+        left = end_process_group(group, grace_s=END_GRACE_S)
+        if left:
+            log.warning("ended %d actor process(es) of node %s that outlived the actor system's stop",
+                        len(left), config.actors.node)
+    finally:
+        if lifeline is not None:
+            lifeline.release()
 
 
 def fail_interrupted_at_stop(config: FloraConfig) -> None:
@@ -417,21 +440,21 @@ def run_worker(config: FloraConfig, stop: threading.Event | None = None) -> None
     def force(signum: int) -> None:
         if group[0] is not None:
             end_process_group(group[0], grace_s=0)
-        os._exit(128 + signum)
+        os._exit(128 + signum)  # the lifeline goes with this process
 
     signals = StopSignals(lambda _signum: stop.set(), force)
     if threading.current_thread() is threading.main_thread():
         signals.install()
     try:
         beacon = announce_node(config, role="worker")
-        system, group[0] = open_actor_system(config)
+        system, group[0], lifeline = open_actor_system(config)
         try:
             recover_interrupted(system, None, config, started_at)
             print(f"Flora worker node {config.actors.node} joined {config.actors.convention_address}", flush=True)
             stop.wait()
         finally:
             try:
-                stop_actor_system(system, group[0], config)
+                stop_actor_system(system, group[0], config, lifeline)
             finally:
                 beacon.stop()
                 fail_interrupted_at_stop(config)

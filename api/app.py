@@ -30,7 +30,8 @@ from api.gateway import ActorGateway
 from api.metrics import HTTPMetrics
 from api.service import APIError, Caller, FloraService, Message, event_view, task_view
 from common.messages import channel_update
-from common.status import StatusCache, collect_status, memory_health, metrics_text as status_metrics_text
+from common.status import StatusCache, collect_status, memory_health, tools_isolation
+from common.status import metrics_text as status_metrics_text
 from common.tasks.models import TRANSITIONS
 from common.tasks.store import open_store
 
@@ -138,7 +139,8 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
                   description="Durable agents on actors: send messages, answer paused tasks, follow events, "
                               "manage loop tasks; an OpenAI-compatible chat endpoint. See docs/http_api.md.")
     app.state.service, app.state.metrics, app.state.keys = service, metrics, keys
-    app.add_middleware(Guard, max_body_bytes=config.http.max_body_bytes, metrics=metrics)
+    app.add_middleware(Guard, max_body_bytes=config.http.max_body_bytes, metrics=metrics,
+                       hosts=allowed_hosts(config.http))
     _add_error_handlers(app)
 
     # -- health --------------------------------------------------------------------------
@@ -148,12 +150,14 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     @app.get("/health", tags=["health"], summary="The process is up; whether memory answers; the model hosts' state")
     async def health() -> dict:
         """``status`` "ok", or "degraded" while long-term memory cannot be reached (``memory`` says
-        why); ``models``: each model host this Flora started, ``loaded`` or ``unloaded_idle``
+        why) or the tool sandbox cannot be set up (``tools``: the isolation in force, and why not); ``models``: each model host this Flora started, ``loaded`` or ``unloaded_idle``
         (freed after ``llm.idle_unload_s`` without use; the next request loads it again), ``since``."""
         memory = await asyncio.to_thread(memory_state.get)
         hosts = flora.hosts() if hasattr(flora, "hosts") else []
-        return {"status": "ok" if memory["state"] in ("ok", "off") else "degraded", "memory": memory["state"],
-                "models": [host.state() for host in hosts]}
+        tools = await asyncio.to_thread(tools_isolation, config)
+        degraded = memory["state"] not in ("ok", "off") or tools["state"] == "unavailable"
+        return {"status": "degraded" if degraded else "ok", "memory": memory["state"],
+                "models": [host.state() for host in hosts], "tools": tools}
 
     @app.get("/ready", tags=["health"], summary="The actor system answers",
              responses={503: {"description": "not ready"}})
@@ -413,14 +417,45 @@ def _add_error_handlers(app: FastAPI) -> None:
         return _error(500, "internal", "Flora failed on this request; it is logged")
 
 
-class Guard:
-    """ASGI middleware: refuses bodies over the limit (413) before any route reads them, and
-    counts every response by route template and status."""
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
-    def __init__(self, app, *, max_body_bytes: int, metrics: HTTPMetrics):
-        self.app, self.limit, self.metrics = app, max_body_bytes, metrics
+
+def allowed_hosts(http) -> frozenset[str]:
+    """The names a request's Host header may carry: loopback's, ``http.host`` unless it is a
+    wildcard address, and ``http.allowed_hosts`` ("*": any)."""
+    names = {*LOOPBACK_NAMES, *(h.strip().lower().strip("[]").rstrip(".") for h in http.allowed_hosts)}
+    if http.host not in ("0.0.0.0", "::", ""):
+        names.add(http.host.lower().strip("[]"))
+    return frozenset(names)
+
+
+def host_name(header: str) -> str:
+    """The host of a Host header, without its port: ``[::1]:8000`` -> ``::1``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    name, colon, port = header.rpartition(":")
+    return (name if colon and port.isdigit() else header).rstrip(".")
+
+
+class Guard:
+    """ASGI middleware: refuses a Host header the API does not answer to (400: DNS rebinding,
+    a web page's script calling the API through a name it controls), bodies over the limit
+    (413) before any route reads them, and counts every response by route template and status."""
+
+    def __init__(self, app, *, max_body_bytes: int, metrics: HTTPMetrics, hosts: frozenset[str] = frozenset()):
+        self.app, self.limit, self.metrics, self.hosts = app, max_body_bytes, metrics, hosts
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] not in ("http", "websocket"):
+            return await self.app(scope, receive, send)
+        host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+        if "*" not in self.hosts and host_name(host) not in self.hosts:
+            log.warning("refused a request for Host %r from %s", host[:100], (scope.get("client") or ("?",))[0])
+            if scope["type"] == "websocket":
+                return await send({"type": "websocket.close", "code": 1008})
+            return await _send_json(send, 400, APIError(
+                400, "bad_host", "this server does not answer to that Host name (see http.allowed_hosts)").body())
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         status = {"code": 500}

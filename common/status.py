@@ -65,7 +65,8 @@ def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dic
          "loop_tasks": {"total": {"active": 1}, "by_tenant": {"default": {"active": 1}}},
          "nodes": [{"name": "local"}], "nodes_note": "from the configuration ...",
          "memory": {"backend": "embedded", "location": "data/memory", "state": "ok"},
-         "models": [{"model": "qwen2.5-coder-1.5b", "state": "unloaded_idle", "since": 1767000000.0, ...}]}
+         "models": [{"model": "qwen2.5-coder-1.5b", "state": "unloaded_idle", "since": 1767000000.0, ...}],
+         "tools": {"isolation": "kernel", "state": "ready", "mechanism": "bubblewrap 0.8.0", ...}}
 
     ``nodes`` lists the live nodes (dicts with at least ``name``); without it the node the
     configuration names is reported, with a note saying so. Raises StatusUnavailable.
@@ -90,7 +91,15 @@ def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dic
         "nodes_note": note,
         "memory": memory_health(config),
         "models": model_states(config),
+        "tools": tools_isolation(config),
     }
+
+
+def tools_isolation(config: FloraConfig) -> dict:
+    """What confines the programs shell and python_exec run (docs/tools.md)."""
+    from capabilities.tools.kernel_sandbox import status
+
+    return status(config.tools.isolation, config.tools.sandbox_uid)
 
 
 MEMORY_PROBE_TIMEOUT_S = 2.0
@@ -290,6 +299,10 @@ def render_text(status: dict) -> str:
     if memory:
         where = f" {memory['backend']} {memory['location']}".rstrip() if memory["state"] != "off" else ""
         lines.append(f"memory:{where} {memory['state']}")
+    tools = status.get("tools")
+    if tools:
+        detail = tools.get("mechanism") or tools.get("reason", "")
+        lines.append(f"tool sandbox: {tools['state']} ({detail})")
     lines.append("")
     for row in [header, *rows]:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3].rjust(5))

@@ -23,6 +23,17 @@ if [[ ! -x .venv/bin/python ]]; then
     echo "install: creating .venv with $PY"
     "$PY" -m venv .venv
 fi
+# the kernel sandbox the shell and python_exec tools run programs in (docs/tools.md): bubblewrap,
+# from the system's packages; without it those two tools refuse to run anything
+if ! command -v bwrap >/dev/null 2>&1; then
+    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+        echo "install: bubblewrap (apt), the sandbox for the shell and python_exec tools"
+        apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null
+    else
+        echo "install: bubblewrap (bwrap) is not installed; shell and python_exec will refuse to run programs" \
+             "until it is (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap)" >&2
+    fi
+fi
 requirements=requirements.txt
 [[ "${1:-}" == "--dev" ]] && requirements=requirements-dev.txt
 echo "install: Python packages from $requirements"

@@ -221,6 +221,8 @@ class InteractionCoordinator:
         content = said.get("content") or ""
         if not self.remembers or not isinstance(content, str) or not cues.may_tell_about_self(content):
             return []
+        if self._log is not None:
+            content = self._log.mask(content)  # a key told in passing is not remembered
         item = turn_work(tenant_id=tenant, user_id=user, msg_id=said.get("msg_id") or m.new_id("msg"),
                          content=content, reply=m.reply_text(reply))
         try:

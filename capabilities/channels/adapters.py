@@ -2,7 +2,10 @@
 
 Credentials live in environment variables only; the config names them (``token_env``,
 ``username_env`` and friends). A missing one stops Flora at start with the key's name
-(:func:`check_credentials`), not at the first message.
+(:func:`check_credentials`), not at the first message. That holds for the secrets that tell a
+service's calls from forged ones too (fail closed): a Feishu verification token or encrypt key
+whose variable is named but not set, a Discord public key, a Telegram webhook's secret. A
+channel never starts in a mode where anyone could post to its webhook as the service.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ import os
 from typing import Any, Mapping
 
 from config import CHANNEL_CREDENTIALS, FloraConfig
+
+
+FEISHU_SECRETS = ("verification_token_env", "encrypt_key_env")
 
 
 class ChannelSetupError(ValueError):
@@ -42,6 +48,9 @@ def check_credentials(config: FloraConfig, env: Mapping[str, str] | None = None)
             credential(name, settings, "webhook_secret_env", env)
         if settings.type == "discord":
             _discord_key(name, credential(name, settings, "public_key_env", env))
+        if settings.type == "feishu":
+            for key in FEISHU_SECRETS:  # the config names one at least; each one named must be set
+                credential(name, settings, key, env, required=bool(getattr(settings, key)))
 
 
 def build_adapter(name: str, settings: Any, env: Mapping[str, str] | None = None) -> Any:
@@ -52,7 +61,9 @@ def build_adapter(name: str, settings: Any, env: Mapping[str, str] | None = None
 
         return EmailAdapter(address=settings.address, smtp=settings.smtp, smtp_auth=settings.smtp_auth,
                             username=credential(name, settings, "username_env", env),
-                            password=credential(name, settings, "password_env", env))
+                            password=credential(name, settings, "password_env", env),
+                            require_sender_auth=settings.require_sender_auth,
+                            trusted_authserv_ids=settings.trusted_authserv_ids)
     base, timeout = settings.base_url(), settings.http_timeout_s
     if settings.type == "telegram":
         from capabilities.channels.telegram import TelegramAdapter
@@ -71,8 +82,10 @@ def build_adapter(name: str, settings: Any, env: Mapping[str, str] | None = None
 
     return FeishuAdapter(base_url=base, app_id=credential(name, settings, "app_id_env", env),
                          app_secret=credential(name, settings, "app_secret_env", env),
-                         verification_token=credential(name, settings, "verification_token_env", env, required=False),
-                         encrypt_key=credential(name, settings, "encrypt_key_env", env, required=False),
+                         verification_token=credential(name, settings, "verification_token_env", env,
+                                                       required=bool(settings.verification_token_env)),
+                         encrypt_key=credential(name, settings, "encrypt_key_env", env,
+                                                required=bool(settings.encrypt_key_env)),
                          timeout_s=timeout)
 
 

@@ -1,7 +1,9 @@
 """Discord through its HTTP interactions endpoint and REST API (httpx, ``cryptography``).
 
 In: Discord POSTs each interaction to Flora's webhook route, signed with the application's
-Ed25519 key (``X-Signature-Ed25519`` over ``X-Signature-Timestamp`` + the body); a PING is
+Ed25519 key (``X-Signature-Ed25519`` over ``X-Signature-Timestamp`` + the body); a signed
+interaction whose timestamp is more than five minutes away from now (``MAX_AGE_S``) is refused,
+so a recorded interaction cannot be played again later; a PING is
 answered with a PONG, a slash command (``/flora text: ...``, the text in its first string
 option) is acknowledged at once with the question quoted, a button press (a message
 component) with a silent deferred update. Out: ``POST /channels/{id}/messages`` with
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 import httpx
@@ -31,13 +34,16 @@ PING, APPLICATION_COMMAND, MESSAGE_COMPONENT = 1, 2, 3
 PONG, CHANNEL_MESSAGE_WITH_SOURCE, DEFERRED_UPDATE_MESSAGE = 1, 4, 6
 BUTTONS_PER_ROW = 5
 STYLE_PRIMARY, STYLE_SECONDARY, STYLE_DANGER = 1, 2, 4
+MAX_AGE_S = 300  # an interaction signed longer ago than this (or this far ahead) is refused
 
 
 class DiscordAdapter:
     type = "discord"
 
-    def __init__(self, *, base_url: str, token: str, public_key: bytes, timeout_s: float = 30.0):
+    def __init__(self, *, base_url: str, token: str, public_key: bytes, timeout_s: float = 30.0,
+                 clock=time.time):
         self._base = base_url
+        self._clock = clock
         self._key = Ed25519PublicKey.from_public_bytes(public_key)
         self._client = httpx.Client(timeout=timeout_s, headers={"Authorization": f"Bot {token}"})
 
@@ -48,6 +54,12 @@ class DiscordAdapter:
             self._key.verify(bytes.fromhex(signature), timestamp.encode() + body.encode())
         except (InvalidSignature, ValueError):
             raise Unauthorized("the interaction's Ed25519 signature does not verify") from None
+        try:
+            age = self._clock() - int(timestamp)
+        except ValueError:
+            raise Unauthorized("the interaction's X-Signature-Timestamp is not a number of seconds") from None
+        if abs(age) > MAX_AGE_S:
+            raise Unauthorized(f"the interaction was signed {int(age)} s ago; more than {MAX_AGE_S} s is refused")
         try:
             interaction = json.loads(body)
         except json.JSONDecodeError as exc:

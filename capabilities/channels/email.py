@@ -2,7 +2,10 @@
 answers sent over SMTP (stdlib ``smtplib``). This module is the adapter: a fetched mail as an
 :class:`Inbound`, an :class:`Outbound` as a mail, and the send.
 
-- who wrote: the ``From`` address, lower-cased (the channel's ``allow``/``users`` name addresses);
+- who wrote: the ``From`` address, lower-cased (the channel's ``allow``/``users`` name addresses),
+  taken as the sender's only when the receiving server's ``Authentication-Results`` shows it
+  (:mod:`capabilities.channels.sender_auth`; ``require_sender_auth``, on by default): a mail
+  that fails is parsed with the reason in ``Inbound.unverified``, and the channel refuses it;
 - the key a redelivery repeats: the ``Message-ID``, else ``uid:<UIDVALIDITY>:<UID>``;
 - what Flora reads: the plain-text part (else the HTML part as text), with the quoted previous
   message and the signature cut off, and each attachment listed (name, type, size), never its
@@ -29,7 +32,7 @@ from email.message import EmailMessage
 from html.parser import HTMLParser
 from typing import Any
 
-from capabilities.channels import render
+from capabilities.channels import render, sender_auth
 from capabilities.channels.model import DeliveryError, Inbound, MalformedUpdate, Outbound
 
 log = logging.getLogger("flora.channels.email")
@@ -45,8 +48,11 @@ MAX_TEXT_CHARS = 90_000  # under a user_input's 100,000 characters, with room fo
 class EmailAdapter:
     type = "email"
 
-    def __init__(self, *, address: str, smtp: Any, username: str = "", password: str = "", smtp_auth: bool = True):
+    def __init__(self, *, address: str, smtp: Any, username: str = "", password: str = "", smtp_auth: bool = True,
+                 require_sender_auth: bool = True, trusted_authserv_ids: list[str] | tuple[str, ...] = ()):
         self.address = address.lower()
+        self._require_auth = require_sender_auth
+        self._trusted = list(trusted_authserv_ids)
         self.domain = self.address.rpartition("@")[2]
         self._smtp = smtp
         self._username, self._password, self._auth = username, password, smtp_auth
@@ -83,8 +89,12 @@ class EmailAdapter:
             body = body[:MAX_TEXT_CHARS] + f"\n[… {len(body) - MAX_TEXT_CHARS:,} more characters not read]"
         text = "\n".join(filter(None, [body, attachments]))
         thread = {"message_id": message_id, "references": references[-MAX_REFERENCES:], "subject": subject}
+        unverified = ""
+        if self._require_auth:
+            found = sender_auth.verdict(mail, self._trusted)
+            unverified = "" if found.ok else found.reason
         return [Inbound(key=key, chat_id=sender, sender_id=sender, text=text,
-                        task_id=self.task_answered(in_reply_to, subject), thread=thread)]
+                        task_id=self.task_answered(in_reply_to, subject), thread=thread, unverified=unverified)]
 
     def webhook(self, body: str, headers: dict[str, str]) -> tuple[int, dict, list[Inbound]]:
         """Mail comes from the mailbox, never through the webhook route: a call there is refused."""

@@ -4,7 +4,8 @@ In: Feishu POSTs events to Flora's webhook route. The ``url_verification`` chall
 answered; with an encrypt key the body is ``{"encrypt": ...}`` (AES-256-CBC, key SHA-256 of
 the encrypt key, IV the first 16 bytes) and ``X-Lark-Signature`` (SHA-256 of timestamp +
 nonce + encrypt key + body) is checked; the verification token, when configured, must
-match. ``im.message.receive_v1`` is a person's message (text messages; the event's
+match. An adapter with neither secret refuses every call (it cannot tell Feishu from a forger);
+configuration and start make sure one is set. ``im.message.receive_v1`` is a person's message (text messages; the event's
 ``message_id`` is the key, so a redelivered event is one message); ``card.action.trigger`` is a
 button pressed on one of Flora's cards. Out: ``POST /open-apis/im/v1/messages`` with a
 ``tenant_access_token`` from ``/open-apis/auth/v3/tenant_access_token/internal``, kept until
@@ -55,6 +56,8 @@ class FeishuAdapter:
             raise MalformedUpdate(f"the event is not JSON: {exc}") from None
         if not isinstance(data, dict):
             raise MalformedUpdate("the event is not a JSON object")
+        if not (self._encrypt_key or self._verification):
+            raise Unauthorized("no verification token or encrypt key is set: events cannot be checked")
         if self._encrypt_key:
             if "encrypt" not in data:
                 raise Unauthorized("an encrypt key is configured but the event is not encrypted")

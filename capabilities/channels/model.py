@@ -38,7 +38,9 @@ class Inbound:
     text; ``ack`` is what the channel wants acknowledged (Telegram's callback query id).
     ``task_id``: the paused task the message answers, where the channel can tell (an e-mail
     replying to a question mail); ``thread``: what a reply needs to join the conversation
-    (an e-mail's Message-ID, References and Subject)."""
+    (an e-mail's Message-ID, References and Subject); ``unverified``: why the sender could
+    not be shown to be who the message says (an e-mail's forged From), "" when they were;
+    such a message is refused whoever it names."""
 
     key: str
     chat_id: str
@@ -48,6 +50,7 @@ class Inbound:
     ack: str = ""
     task_id: str = ""
     thread: dict = field(default_factory=dict)
+    unverified: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)

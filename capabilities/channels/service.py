@@ -3,8 +3,9 @@
 - ``receive``: what came in (a polled update, a webhook call's) is parsed by the adapter,
   checked against the channel's allow-list and identity map, and **recorded in the store
   before anyone acknowledges it**, keyed by the channel's id for it. A redelivery finds the
-  record and is dropped; an unknown sender's message is recorded as refused, logged, and
-  never answered. Returns the new messages to hand to Flora.
+  record and is dropped; an unknown sender's message, and one whose sender the adapter could
+  not verify (``Inbound.unverified``: an e-mail's forged From), is recorded as refused,
+  logged, and never answered. Returns the new messages to hand to Flora.
 - ``user_input``: a recorded message as Flora's ``user_input``: the sender as its Flora user,
   ``channel`` ``<name>:<chat id>`` (a loop task made here notifies here), an approval button
   as ``approve`` for its task, an option button as the option's id.
@@ -52,12 +53,16 @@ class ChannelService:
         """Check and record parsed messages; those that are new and allowed."""
         fresh = []
         for inbound in inbounds:
-            allowed = self.flora_user(inbound.sender_id) is not None
+            allowed = self.flora_user(inbound.sender_id) is not None and not inbound.unverified
             record = ChannelMessage(tenant_id=self.tenant_id, channel=self.name, message_key=inbound.key,
                                     payload=inbound.to_dict(),
                                     state="received" if allowed else CHANNEL_REFUSED)
             if not self._store.record_channel_message(record):
                 log.info("channel %s: message %s came again; it was handled already", self.name, inbound.key)
+                continue
+            if inbound.unverified:
+                log.warning("channel %s: refused message %s: its sender %s is not verified: %s", self.name,
+                            inbound.key, inbound.sender_id, inbound.unverified)
                 continue
             if not allowed:
                 log.warning("channel %s: refused message %s from unknown sender %s in chat %s", self.name,

@@ -8,6 +8,9 @@ browser client read them — so it survives restarts and any node can read it.
 
 ``recent`` gives the last turns as ``{role, content}`` for the understanding step and chat,
 within a character budget, newest kept first.
+
+Secret parameters (an API key the person gave) are kept masked in the turns
+(:mod:`capabilities.secrets`): the task has the real value in its record, the history does not.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import hashlib
 import logging
 import time
 
+from capabilities.secrets import SecretMasker
 from common import messages as m
 from common.tasks.models import Session, SessionNotFound
 from common.tasks.store import TaskStore
@@ -29,8 +33,10 @@ REPLY_CHARS = 600  # of a long reply (a task's result), what later turns need to
 
 
 class ConversationLog:
-    def __init__(self, store: TaskStore, *, recent_messages: int = RECENT_MESSAGES, recent_chars: int = RECENT_CHARS):
+    def __init__(self, store: TaskStore, *, recent_messages: int = RECENT_MESSAGES, recent_chars: int = RECENT_CHARS,
+                 secrets: SecretMasker | None = None):
         self._store = store
+        self._secrets = secrets
         self._recent_messages = recent_messages
         self._recent_chars = recent_chars
 
@@ -63,6 +69,26 @@ class ConversationLog:
             turns.append({"role": message["role"], "content": content})
         return turns[::-1]
 
+    def mask(self, value):
+        """``value`` with what looks like a secret masked (for text kept elsewhere: memories)."""
+        return value if self._secrets is None else self._secrets.masked(value)
+
+    def _masked(self, tenant_id: str, turn: list[dict], said: dict, reply: dict) -> list[dict]:
+        """The turn with its secrets masked: those of the tasks it speaks of (their records hold
+        the values the person gave), and those :class:`SecretMasker` finds on its own."""
+        known: list[str] = []
+        for task_id in {said.get("task_id"), reply.get("task_id")} - {None, ""}:
+            try:
+                task = self._store.get_task(tenant_id, str(task_id))
+            except Exception as exc:  # the turn is still masked by what it says itself
+                log.warning("could not read task %s to mask its secrets: %s", task_id, exc)
+                continue
+            if task is not None:
+                known += self._secrets.secret_values(task.capability, task.parameters)
+                if said.get("task_id") == task_id:
+                    known += self._secrets.secret_values(task.capability, said.get("parameters"))
+        return self._secrets.masked(turn, known)
+
     def record(self, tenant_id: str, user_id: str, conversation_id: str, said: dict, reply: dict) -> None:
         """Keep one turn: the person's message and Flora's reply."""
         now = time.time()
@@ -70,7 +96,9 @@ class ConversationLog:
         asked.update({k: said[k] for k in ("task_id", "parameters", "approve", "always_allow")
                       if said.get(k) is not None})
         answered = {"role": "assistant", "content": m.reply_text(reply), "reply": reply, "at": time.time()}
-        title = (str(said.get("content", "")).strip() or "Conversation")[:TITLE_LENGTH]
+        if self._secrets is not None:
+            asked, answered = self._masked(tenant_id, [asked, answered], said, reply)
+        title = (str(asked.get("content", "")).strip() or "Conversation")[:TITLE_LENGTH]
         try:
             self._store.append_to_session(tenant_id, conversation_id, [asked, answered], title=title)
         except SessionNotFound:

@@ -64,6 +64,7 @@ class ServerSpec:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     log_path: Path | None = None
+    sandbox_dir: Path | None = None  # set: the server runs in the kernel sandbox, writing only here
 
     @classmethod
     def resolve(cls, name: str, settings: MCPServerConfig, *, log_dir: Path | None = None,
@@ -85,8 +86,10 @@ class ServerSpec:
         if found is None:
             raise ConfigError(f"{key}.command: {settings.command!r} is not an executable found on PATH")
         # absolute: a relative path means Flora's working directory, whatever the server's cwd
+        sandbox_dir = (log_dir.parent / "sandbox" / name) if settings.sandbox and log_dir is not None else None
         return cls(name=name, transport="stdio", command=os.path.abspath(found), args=tuple(settings.args), env=env,
-                   cwd=settings.cwd, log_path=log_dir / f"{name}.log" if log_dir is not None else None)
+                   cwd=settings.cwd, log_path=log_dir / f"{name}.log" if log_dir is not None else None,
+                   sandbox_dir=sandbox_dir)
 
     def describe(self) -> str:
         return self.url if self.transport == "streamable_http" else " ".join([self.command, *self.args])
@@ -249,8 +252,10 @@ class ServerConnection:
                 from mcp import StdioServerParameters
                 from mcp.client.stdio import stdio_client
 
+                sandbox = ["--sandbox", str(spec.sandbox_dir)] if spec.sandbox_dir is not None else []
                 params = StdioServerParameters(
-                    command=sys.executable, args=["-I", "-S", str(GUARD), str(os.getpid()), spec.command, *spec.args],
+                    command=sys.executable,
+                    args=["-I", "-S", str(GUARD), str(os.getpid()), *sandbox, spec.command, *spec.args],
                     env=spec.env or None, cwd=spec.cwd or None)
                 opened = stdio_client(params, errlog=errlog)
             async with opened as (read_stream, write_stream):

@@ -331,6 +331,9 @@ class MemoryStore:
     def recall(self, tenant_id: str, user_id: str, query: str, k: int = 5, *, min_score: float = 0.0) -> list[Recalled]:
         if not query.strip() or k <= 0:
             return []
+        memories = self._person_collection(tenant_id, user_id)
+        if not self._call(memories.count):  # nothing remembered of them: no query to embed (~10 ms saved)
+            return []
         vector = self._embedder.embed_queries([query[:self.max_fact_chars]])[0]
         return self.recall_vector(tenant_id, user_id, vector, k, min_score=min_score)
 

@@ -122,7 +122,7 @@ class AddressPolicy:
         if _normal_host(host) in self.hosts:
             return True
         candidates = [ip] + ([_embedded_ipv4(ip)] if isinstance(ip, ipaddress.IPv6Address) else [])
-        return any(c is not None and c in net for c in candidates for net in self.networks
+        return any(c in net for c in candidates if c is not None for net in self.networks
                    if net.version == c.version)
 
     def checked_addresses(self, host: str, port: int) -> list[str]:
@@ -189,6 +189,20 @@ class GuardedTransport(httpx.HTTPTransport):
 
 def guarded_transport(policy: AddressPolicy) -> GuardedTransport:
     return GuardedTransport(policy)
+
+
+def answered_from_inside(response: httpx.Response) -> bool:
+    """Whether ``response`` came over a connection to an internal address (one the operator
+    opened with ``allow_private``). Ask while the response is open: the connection's address
+    is gone once it is closed. The text of such a server's errors is not passed on."""
+    stream = response.extensions.get("network_stream")
+    address = stream.get_extra_info("server_addr") if stream is not None else None
+    if not address:
+        return False
+    try:
+        return is_internal(ipaddress.ip_address(str(address[0]).split("%", 1)[0]))
+    except ValueError:
+        return False
 
 
 @functools.cache

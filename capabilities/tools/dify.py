@@ -6,13 +6,25 @@ authenticated with the app's API key. How Dify's answers map onto Flora's errors
     a key HTTP cannot carry           CapabilityInputError("api_key")   asked again, nothing sent
     (not one ASCII word)
     HTTP 401 / 403                    CapabilityInputError("api_key")   ask for the key again
-    HTTP 404                          CapabilityInputError("base_url")  no Dify API there
+    HTTP 404                          CapabilityError("misconfigured")  no Dify API at base_url
     HTTP 400 invalid_param            CapabilityInputError("inputs")    Dify refused the inputs
     HTTP 408 / 429 / 5xx, timeouts,   CapabilityError(retryable=True)
     unreachable host
     other 4xx, data.status "failed"   CapabilityError(retryable=False)
     or "stopped", a reply that is
     not a workflow result
+    base_url given as a parameter     CapabilityError("forbidden")      nothing sent
+    base_url on an internal address   CapabilityError("forbidden")      nothing sent
+    not in allow_private
+
+Where it calls is the operator's choice, never the caller's: ``base_url`` comes from
+``capabilities.settings.dify_workflow.base_url`` only (default Dify's cloud), and the
+connection goes through the address guard of :mod:`capabilities.tools.address_guard`, so a
+self-hosted Dify on a private address has to be opened with ``allow_private`` (its address
+or name). From such an internal Dify, error answers come back as their status only: the
+text of an internal server's errors is not passed on.
+
+The API key is a secret (``x-flora-secret``): the conversation history keeps it masked.
 """
 
 from __future__ import annotations
@@ -24,9 +36,12 @@ from typing import Any
 import httpx
 
 from capabilities.base import CapabilityError, CapabilityInputError, ExecutionContext, capability
+from capabilities.secrets import SECRET
+from capabilities.tools.address_guard import AddressPolicy, BlockedAddress, answered_from_inside, guarded_transport
 
 log = logging.getLogger("flora.capability.dify")
 
+SETTINGS_KEY = "capabilities.settings.dify_workflow"
 DEFAULT_BASE_URL = "https://api.dify.ai/v1"
 DEFAULT_TIMEOUT_S = 60.0
 _API_KEY = re.compile(r"[!-~]+")  # one word of printable ASCII: it travels in an HTTP header
@@ -42,18 +57,13 @@ PARAMETERS = {
                            "find it in Dify under the app's API Access page.",
             "x-flora-description": {"zh": "保存这个工作流的 Dify 应用的 API 密钥（以 app- 开头）"},
             "x-flora-value-pattern": r"(?<![\w-])app-[A-Za-z0-9_-]{4,}",
+            SECRET: True,
         },
         "inputs": {
             "type": "object",
             "default": {},
             "description": "Values for the workflow's input variables, keyed by variable name as "
                            "shown in the workflow's Start node.",
-        },
-        "base_url": {
-            "type": "string",
-            "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://",
-            "description": "Address of the Dify API, ending in /v1 (for example "
-                           "https://api.dify.ai/v1). Leave it out to use the one configured for Flora.",
         },
     },
     "required": ["api_key"],
@@ -71,31 +81,43 @@ PARAMETERS = {
 )
 def dify_workflow(api_key: str, context: ExecutionContext, inputs: dict | None = None,
                   base_url: str | None = None) -> dict:
-    base_url = (base_url or context.settings.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+    if base_url is not None:  # not in the schema: only a caller that skipped it gets here
+        raise CapabilityError(f"Flora calls the Dify configured in {SETTINGS_KEY}.base_url; an address given with "
+                              "the call is not used.", error_type="forbidden")
+    base_url = str(context.settings.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
     url = f"{base_url}/workflows/run"
     timeout_s = float(context.settings.get("timeout_s", DEFAULT_TIMEOUT_S))
+    policy = AddressPolicy.from_setting(context.settings.get("allow_private"), f"{SETTINGS_KEY}.allow_private")
     body = {"inputs": inputs or {}, "response_mode": "blocking", "user": context.user_id}
     if not isinstance(api_key, str) or not _API_KEY.fullmatch(api_key):
         raise CapabilityInputError("api_key", "That is not an API key: a Dify API key is one word of ASCII "
                                               "letters, digits and punctuation (like app-AbC123), without "
                                               "spaces or other characters.")
     try:
-        with httpx.Client(timeout=timeout_s) as client:
-            response = client.post(url, json=body, headers={"Authorization": f"Bearer {api_key}"})
+        with httpx.Client(timeout=timeout_s, transport=guarded_transport(policy)) as client:
+            with client.stream("POST", url, json=body, headers={"Authorization": f"Bearer {api_key}"}) as response:
+                internal = answered_from_inside(response)  # asked while the connection is open
+                response.read()
+    except BlockedAddress as exc:
+        _log_call(context, url, "refused address", None)
+        raise CapabilityError(f"The configured Dify address ({SETTINGS_KEY}.base_url) is an internal address: "
+                              f"{exc}", error_type="forbidden") from exc
     except httpx.TimeoutException as exc:
         _log_call(context, url, "timeout", None)
         raise CapabilityError(f"Dify did not finish the workflow within {timeout_s:g} s.",
                               retryable=True, error_type="timeout") from exc
-    except httpx.InvalidURL as exc:
-        raise CapabilityInputError("base_url", f"{base_url!r} is not a usable Dify address: "
-                                               f"{str(exc).rstrip('.')}.") from exc
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+        raise CapabilityError(f"{SETTINGS_KEY}.base_url: {base_url!r} is not a usable Dify address: "
+                              f"{str(exc).rstrip('.')}.", error_type="misconfigured") from exc
     except httpx.TransportError as exc:
-        _log_call(context, url, f"unreachable ({exc.__class__.__name__})", None)
-        raise CapabilityError(f"Could not reach Dify at {base_url}: {str(exc).rstrip('.')}.", retryable=True,
+        _log_call(context, url, f"unreachable ({exc.__class__.__name__}: {exc})", None)
+        raise CapabilityError(f"Could not reach Dify at {base_url} ({exc.__class__.__name__}).", retryable=True,
                               error_type="unavailable") from exc
     reply = _json_or_none(response)
     _log_call(context, url, response.status_code, reply)
     if response.status_code != 200:
+        if internal and isinstance(reply, dict):  # its code sorts the error; its text stays inside
+            reply = {"code": reply.get("code")}
         raise _http_error(response.status_code, reply, base_url)
     return _workflow_result(reply)
 
@@ -104,10 +126,11 @@ def _http_error(status: int, reply: Any, base_url: str) -> CapabilityError:
     message = reply.get("message") if isinstance(reply, dict) else None
     detail = f"HTTP {status}" + (f": {message}" if message else "")
     if status in (401, 403):
-        return CapabilityInputError("api_key", f"Dify refused the API key ({detail}).")
+        return CapabilityInputError("api_key", f"Dify refused the API key as invalid or not allowed ({detail}).")
     if status == 404:
-        return CapabilityInputError("base_url", f"There is no Dify workflow API at {base_url} ({detail}); "
-                                                "the address usually ends in /v1.")
+        return CapabilityError(f"There is no Dify workflow API at {base_url} ({detail}); check "
+                               f"{SETTINGS_KEY}.base_url (the address usually ends in /v1).",
+                               error_type="misconfigured")
     if status == 400 and isinstance(reply, dict) and reply.get("code") == "invalid_param":
         return CapabilityInputError("inputs", f"Dify refused the workflow inputs ({detail}).")
     if status in (408, 429) or status >= 500:

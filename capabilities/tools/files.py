@@ -159,6 +159,7 @@ def file_write(path: str, content: str, context: ExecutionContext, overwrite: bo
     parent = target.parent
     if not workspace.contains(parent):
         raise forbidden(f"{path!r} leads outside the workspace; refused.")
+    made = [folder for folder in (parent, *parent.parents) if workspace.contains(folder) and not folder.exists()]
     parent.mkdir(parents=True, exist_ok=True)
     if not workspace.contains(parent):  # a folder swapped for a symlink meanwhile
         raise forbidden(f"{path!r} leads outside the workspace; refused.")
@@ -168,6 +169,7 @@ def file_write(path: str, content: str, context: ExecutionContext, overwrite: bo
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise CapabilityInputError("path", f"{path!r} is not a regular file.")
         handle.write(data)
+    workspace.hand_over([*made, target] if not existed else made, tools_settings(context))
     return {"path": workspace.relative(target), "bytes": len(data), "created": not existed,
             "appended": append and existed}
 

@@ -6,18 +6,29 @@ to get an answer at all are errors::
     CapabilityInputError("url")       not http(s), unparsable, or a host outside allow_hosts
     CapabilityInputError("headers")   a name or value HTTP cannot carry (non-ASCII, line breaks)
     CapabilityError(retryable=True)   timeout, connection refused, connection dropped
-    CapabilityError("forbidden")      a redirect that leads outside allow_hosts (or, with
-                                      block_private, to a private address)
-    BlockedAddress (a CapabilityInputError("url"))  with block_private: a private address
+    CapabilityError("forbidden")      a redirect that leads outside allow_hosts or to a
+                                      private address
+    BlockedAddress (a CapabilityInputError("url"))  a private, loopback, link-local or
+                                      metadata address not in allow_private
 
 Settings (``capabilities.settings.http_request``): ``allow_hosts`` (empty: any host;
 ``"*.example.com"`` also allows sub-domains) and ``max_response_bytes`` (longer bodies
-are cut and flagged), ``block_private`` (off by default: when true, every connection goes
-through the address guard of :mod:`capabilities.tools.address_guard`, which refuses private,
-loopback and link-local addresses after DNS resolution, except those in ``allow_private``).
+are cut and flagged), ``allow_private`` (networks such as ``10.0.0.0/8`` or host names the
+operator opens). Every connection goes through the address guard of
+:mod:`capabilities.tools.address_guard`, the one ``web_fetch`` uses: private, loopback,
+link-local and other internal addresses are refused after DNS resolution, on the first
+request and on every redirect hop, except those in ``allow_private``. ``block_private:
+false`` turns the guard off altogether (a deliberate operator choice, warned about).
 Redirects are followed, and every hop is checked against the
 allow-list, so a redirect cannot lead to a host the list keeps out. A query string in
 the URL is kept; ``params`` are added to it, and replace a name the URL already has.
+
+What comes back from an internal server is kept short: an answer with an error status
+(400 and up) from an internal address (one ``allow_private`` opened) is returned as its
+status and standard reason only, its body and headers withheld (``body_kind``
+``"withheld"``), so a service inside the network cannot be probed through the text of its
+errors. A connection that fails says how in Flora's own words (refused, dropped, not HTTP),
+never with bytes the other side sent.
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ import httpx
 
 from capabilities.agent.effects import sends_out
 from capabilities.base import CapabilityError, CapabilityInputError, ExecutionContext, capability
-from capabilities.tools.address_guard import AddressPolicy, BlockedAddress, guarded_transport
+from capabilities.tools.address_guard import AddressPolicy, BlockedAddress, answered_from_inside, guarded_transport
 
 log = logging.getLogger("flora.capability.http_request")
 
@@ -130,6 +141,7 @@ def http_request(url: str, context: ExecutionContext, method: str = "GET", heade
         with httpx.Client(timeout=timeout_s, follow_redirects=True, max_redirects=MAX_REDIRECTS,
                           event_hooks={"request": [check_hop]}, transport=transport) as client:
             with client.stream(method, target, **request_args) as response:
+                internal = answered_from_inside(response)  # asked while the connection is open
                 raw, truncated = _read_capped(response, max_bytes)
     except BlockedAddress as exc:
         _log_call(context, method, target, "refused address", started)
@@ -148,12 +160,27 @@ def http_request(url: str, context: ExecutionContext, method: str = "GET", heade
         _log_call(context, method, target, "too many redirects", started)
         raise CapabilityError(f"{target.host} redirected more than {MAX_REDIRECTS} times.",
                               error_type="too_many_redirects") from exc
+    except httpx.UnsupportedProtocol as exc:
+        _log_call(context, method, target, "redirect to another scheme", started)
+        raise CapabilityError(f"{target.host} redirected to an address that is not http:// or https://.",
+                              error_type="forbidden") from exc
     except httpx.TransportError as exc:
-        _log_call(context, method, target, f"failed ({exc.__class__.__name__})", started)
-        reason = str(exc).rstrip(".") or exc.__class__.__name__
-        raise CapabilityError(f"Could not get an answer from {target.host}: {reason}.",
+        _log_call(context, method, target, f"failed ({exc.__class__.__name__}: {exc})", started)
+        raise CapabilityError(f"Could not get an answer from {target.host}: {_failure(exc)}.",
                               retryable=True, error_type="unavailable") from exc
     _log_call(context, method, target, response.status_code, started)
+    if response.status_code >= 400 and internal:
+        return {
+            "status": response.status_code,
+            "reason": httpx.codes.get_reason_phrase(response.status_code),
+            "url": str(response.url),
+            "headers": {},
+            "body": None,
+            "body_kind": "withheld",
+            "note": "An internal server's error answer is not passed on: only its status.",
+            "truncated": False,
+            "elapsed_ms": int((time.monotonic() - started) * 1000),
+        }
     body, kind = _decode_body(response, raw, truncated)
     return {
         "status": response.status_code,
@@ -165,6 +192,18 @@ def http_request(url: str, context: ExecutionContext, method: str = "GET", heade
         "truncated": truncated,
         "elapsed_ms": int((time.monotonic() - started) * 1000),
     }
+
+
+def _failure(exc: httpx.TransportError) -> str:
+    """How a connection failed, in Flora's words: never the bytes the other side sent (a
+    service that is not HTTP answers with its banner or its own error text)."""
+    if isinstance(exc, httpx.ConnectError):
+        return "could not connect (refused, unreachable or not found)"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "the answer was not valid HTTP, or the connection closed before one came"
+    if isinstance(exc, (httpx.ReadError, httpx.WriteError, httpx.CloseError)):
+        return "the connection dropped"
+    return "the connection failed"
 
 
 def _checked_url(url: str, allow_hosts: list[str]) -> httpx.URL:
@@ -257,12 +296,15 @@ def _allow_hosts(settings: dict) -> list[str]:
 
 
 def _transport(settings: dict) -> httpx.HTTPTransport | None:
-    """The address-guarded transport when ``block_private`` is on; None: httpx's own."""
-    block = settings.get("block_private", False)
+    """The address-guarded transport (the default); None, httpx's own, only where the
+    operator set ``block_private: false``."""
+    block = settings.get("block_private", True)
     if not isinstance(block, bool):
         raise CapabilityError("capabilities.settings.http_request.block_private must be true or false.",
                               error_type="misconfigured")
     if not block:
+        log.warning("http_request: block_private is false, so calls may reach loopback, private and "
+                    "metadata addresses")
         return None
     return guarded_transport(AddressPolicy.from_setting(settings.get("allow_private"),
                                                         "capabilities.settings.http_request.allow_private"))

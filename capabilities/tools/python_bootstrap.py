@@ -1,7 +1,7 @@
 """What a python_exec child runs first: read the code, install the guard, run the code.
 
 Started as ``python -I [-S] python_bootstrap.py WORKSPACE NETWORK READ_PATHS CPU_S AS_BYTES NOFILE
-NPROC FSIZE`` with the code on stdin, in the workspace, by :mod:`capabilities.tools.python_exec`. It
+NPROC FSIZE GUARD`` with the code on stdin, in the workspace, by :mod:`capabilities.tools.python_exec`. It
 imports nothing of Flora. It sets the resource limits first (hard and soft, so the code cannot
 raise them again), then reads the code, then installs the guard.
 
@@ -22,9 +22,10 @@ why:
 
 The hook holds everything it uses as default arguments bound when it is made (C functions,
 immutable sets), so patching ``os`` or ``builtins`` from the code does not change its decisions.
-An audit hook is still Python code guarding Python code; the boundaries that do not depend on it
-are the operating system's: the network namespace, the PID namespace and the resource limits
-(docs/tools.md says which hold where).
+An audit hook is Python code guarding Python code: a friendly early refusal with a readable
+reason, never the boundary. The boundary is the kernel sandbox the process runs in
+(:mod:`capabilities.tools.kernel_sandbox`); with GUARD ``0`` (``tools.python.guard: false``) the
+hook is not installed at all, and the suite shows every escape still fails.
 """
 
 import os
@@ -160,12 +161,39 @@ def _limit(cpu_s, memory_bytes, open_files, processes, file_bytes):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def _drop_root(uid=1000):
+    """Started as uid 0 of the sandbox's user namespace (Flora runs as root): become the sandbox's
+    unprivileged user before anything else, for good (real, effective and saved ids; no groups)."""
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        # a change of uid leaves the process undumpable, its /proc/self files root's: make it an
+        # ordinary process of its user again (and forget ctypes, so the guard still sees its import)
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+        for name in [n for n in sys.modules if n == "ctypes" or n.startswith(("ctypes.", "_ctypes"))]:
+            del sys.modules[name]
+
+
 def main():
+    _drop_root()
     workspace, network, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+    guarded = sys.argv[9:10] != ["0"]
     _limit(*(int(v) for v in sys.argv[4:9]))
     code = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     sys.stdin = open(os.devnull)
     sys.dont_write_bytecode = True
+    sys.argv = ["<python_exec>"]
+    sys.path.append(workspace)
+    if guarded:
+        _guard(workspace, network, extra)
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    exec(compile(code, "<python_exec>", "exec"), namespace)
+
+
+def _guard(workspace, network, extra):
     roots = {os.path.realpath(p) for p in sys.path if p}
     roots.update(os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix))
     roots.update(os.path.realpath(p) for p in ("/usr/share/zoneinfo", "/etc/ssl", "/usr/lib/ssl",
@@ -180,11 +208,7 @@ def main():
                               "(use the shell tool)")
 
     _posixsubprocess.fork_exec = fork_exec  # the unaudited way under subprocess; Popen itself is refused too
-    sys.argv = ["<python_exec>"]
-    sys.path.append(workspace)
     _install(os.path.realpath(workspace), network, sorted(roots))
-    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
-    exec(compile(code, "<python_exec>", "exec"), namespace)
 
 
 if __name__ == "__main__":

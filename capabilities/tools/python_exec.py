@@ -28,7 +28,9 @@ import sys
 from pathlib import Path
 
 from capabilities.base import CapabilityInputError, ExecutionContext, capability
+from capabilities.tools.kernel_sandbox import python_paths
 from capabilities.tools.sandbox import Jail, Limits
+from capabilities.tools.egress import egress_socket
 from capabilities.tools.workspace import Workspace, tools_settings
 
 BOOTSTRAP = Path(__file__).with_name("python_bootstrap.py")
@@ -81,13 +83,15 @@ def python_exec(code: str, context: ExecutionContext, timeout_s: float | None = 
     workspace = Workspace.for_context(context)
     limits = Limits(cpu_s=settings.cpu_s, memory_bytes=settings.memory_mb * 1024 * 1024,
                     open_files=settings.open_files, processes=settings.processes, file_bytes=tools.max_file_bytes)
-    # the bootstrap sets the limits itself, before any of the code runs: no preexec hook in Flora's
-    # process, so the child is started the fast way (vfork) rather than by a fork of the whole worker
-    jail = Jail(workspace.root, isolation=tools.isolation, network=settings.network,
-                max_output_bytes=tools.max_output_bytes)
     cache = Path(context.config.data_dir).resolve() / "cache" if getattr(context.config, "data_dir", None) else None
-    argv = [sys.executable, "-I", *([] if settings.site_packages else ["-S"]), str(bootstrap_file(cache)),
-            str(workspace.root), "1" if settings.network else "0", ":".join(settings.read_paths), *limits.argv()]
+    bootstrap = bootstrap_file(cache)
+    jail = Jail(workspace.root, limits=limits, isolation=tools.isolation, sandbox_uid=tools.sandbox_uid,
+                read_only=(*python_paths(), str(bootstrap), *settings.read_paths), drops_root=True,
+                network_socket=egress_socket(context) if settings.network else "",
+                max_output_bytes=tools.max_output_bytes)
+    argv = [sys.executable, "-I", *([] if settings.site_packages else ["-S"]), str(bootstrap),
+            str(workspace.root), "1" if settings.network else "0", ":".join(settings.read_paths), *limits.argv(),
+            "1" if settings.guard else "0"]
     limit = min(float(timeout_s), settings.timeout_s) if timeout_s else settings.timeout_s
     context.logger.info("python_exec %d chars task_id=%s", len(code), context.task_id)
     result = jail.run([argv], timeout_s=limit, stdin=code.encode("utf-8"), cancelled=context.cancelled)

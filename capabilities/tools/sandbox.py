@@ -1,19 +1,20 @@
-"""Run programs for the shell and python_exec tools inside limits, and always clean up after them.
+"""Run programs for the shell and python_exec tools inside the kernel sandbox, and always clean up
+after them.
 
 :class:`Jail` starts one program, or a pipeline of programs connected by pipes, never through a
 shell, with:
 
+- the kernel sandbox of :mod:`capabilities.tools.kernel_sandbox` around each program (namespaces,
+  an unprivileged uid, seccomp, a file system holding only the system's read-only files and the
+  person's workspace, no network, kernel resource limits). It is the boundary: where it cannot
+  be set up, nothing runs (``CapabilityError("unavailable")`` saying what is missing), unless the
+  operator chose ``tools.isolation: none``;
 - the working directory in the user's workspace and a scrubbed environment (``PATH``,
   ``HOME`` = the workspace, ``LANG``; nothing of Flora's own environment, so no secrets);
-- resource limits set in the child before it runs (``RLIMIT_CPU``, ``RLIMIT_AS``,
-  ``RLIMIT_NOFILE``, ``RLIMIT_NPROC``, ``RLIMIT_FSIZE``, no core files);
-- a process group of its own (``setpgid``; every program of a pipeline joins the first one's), killed whole (``os.killpg``) when the wall
-  clock runs out, when the task is cancelled, when the output passes its hard ceiling, and after
-  the program ends (so nothing it left in the background lives on);
-- where Linux namespaces can be had (``tools.isolation``: ``auto`` tries, ``namespaces``
-  insists), each program runs under ``unshare(1)`` in PID and mount namespaces of its own (it
-  sees only its own processes in ``/proc``, and every process in it dies with it) and, when
-  network is off, a network namespace with only a down loopback: no address can be reached.
+- a process group of its own (``setpgid``; every program of a pipeline joins the first one's), killed
+  whole (``os.killpg``) when the wall clock runs out, when the task is cancelled, when the output
+  passes its hard ceiling, and after the program ends; inside the sandbox each program is the
+  first process of its own PID namespace, so everything it started dies with it.
 
 stdout and stderr are read as they come and kept up to ``max_output_bytes`` each; the rest is
 counted and dropped (the kept part ends with a marker saying how much was cut). A program that
@@ -24,9 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
-import resource
 import select
-import shutil
 import signal
 import subprocess
 import threading
@@ -36,6 +35,8 @@ from pathlib import Path
 from typing import Callable
 
 from capabilities.base import CapabilityError
+from capabilities.tools.egress import proxy_environment
+from capabilities.tools.kernel_sandbox import KernelSandbox, Limits, SandboxUnavailable, probe
 
 log = logging.getLogger("flora.capability.sandbox")
 
@@ -43,34 +44,6 @@ SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 POLL_S = 0.05  # the longest a wait sleeps before it looks at the clock, output and cancel again
 CANCEL_POLL_S = 0.5
 OUTPUT_CEILING_FACTOR = 16
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-process resource limits; 0 leaves one as it is."""
-
-    cpu_s: int = 0
-    memory_bytes: int = 0
-    open_files: int = 0
-    processes: int = 0
-    file_bytes: int = 0
-
-    def any(self) -> bool:
-        return any((self.cpu_s, self.memory_bytes, self.open_files, self.processes, self.file_bytes))
-
-    def argv(self) -> list[str]:
-        """The limits as words, for a child that sets them itself (python_bootstrap)."""
-        return [str(v) for v in (self.cpu_s, self.memory_bytes, self.open_files, self.processes, self.file_bytes)]
-
-    def apply(self) -> None:
-        """Set the limits on the calling process (the child, between fork and exec)."""
-        pairs = ((resource.RLIMIT_CPU, self.cpu_s), (resource.RLIMIT_AS, self.memory_bytes),
-                 (resource.RLIMIT_NOFILE, self.open_files), (resource.RLIMIT_NPROC, self.processes),
-                 (resource.RLIMIT_FSIZE, self.file_bytes))
-        for which, value in pairs:
-            if value:
-                resource.setrlimit(which, (value, value))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 @dataclass
@@ -84,7 +57,7 @@ class RunResult:
     timed_out: bool = False
     killed: bool = False
     kill_reason: str = ""  # timeout | output_limit | cancelled | signal
-    isolated: bool = False  # ran in its own namespaces
+    isolated: bool = False  # ran inside the kernel sandbox
 
     def to_dict(self) -> dict:
         return {"exit_code": self.exit_code, "stdout": self.stdout, "stderr": self.stderr,
@@ -131,34 +104,6 @@ class _Capture:
         return text
 
 
-_namespaces_work: dict[tuple[str, ...], bool] = {}
-
-
-def namespace_prefix(network: bool) -> list[str]:
-    """The ``unshare`` command line that puts a program in namespaces of its own."""
-    argv = [shutil.which("unshare") or "unshare", "--fork", "--pid", "--mount-proc", "--kill-child"]
-    if not network:
-        argv.append("--net")
-    if os.geteuid() != 0:
-        argv += ["--user", "--map-root-user"]
-    return argv + ["--"]
-
-
-def namespaces_available(network: bool) -> bool:
-    """Whether ``unshare`` can give us the namespaces (probed once per set of flags)."""
-    prefix = tuple(namespace_prefix(network))
-    if prefix not in _namespaces_work:
-        try:
-            ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            ok = False
-        _namespaces_work[prefix] = ok
-        if not ok:
-            log.warning("Linux namespaces are not available (unshare %s failed); sandboxed programs run "
-                        "without them", " ".join(prefix[1:-1]))
-    return _namespaces_work[prefix]
-
-
 def scrubbed_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The whole environment a sandboxed program gets: nothing inherited from Flora."""
     env = {"PATH": SAFE_PATH, "HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": str(home)}
@@ -172,28 +117,35 @@ class Jail:
 
     workdir: Path
     limits: Limits = field(default_factory=Limits)
-    isolation: str = "auto"  # auto | namespaces | none
-    network: bool = True
+    isolation: str = "kernel"  # kernel | none
+    network_socket: str = ""  # the egress proxy's socket when the operator gave the tool network
+    read_only: tuple[str, ...] = ()  # more paths the program may read (the Python installation...)
+    sandbox_uid: int = 65534
+    drops_root: bool = False  # the program leaves the namespace's uid 0 itself (see KernelSandbox)
     max_output_bytes: int = 64 * 1024
     env_extra: dict[str, str] = field(default_factory=dict)
 
-    def isolated(self) -> bool:
+    def sandbox(self) -> KernelSandbox | None:
+        """The sandbox programs run in; None only when the operator turned isolation off."""
         if self.isolation == "none":
-            return False
-        if namespaces_available(self.network):
-            return True
-        if self.isolation == "namespaces":
-            raise CapabilityError("tools.isolation is 'namespaces' but this machine cannot create Linux "
-                                  "namespaces (unshare failed); set it to 'auto' to run without them.",
-                                  error_type="unavailable")
-        return False
+            return None
+        reason = probe(self.sandbox_uid)
+        if reason:
+            raise CapabilityError(
+                f"Programs run only inside Flora's kernel sandbox, and it cannot be set up here: {reason}. "
+                "Nothing was run. An operator can install bubblewrap (scripts/install.sh does), or set "
+                "tools.isolation: none to run tools unconfined (not recommended).", error_type="unavailable")
+        return KernelSandbox(self.workdir, read_only=self.read_only, network_socket=self.network_socket,
+                             sandbox_uid=self.sandbox_uid, limits=self.limits, drops_root=self.drops_root)
 
     def run(self, pipeline: list[list[str]], *, timeout_s: float, stdin: bytes = b"",
             cancelled: Callable[[], bool] = lambda: False) -> RunResult:
         """Run ``pipeline`` (argv lists, each one's stdout feeding the next) to its end or its kill."""
-        isolated = self.isolated()
-        prefix = namespace_prefix(self.network) if isolated else []
-        env = scrubbed_env(self.workdir, self.env_extra)
+        sandbox = self.sandbox()
+        if sandbox is not None:
+            sandbox.prepare()
+        env = scrubbed_env(self.workdir, {**proxy_environment(), **self.env_extra} if self.network_socket
+                           else self.env_extra)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         in_r, in_w = os.pipe()
@@ -207,19 +159,20 @@ class Jail:
                     next_r, next_w = os.pipe()
                 stdout = out_w if last else next_w
                 try:
-                    procs.append(subprocess.Popen(
-                        [*prefix, *argv], stdin=previous, stdout=stdout, stderr=err_w, cwd=self.workdir,
-                        env=env, close_fds=True, preexec_fn=self.limits.apply if self.limits.any() else None,
-                        process_group=procs[0].pid if procs else 0))
+                    procs.append(self._start(sandbox, argv, previous, stdout, err_w, env,
+                                             procs[0].pid if procs else 0))
                 finally:
                     os.close(previous)
                     os.close(stdout)
                 if not last:
                     previous = next_r
-        except OSError as exc:
+        except (OSError, SandboxUnavailable) as exc:
             self._kill(procs)
             for fd in (out_r, err_r, in_w, err_w):
                 _close(fd)
+            if isinstance(exc, SandboxUnavailable):
+                raise CapabilityError(f"The kernel sandbox cannot start programs: {exc}. Nothing was run.",
+                                      error_type="unavailable") from exc
             raise CapabilityError(f"Could not start {pipeline[len(procs)][0]!r}: {exc.strerror}.",
                                   error_type="not_found" if isinstance(exc, FileNotFoundError)
                                   else "capability_failed") from exc
@@ -239,7 +192,17 @@ class Jail:
             raise CapabilityError("The task was cancelled; the program was stopped.", error_type="cancelled")
         return RunResult(exit_code=code, stdout=out.text(), stderr=err.text(), stdout_truncated=out.truncated,
                          stderr_truncated=err.truncated, elapsed_s=elapsed, timed_out=reason == "timeout",
-                         killed=bool(reason), kill_reason=reason, isolated=isolated)
+                         killed=bool(reason), kill_reason=reason, isolated=sandbox is not None)
+
+    def _start(self, sandbox: KernelSandbox | None, argv: list[str], stdin: int, stdout: int, stderr: int,
+               env: dict[str, str], group: int) -> subprocess.Popen:
+        """One program of the pipeline, inside the sandbox (or, with isolation off, under rlimits only)."""
+        if sandbox is None:
+            return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=self.workdir, env=env,
+                                    close_fds=True, preexec_fn=self.limits.apply if self.limits.any() else None,
+                                    process_group=group)
+        return sandbox.launch(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=self.workdir, env=env,
+                              process_group=group)
 
     def _wait(self, procs: list[subprocess.Popen], out: _Capture, err: _Capture, deadline: float,
               cancelled: Callable[[], bool]) -> str:

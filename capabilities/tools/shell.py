@@ -20,6 +20,7 @@ from __future__ import annotations
 from capabilities.base import ExecutionContext, capability
 from capabilities.tools.sandbox import Jail, Limits
 from capabilities.tools.shell_policy import MAX_COMMAND_CHARS, ShellPolicy
+from capabilities.tools.egress import egress_socket
 from capabilities.tools.workspace import Workspace, tools_settings
 
 MAX_TIMEOUT_S = 3600
@@ -73,11 +74,20 @@ def shell(command: str, context: ExecutionContext, timeout_s: float | None = Non
     policy = ShellPolicy(workspace.root, allow=tools.shell.allow, deny=tools.shell.deny)
     pipeline = policy.check(command)
     limit = min(float(timeout_s), tools.shell.timeout_s) if timeout_s else tools.shell.timeout_s
-    jail = Jail(workspace.root, limits=Limits(file_bytes=tools.max_file_bytes), isolation=tools.isolation,
-                network=tools.shell.network, max_output_bytes=tools.max_output_bytes)
+    jail = shell_jail(tools, workspace, context)
     context.logger.info("shell %s task_id=%s", " | ".join(stage[0] for stage in pipeline), context.task_id)
     result = jail.run(pipeline, timeout_s=limit, stdin=stdin.encode(), cancelled=context.cancelled)
     return {"command": command, "argv": pipeline, **result.to_dict()}
+
+
+def shell_jail(tools, workspace: Workspace, context: ExecutionContext) -> Jail:
+    """The sandbox a command runs in, under the ``tools.shell`` limits."""
+    settings = tools.shell
+    limits = Limits(cpu_s=settings.cpu_s, memory_bytes=settings.memory_mb * 1024 * 1024,
+                    open_files=settings.open_files, processes=settings.processes, file_bytes=tools.max_file_bytes)
+    return Jail(workspace.root, limits=limits, isolation=tools.isolation, sandbox_uid=tools.sandbox_uid,
+                network_socket=egress_socket(context) if settings.network else "",
+                max_output_bytes=tools.max_output_bytes)
 
 
 def check_command(command: str, context: ExecutionContext) -> list[list[str]]:

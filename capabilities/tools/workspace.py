@@ -70,6 +70,15 @@ class Workspace:
         path.mkdir(parents=True, exist_ok=True)
         return cls(Path(os.path.realpath(path)))
 
+    def hand_over(self, made: list[Path], tools: Any) -> None:
+        """Flora as root made ``made`` in the workspace: give them to the sandbox's user, so programs
+        the person runs can change them too."""
+        if os.geteuid() == 0 and tools.isolation != "none":
+            from capabilities.tools.kernel_sandbox import adopt
+
+            for path in made:
+                adopt(path, tools.sandbox_uid)
+
     def resolve(self, user_path: str, parameter: str = "path") -> Path:
         """The real path of ``user_path`` (relative to the workspace); refused if outside it."""
         if not isinstance(user_path, str):

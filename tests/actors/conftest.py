@@ -41,7 +41,9 @@ def flora_config(data_dir, dify_url: str, sales_db, base: str) -> dict:
         "memory": {"distil_after_idle_s": 0.1},  # the tests' questions come quickly one after another
         "capabilities": {
             "plugin_modules": ["tests.support.sample_plugins"],
-            "settings": {"dify_workflow": {"base_url": dify_url + "/v1"},
+            # the fake Dify listens on loopback: opened as an operator opens a self-hosted one
+            "settings": {"dify_workflow": {"base_url": dify_url + "/v1", "allow_private": ["127.0.0.1"]},
+                         "http_request": {"allow_private": ["127.0.0.1"]},
                          "data_access": {"databases": {"sales": f"sqlite:///{sales_db}"}}},
         },
     }

@@ -29,7 +29,8 @@ def settings(port: int, **channel):
     config = {"actors": {"system_base": "multiprocTCPBase"}, "channels": {"mail": {
         "type": "email", "address": "flora@flora.test", "username_env": "U", "password_env": "P",
         "imap": {"host": "127.0.0.1", "port": port, "security": "plain"},
-        "smtp": {"host": "127.0.0.1", "port": 25, "security": "plain"}, **channel}}}
+        "smtp": {"host": "127.0.0.1", "port": 25, "security": "plain"},
+        "trusted_authserv_ids": ["mx.flora.test"], **channel}}}
     return load_config(config, env={}).channels["mail"]
 
 

@@ -37,7 +37,8 @@ def test_a_mail_recorded_before_a_crash_is_answered_once_after_the_restart(crede
     # what the poller did before the crash: the mail fetched and recorded, \Seen not set yet
     store = SQLiteTaskStore(config.sqlite_path)
     service = ChannelService("mail", config.channels["mail"], store, tenant_id="default")
-    adapter = EmailAdapter(address="flora@flora.test", smtp=config.channels["mail"].smtp)
+    adapter = EmailAdapter(address="flora@flora.test", smtp=config.channels["mail"].smtp,
+                           trusted_authserv_ids=config.channels["mail"].trusted_authserv_ids)
     assert len(service.receive(adapter, {"uid": 1, "uidvalidity": 1, "body": crashed.as_bytes()})) == 1
     assert dovecot.flags()["<crash-1@people.test>"] is False
     before = len(smtp.mails_to("alice@people.test"))

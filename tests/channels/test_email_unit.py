@@ -160,7 +160,8 @@ def test_a_question_says_how_to_answer_in_words_and_names_its_task_in_the_subjec
 
 def email_config(**channel) -> dict:
     base = {"type": "email", "address": "flora@flora.test", "username_env": "U", "password_env": "P",
-            "imap": {"host": "imap.flora.test"}, "smtp": {"host": "smtp.flora.test"}}
+            "imap": {"host": "imap.flora.test"}, "smtp": {"host": "smtp.flora.test"},
+            "trusted_authserv_ids": ["mx.flora.test"]}
     return {"actors": {"system_base": "multiprocTCPBase"}, "channels": {"mail": {**base, **channel}}}
 
 

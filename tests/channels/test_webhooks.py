@@ -144,9 +144,9 @@ def test_an_unknown_channel_is_404(api):
 
 
 # -- Discord ------------------------------------------------------------------------------
-def signed(body: dict, key: Ed25519PrivateKey = SIGNING_KEY) -> dict:
+def signed(body: dict, key: Ed25519PrivateKey = SIGNING_KEY, age_s: int = 0) -> dict:
     raw = json.dumps(body)
-    timestamp = str(int(time.time()))
+    timestamp = str(int(time.time()) - age_s)
     return {"content": raw.encode(), "headers": {"Content-Type": "application/json",
                                                  "X-Signature-Timestamp": timestamp,
                                                  "X-Signature-Ed25519": key.sign((timestamp + raw).encode()).hex()}}
@@ -162,6 +162,13 @@ def test_discord_ping_is_answered_with_pong_and_a_bad_signature_with_401(api):
     assert api.post("/v1/channels/dc/webhook", **signed({"id": "1", "type": 1})).json() == {"type": 1}
     forged = signed({"id": "1", "type": 1}, key=Ed25519PrivateKey.generate())
     assert api.post("/v1/channels/dc/webhook", **forged).status_code == 401
+
+
+def test_a_discord_interaction_signed_over_five_minutes_ago_is_refused(api, store):
+    old = signed(dc_command("9001", "replayed: delete everything"), age_s=6 * 60)
+    assert api.post("/v1/channels/dc/webhook", **old).status_code == 401
+    assert store.get_channel_message("default", "dc", "9001") is None  # not recorded
+    assert api.post("/v1/channels/dc/webhook", **signed({"id": "2", "type": 1}, age_s=60)).json() == {"type": 1}
 
 
 def test_a_discord_command_is_acknowledged_then_answered_in_its_channel(api, services):

@@ -55,7 +55,8 @@ def test_seed_scenario_and_chat_through_the_real_model(model_file, tmp_path):
             "data_dir": str(tmp_path),
             "llm": {"backend": "local", "model_path": str(model_file), **SLOW_LLM},
             "actors": {"system_base": "multiprocTCPBase", "ask_timeout_s": ASK_S},
-            "capabilities": {"settings": {"dify_workflow": {"base_url": dify.url + "/v1"}}},
+            "capabilities": {"settings": {"dify_workflow": {"base_url": dify.url + "/v1",
+                                                            "allow_private": ["127.0.0.1"]}}},
         })
         try:
             assert flora.model_host is not None and flora.model_host.running

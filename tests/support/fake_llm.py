@@ -24,6 +24,7 @@ ROUTES = [
     (re.compile(r"web ?page|website|网页", re.I), ("task", "http_request")),
     (re.compile(r"the thing|那个东西", re.I), ("task", "none")),  # a request it cannot place
     (re.compile(r"use your tools|用工具", re.I), ("task", "agent")),
+    (re.compile(r"run this python", re.I), ("task", "python_exec")),
 ]
 
 

@@ -83,13 +83,21 @@ def end_marked(mark: str, grace_s: float = 3.0) -> list[int]:
 
 
 def wait_gone(mark: str, within_s: float) -> float:
-    """Seconds until no process of the family ``mark`` is left; raises after ``within_s``."""
+    """Seconds until no process of the family ``mark`` is left; raises after ``within_s``.
+    A process whose memory is already freed shows no environment any more while it may still
+    be closing its files: each one seen is followed by pid until it has ended (a zombie)."""
+    from common.processes import alive
+
     started = time.monotonic()
-    while marked_pids(mark):
+    seen: set[int] = set()
+    while True:
+        seen.update(marked_pids(mark))
+        left = sorted(pid for pid in seen if alive(pid))
+        if not left:
+            return time.monotonic() - started
         if time.monotonic() - started > within_s:
-            raise AssertionError(f"processes {marked_pids(mark)} still running {within_s:.0f} s later")
+            raise AssertionError(f"processes {left} still running {within_s:.0f} s later")
         time.sleep(0.05)
-    return time.monotonic() - started
 
 
 def run(config_path: str, user: str, messages: list[str]) -> None:

@@ -1,4 +1,7 @@
-"""dify_workflow against a local server that speaks Dify's /v1/workflows/run."""
+"""dify_workflow against a local server that speaks Dify's /v1/workflows/run.
+
+The server listens on loopback, which the address guard refuses unless the operator opens it:
+the settings here allow it with ``allow_private``, as an operator with a self-hosted Dify would."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import socket
 import pytest
 from jsonschema import ValidationError
 
-from capabilities.base import CapabilityError, CapabilityInputError
+from capabilities.base import CapabilityError, CapabilityInputError, ExecutionContext
 from tests.tools.conftest import call
 from tests.tools.local_http import LocalHTTPServer, Reply, Request
 
@@ -55,7 +58,7 @@ def dify_server():
 
 @pytest.fixture
 def settings(dify_server):
-    return {"base_url": f"{dify_server.url}/v1", "timeout_s": 5}
+    return {"base_url": f"{dify_server.url}/v1", "timeout_s": 5, "allow_private": ["127.0.0.1"]}
 
 
 def test_successful_run_returns_outputs_and_run_facts(registry, dify_server, settings):
@@ -67,18 +70,50 @@ def test_successful_run_returns_outputs_and_run_facts(registry, dify_server, set
     assert sent.json() == {"inputs": {"topic": "tides"}, "response_mode": "blocking", "user": "user-42"}
 
 
-def test_base_url_parameter_overrides_the_configured_one(registry, dify_server):
-    settings = {"base_url": "http://127.0.0.1:9/v1", "timeout_s": 5}  # nothing listens on port 9
-    result = call(registry, "dify_workflow",
-                  {"api_key": GOOD_KEY, "inputs": {"topic": "x"}, "base_url": f"{dify_server.url}/v1/"}, settings)
-    assert result["status"] == "succeeded"
+def test_base_url_is_not_a_parameter(registry, dify_server, settings):
+    assert "base_url" not in registry.get_executable("dify_workflow").parameters["properties"]
+    with pytest.raises(ValidationError):  # the schema refuses it, as the ExecutionActor checks it
+        call(registry, "dify_workflow", {"api_key": GOOD_KEY, "base_url": f"{dify_server.url}/v1"}, settings)
+    assert dify_server.requests == []
+
+
+def test_base_url_passed_past_the_schema_is_refused_not_used(registry, dify_server, settings):
+    spec = registry.get_executable("dify_workflow")
+    context = ExecutionContext(task_id="t", user_id="u", settings={**settings, "base_url": "http://127.0.0.1:9/v1"})
+    with pytest.raises(CapabilityError) as caught:
+        spec.invoke({"api_key": GOOD_KEY, "inputs": {"topic": "x"}, "base_url": f"{dify_server.url}/v1"}, context)
+    assert caught.value.error_type == "forbidden" and not isinstance(caught.value, CapabilityInputError)
+    assert "capabilities.settings.dify_workflow.base_url" in str(caught.value)
+    assert dify_server.requests == []
+
+
+@pytest.mark.parametrize("base_url", ["http://127.0.0.1:{port}/v1", "http://10.0.0.8/v1",
+                                      "http://169.254.169.254/latest/v1", "http://localhost:{port}/v1"])
+def test_an_internal_configured_address_is_refused_unless_allowed(registry, dify_server, base_url):
+    settings = {"base_url": base_url.format(port=dify_server.port), "timeout_s": 5}
+    with pytest.raises(CapabilityError) as caught:
+        call(registry, "dify_workflow", {"api_key": GOOD_KEY, "inputs": {"topic": "x"}}, settings)
+    assert caught.value.error_type == "forbidden"
+    assert "capabilities.settings.dify_workflow.allow_private" in str(caught.value)
+    assert dify_server.requests == []
+
+
+def test_an_internal_difys_error_text_is_not_passed_on(registry, settings):
+    with pytest.raises(CapabilityInputError) as caught:
+        call(registry, "dify_workflow", {"api_key": "sk-bad", "inputs": {"topic": "tides"}}, settings)
+    assert caught.value.parameter == "api_key" and "HTTP 401" in str(caught.value)
+    assert "Access token is invalid" not in str(caught.value)
+
+
+def test_the_api_key_is_marked_secret(registry):
+    assert registry.get_executable("dify_workflow").parameters["properties"]["api_key"]["x-flora-secret"] is True
 
 
 def test_rejected_key_asks_for_the_api_key_again(registry, settings):
     with pytest.raises(CapabilityInputError) as caught:
         call(registry, "dify_workflow", {"api_key": "sk-bad", "inputs": {"topic": "tides"}}, settings)
     assert caught.value.parameter == "api_key"
-    assert "Access token is invalid" in str(caught.value)
+    assert "401" in str(caught.value)
 
 
 def test_failed_workflow_reports_difys_error(registry, settings):
@@ -94,7 +129,7 @@ def test_refused_inputs_ask_for_the_inputs_again(registry, settings):
     with pytest.raises(CapabilityInputError) as caught:
         call(registry, "dify_workflow", {"api_key": GOOD_KEY}, settings)
     assert caught.value.parameter == "inputs"
-    assert "topic is required" in str(caught.value)
+    assert "HTTP 400" in str(caught.value)
 
 
 def test_unavailable_dify_is_retryable(registry, settings):
@@ -112,10 +147,11 @@ def test_slow_dify_times_out_after_the_configured_seconds(registry, settings):
     assert caught.value.error_type == "timeout"
 
 
-def test_wrong_address_asks_for_the_base_url(registry, dify_server):
-    with pytest.raises(CapabilityInputError) as caught:
-        call(registry, "dify_workflow", {"api_key": GOOD_KEY, "base_url": f"{dify_server.url}/api"})
-    assert caught.value.parameter == "base_url"
+def test_wrong_configured_address_is_a_configuration_error(registry, dify_server, settings):
+    with pytest.raises(CapabilityError) as caught:
+        call(registry, "dify_workflow", {"api_key": GOOD_KEY}, {**settings, "base_url": f"{dify_server.url}/api"})
+    assert caught.value.error_type == "misconfigured" and not isinstance(caught.value, CapabilityInputError)
+    assert "capabilities.settings.dify_workflow.base_url" in str(caught.value)
 
 
 def test_unreachable_dify_is_retryable(registry):
@@ -123,7 +159,8 @@ def test_unreachable_dify_is_retryable(registry):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with pytest.raises(CapabilityError) as caught:
-        call(registry, "dify_workflow", {"api_key": GOOD_KEY, "base_url": f"http://127.0.0.1:{port}/v1"})
+        call(registry, "dify_workflow", {"api_key": GOOD_KEY},
+             {"base_url": f"http://127.0.0.1:{port}/v1", "allow_private": ["127.0.0.1"]})
     assert caught.value.retryable
     assert caught.value.error_type == "unavailable"
 

@@ -151,7 +151,7 @@ def test_env_in_shell_is_denied_and_printenv_shows_nothing_secret(tools):
     refused(lambda: tools("shell", command="env"), "denied")
     result = tools("shell", command="printenv")
     assert result["exit_code"] == 0 and CANARY not in result["stdout"]
-    assert set(line.split("=")[0] for line in result["stdout"].splitlines()) <= {"PATH", "HOME", "LANG", "TMPDIR"}
+    assert set(line.split("=")[0] for line in result["stdout"].splitlines()) <= {"PATH", "HOME", "LANG", "TMPDIR", "PWD"}
 
 
 def test_parent_environ_through_the_shell_is_refused(tools):

@@ -1,4 +1,4 @@
-"""Server-side request forgery: web_fetch (and http_request with block_private) never reach a
+"""Server-side request forgery: web_fetch (and http_request, test_http_guard.py) never reach a
 private address unless the operator allows it.
 
 A real server listens on 127.0.0.1 in every test, so a refusal is only a pass when the
@@ -145,8 +145,16 @@ def test_public_addresses_are_not_internal(address):
     assert AddressPolicy().allows("example.com", ipaddress.ip_address(address))
 
 
-def test_http_request_keeps_calling_local_servers_by_default(registry, server):
-    assert call(registry, "http_request", {"url": f"{server.url}/"})["body"] == "inside"
+def test_http_request_refuses_internal_addresses_by_default(registry, server):
+    for url in (f"{server.url}/", f"http://2130706433:{server.port}/", f"http://localhost:{server.port}/"):
+        with pytest.raises(BlockedAddress) as caught:
+            call(registry, "http_request", {"url": url})
+        assert "capabilities.settings.http_request.allow_private" in str(caught.value)
+    assert server.requests == []
+
+
+def test_http_request_reaches_local_servers_only_where_the_operator_turned_the_guard_off(registry, server):
+    assert call(registry, "http_request", {"url": f"{server.url}/"}, {"block_private": False})["body"] == "inside"
 
 
 def test_http_request_with_block_private_refuses_internal_addresses(registry, server):

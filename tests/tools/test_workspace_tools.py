@@ -8,7 +8,7 @@ from capabilities.base import CapabilityError
 from capabilities.tools.workspace import Workspace
 from config import ConfigError, load_config
 from init_plugins import BUILTIN_MODULES
-from tests.tools.sandbox_support import Tools, tools_registry
+from tests.tools.sandbox_support import TcpServer, Tools, tools_registry
 
 TOOLS = ["shell", "python_exec", "file_read", "file_write", "file_list", "file_search"]
 
@@ -55,18 +55,33 @@ def test_an_exception_in_the_script_is_a_result(tools):
     assert result["exit_code"] == 1 and "ValueError: bad input" in result["stderr"]
 
 
-def test_python_can_reach_the_network_when_configured(tmp_path):
-    import socket
-
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
+def test_network_on_still_cannot_reach_loopback_directly_or_through_the_proxy(tmp_path):
+    server = TcpServer()
     try:
-        tools = Tools(tmp_path / "ws", python={"network": True})
-        code = f"import socket\nsocket.create_connection(('127.0.0.1', {server.getsockname()[1]}), timeout=5)\nprint('ok')"
-        assert tools("python_exec", code=code)["stdout"] == "ok\n"
+        tools = Tools(tmp_path / "ws", python={"network": True, "guard": False}, shell={"network": True})
+        code = (f"import socket, urllib.request\n"
+                f"try:\n    socket.create_connection(('127.0.0.1', {server.port}), timeout=2)\n    print('direct')\n"
+                f"except OSError as exc:\n    print('no route', exc.errno)\n"
+                f"try:\n    urllib.request.urlopen('http://127.0.0.1:{server.port}/', timeout=5)\n"
+                f"except urllib.error.HTTPError as exc:\n    print('proxy', exc.code)\n")
+        result = tools("python_exec", code=code)
+        assert "direct" not in result["stdout"] and "proxy 403" in result["stdout"], result
+        curl = tools("shell", command=f"curl -sS -o /dev/null -w %{{http_code}} http://127.0.0.1:{server.port}/")
+        assert curl["stdout"] in ("403", "000"), curl
+        assert server.connections == 0
     finally:
         server.close()
+
+
+def test_network_on_goes_out_through_the_egress_proxy_where_the_operator_allows(tmp_path):
+    from tests.tools.local_http import LocalHTTPServer, Reply
+
+    with LocalHTTPServer(lambda request: Reply.text("hello from outside")) as web:
+        tools = Tools(tmp_path / "ws", python={"network": True}, network_allow_private=["127.0.0.1"])
+        code = f"import urllib.request\nprint(urllib.request.urlopen('{web.url}/page', timeout=10).read().decode())"
+        result = tools("python_exec", code=code)
+        assert result["stdout"] == "hello from outside\n", result
+        assert len(web.requests) == 1 and web.requests[0].path == "/page"
 
 
 def test_files_round_trip_and_overwrite_needs_the_flag(tools):
