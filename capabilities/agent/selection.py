@@ -65,7 +65,19 @@ class EmbeddingRanker:
         cosines = vectors @ query
         best = np.full(len(specs), -1.0)
         np.maximum.at(best, np.array(owner), cosines)
-        return [float(v) for v in best]
+        return [float(v) + NAME_WEIGHT * named_share(request, spec) for v, spec in zip(best, specs)]
+
+
+NAME_WEIGHT = 0.1  # of a cosine: the request saying the tool's name words ("write notes" for write_note)
+
+
+def named_share(request: str, spec: CapabilitySpec) -> float:
+    """The share of the tool's name words (three letters or more) that begin a word of the request."""
+    parts = [p for p in spec.name.lower().replace(".", "_").split("_") if len(p) >= 3]
+    if not parts:
+        return 0.0
+    words = [w.strip(".,;:!?'\"()") for w in request.lower().split()]
+    return sum(any(w.startswith(p) for w in words) for p in parts) / len(parts)
 
 
 class WordRanker:
