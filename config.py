@@ -874,6 +874,7 @@ class AgentConfig(_Section):
     reply_tokens: int = Field(512, ge=32, le=8192)  # the most one model reply (a call or the answer) may take
     native_tools: bool = False  # backend openai: the server's own function calling (tools/tool_calls)
     tools: list[str] = Field(default_factory=list)  # capabilities the loop may call; empty: every routable one
+    max_tools: int = Field(6, ge=1, le=64)  # offered for one request: the most relevant that fit the context
 
     @field_validator("tools")
     @classmethod

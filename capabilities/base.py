@@ -145,6 +145,13 @@ class CapabilitySpec:
     # True: it answers what chat could answer too (the expert panel), so it runs only when the
     # words ask for it by its keywords, never on the model's reading alone
     asked_for_by_name: bool = False
+    # the agent loop asks the person's yes before a call of it when this says so for the call's
+    # arguments and the person's request (True: always): a call that sends data out or changes
+    # something, which words planted in what the model read could cause
+    agent_approval: bool | Callable[[dict, str], bool] = False
+    # checks a call's values before anyone is asked to approve it (the command policy, a
+    # script's syntax): raises CapabilityError / CapabilityInputError with the reason
+    precheck: Callable[[dict, "ExecutionContext"], None] | None = None
 
     @property
     def offered_to_agent(self) -> bool:
@@ -171,6 +178,17 @@ class CapabilitySpec:
     def approval_needed(self, parameters: dict) -> bool:
         """Whether running with these parameters needs the person's yes first."""
         return bool(self.needs_approval(parameters)) if callable(self.needs_approval) else self.needs_approval
+
+    def agent_approval_needed(self, parameters: dict, request: str = "") -> bool:
+        """Whether the agent loop asks the person before this call (beside ``approval_needed``)."""
+        return bool(self.agent_approval(parameters, request)) if callable(self.agent_approval) \
+            else self.agent_approval
+
+    def check_before_approval(self, parameters: dict, context: "ExecutionContext") -> None:
+        """The capability's own check of these values (``precheck``), run before any approval
+        question: what it would refuse is refused now, never offered to the person."""
+        if self.precheck is not None:
+            self.precheck(parameters, context)
 
     def describe_parameter(self, name: str) -> str:
         schema = self.properties.get(name, {})
@@ -257,6 +275,8 @@ def capability(
     agent_tool: bool | None = None,
     address_evidence: float = 2.0,
     asked_for_by_name: bool = False,
+    agent_approval: bool | Callable[[dict, str], bool] = False,
+    precheck: Callable[[dict, ExecutionContext], None] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as an executable capability.
 
@@ -279,6 +299,8 @@ def capability(
             agent_tool=agent_tool,
             address_evidence=address_evidence,
             asked_for_by_name=asked_for_by_name,
+            agent_approval=agent_approval,
+            precheck=precheck,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

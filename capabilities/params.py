@@ -141,3 +141,61 @@ def _reason(error) -> str:
     if kind == "pattern":
         return f"does not have the expected form (pattern {error.validator_value})"
     return error.message
+
+
+# JSON-schema keyword on a parameter that holds what will run (a script, a command line): the
+# model may write it from the person's description, and an approval question shows it whole
+RUNS = "x-flora-runs"
+# JSON-schema keyword on a parameter whose value the model may compose from what the person said
+# (a file's new text: "create hello.txt that says hello flora"): missing, it is the agent's to write
+WRITTEN = "x-flora-written"
+SHOWN_WHOLE_CHARS = 8000  # of a script or command in an approval question
+SHOWN_CHARS = 200  # of any other value
+
+
+def shown_values(spec: CapabilitySpec | None, values: dict) -> str:
+    """The values of a call as an approval question shows them: what will run (``x-flora-runs``
+    parameters, and any multi-line text) whole, on lines of its own; the rest as ``name=value``."""
+    properties = spec.properties if spec is not None else {}
+    inline, blocks = [], []
+    for name, value in values.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        if isinstance(value, str) and (properties.get(name, {}).get(RUNS) or "\n" in value):
+            whole = text if len(text) <= SHOWN_WHOLE_CHARS else \
+                text[:SHOWN_WHOLE_CHARS] + f"\n… [{len(text) - SHOWN_WHOLE_CHARS} more characters]"
+            blocks.append(f"{name}:\n```\n{whole}\n```")
+        else:
+            inline.append(f"{name}={text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + '…'}")
+    return "\n".join([", ".join(inline)] * bool(inline) + blocks) or "-"
+
+
+def looks_runnable(kind: str, text: str) -> bool:
+    """Whether ``text`` is itself what an ``x-flora-runs`` parameter of ``kind`` takes — Python
+    that parses to more than a bare word, a command line whose program exists — rather than a
+    description of what to do ("to compute the sha256 of hello"), which the agent writes code for."""
+    text = text.strip()
+    while len(text) > 1 and text[0] == text[-1] and text[0] in "`'\"":  # `df -h`, ```print(1)```
+        text = text[1:-1].strip()
+    if text.startswith("python\n"):
+        text = text[len("python\n"):]
+    if not text:
+        return False
+    if kind == "python":
+        import ast
+
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return False
+        return not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)
+                    and isinstance(tree.body[0].value, (ast.Name, ast.Constant)))
+    if kind == "shell":
+        import shlex
+        import shutil
+
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            return False
+        return bool(words) and (shutil.which(words[0]) is not None or "/" in words[0])
+    return True

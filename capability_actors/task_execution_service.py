@@ -31,7 +31,7 @@ from capabilities.cognition.personas import PersonaBook, PersonaChoice, choice_o
 from capabilities.cognition.self_report import StatusReport, SystemCommands
 from capabilities.context import answers
 from capabilities.context.conversation_manager import ConversationManager, ask_message
-from capabilities.params import check_parameters
+from capabilities.params import check_parameters, shown_values
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_planner import DEFAULT_MAX_STEPS, TaskPlanner
 from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
@@ -259,7 +259,8 @@ class TaskExecutionService:
         if missing:
             return self._pause(tenant, task_id, spec, missing, check.values)
         if spec.approval_needed(check.values) and not task.approved and not self._waived(task, spec.name):
-            return self._pause(tenant, task_id, spec, [], check.values, kind=WAITING_APPROVAL)
+            refused = self._refused(task, spec, check.values)  # never offered for approval
+            return refused or self._pause(tenant, task_id, spec, [], check.values, kind=WAITING_APPROVAL)
         # a yes to one call of a tool (the agent's) holds for that call only: it is handed on and spent
         call = task.meta.get(APPROVAL_META)
         approved_call = call["call_id"] if call and task.approved else None
@@ -355,6 +356,19 @@ class TaskExecutionService:
     def _loops(self):
         return self._registry.get_capability("loop_tasks")
 
+    def _refused(self, task: TaskRecord, spec: CapabilitySpec, values: dict) -> dict | None:
+        """The task failed with the capability's reason when its own check refuses these values
+        (a command the policy refuses): the person is never asked to approve what cannot run."""
+        context = ExecutionContext(task_id=task.task_id, user_id=task.user_id, tenant_id=task.tenant_id,
+                                   config=self._config, settings=self._settings(spec.name), llm=self._llm,
+                                   registry=self._registry, store=self._store, request=task.content)
+        try:
+            spec.check_before_approval(values, context)
+        except CapabilityError as exc:
+            log.info("refused before approval task_id=%s capability=%s: %s", task.task_id, spec.name, exc)
+            return _failed(task.tenant_id, task.task_id, spec.name, exc.error_type, str(exc))
+        return None
+
     def _pause_for_call(self, task: TaskRecord, spec: CapabilitySpec, call: ApprovalRequired, values: dict) -> dict:
         """A capability (the agent) is about to call a tool that needs the person's yes: the task
         waits for approval of that one call, which the question shows exactly."""
@@ -367,7 +381,8 @@ class TaskExecutionService:
         except (InvalidTransition, TaskNotFound) as exc:
             return _failed(task.tenant_id, task.task_id, spec.name, "conflict", str(exc))
         lang = language_of(task.content)
-        shown = ", ".join(f"{k}={m.preview(v, 200)}" for k, v in call.arguments.items()) or "-"
+        shown = shown_values(next((s for s in self._registry.executables() if s.name == call.tool), None),
+                             call.arguments)
         text = say(lang, "needs_approval", what=say(lang, "run_capability", capability=call.tool),
                    description=call.description or call.tool, parameters=shown) + "\n" + say(lang, "always_hint")
         return m.task_paused(msg_id=task.msg_id or m.new_id("msg"), task_id=task.task_id, message=text,
@@ -385,7 +400,7 @@ class TaskExecutionService:
             said = " ".join(task.content.split())[:80]
             what = say(lang, "do_request", request=said, capability=spec.name) if said else \
                 say(lang, "run_capability", capability=spec.name)
-            shown = ", ".join(f"{k}={m.preview(v, 80)}" for k, v in values.items())
+            shown = shown_values(spec, values)
             text = say(lang, "needs_approval", what=what, description=spec.description, parameters=shown)
         elif question:  # the capability put its own question (the agent asking the person)
             text = question

@@ -8,7 +8,9 @@ resume) goes on where the first stopped.
 
 from __future__ import annotations
 
+from capabilities.agent.budget import counter_for
 from capabilities.agent.loop import ANSWER, NAME, AgentLoop, Approvals, Budgets, ToolBox
+from capabilities.agent.selection import ToolSelector, ranker_for
 from capabilities.base import CapabilityError, ExecutionContext, capability
 
 APPROVED_CALL = "approved_call"  # ExecutionContext.meta: the call the person said yes to
@@ -36,7 +38,8 @@ ALLOWED = "allowed_capabilities"  # ExecutionContext.meta: a persona's list of t
               "磁盘空间", "硬盘空间", "写个脚本", "写一个脚本", "运行脚本", "哪些文件", "这个目录", "现在几点", "用工具"),
     examples=("how much disk space is left here?", "帮我看看这个目录里有哪些文件",
               "write a script that renames these photos and run it", "summarise https://example.org/page",
-              "what's the time in Tokyo?"),
+              "what's the time in Tokyo?", "what does todo.md in my workspace say about the deadline?",
+              "看看 report.txt 里写的负责人是谁", "use python to work out the md5 of my name"),
 )
 def agent(context: ExecutionContext, request: str = "", answer: str | None = None) -> dict:
     request = (request or "").strip() or context.request.strip()
@@ -52,8 +55,12 @@ def agent(context: ExecutionContext, request: str = "", answer: str | None = Non
     store = context.store
     approvals = Approvals(auto, (lambda: store.allowed_tools(context.tenant_id, context.user_id))
                           if store is not None else set)
+    config = context.config
+    n_ctx = config.llm.n_ctx if config is not None else Budgets.n_ctx
     loop = AgentLoop(llm=context.llm, tools=tools, context=context, approvals=approvals,
-                     budgets=Budgets.from_config(settings) if settings is not None else Budgets())
+                     budgets=Budgets.from_config(settings, n_ctx) if settings is not None else Budgets(n_ctx=n_ctx),
+                     selector=ToolSelector(ranker_for(config), settings.max_tools if settings is not None else 6),
+                     counter=counter_for(config) if config is not None else None)
     if context.llm is None:
         raise CapabilityError("The agent needs a model and none is configured.", error_type="unavailable")
     return loop.run(request, approved_call=context.meta.get(APPROVED_CALL), answer=answer)

@@ -24,6 +24,7 @@ an end of the loop; a model back end that is down is a retryable ``CapabilityErr
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -32,14 +33,17 @@ from typing import Callable
 from jsonschema import Draft202012Validator
 
 from capabilities.agent import prompt
+from capabilities.agent.budget import ContextBudget, EstimatingCounter, TokenCounter, TooLong, fits_badly, overflow
+from capabilities.agent.native import offered as native_offered
 from capabilities.agent.native import step as native_step
+from capabilities.agent.selection import ToolSelector, fit_tools
 from capabilities.agent.transcript import (
     APPROVED, AWAITING_APPROVAL, DONE, PROPOSED, STARTED, Transcript, TranscriptKeeper,
 )
 from capabilities.base import (
     ApprovalRequired, CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext, InputRequired,
 )
-from capabilities.llm.base import LLMError, LLMOutputError, LLMUnavailable, complete_json_reply
+from capabilities.llm.base import LLMError, LLMOutputError, LLMRequestRejected, LLMUnavailable, complete_json_reply
 from common.i18n import language_of
 from events.event_types import EventType
 
@@ -60,12 +64,17 @@ class Budgets:
     max_result_chars: int = 2000
     reply_tokens: int = 512
     native_tools: bool = False  # the back end's own function calling, where it has it
+    n_ctx: int = 4096  # the model's context: prompt and reply together (llm.n_ctx)
 
     @classmethod
-    def from_config(cls, agent) -> "Budgets":
+    def from_config(cls, agent, n_ctx: int = 4096) -> "Budgets":
         return cls(max_steps=agent.max_steps, max_seconds=agent.max_seconds, max_tokens=agent.max_tokens,
                    max_invalid=agent.max_invalid, max_result_chars=agent.max_result_chars,
-                   reply_tokens=agent.reply_tokens, native_tools=agent.native_tools)
+                   reply_tokens=min(agent.reply_tokens, n_ctx // 4), native_tools=agent.native_tools, n_ctx=n_ctx)
+
+    @property
+    def context(self) -> ContextBudget:
+        return ContextBudget(self.n_ctx, self.reply_tokens)
 
 
 class ToolBox:
@@ -93,6 +102,10 @@ class ToolBox:
     def get(self, name: str) -> CapabilitySpec | None:
         return self._tools.get(name)
 
+    def only(self, names: list[str]) -> "ToolBox":
+        """These tools of the box, in the order given (those no longer in it are left out)."""
+        return ToolBox([self._tools[n] for n in names if n in self._tools])
+
 
 class Approvals:
     """Whether a call needs the person's yes: its tool says so for these arguments, and neither
@@ -102,8 +115,12 @@ class Approvals:
         self._auto = set(auto_approved)
         self._always = always_allowed
 
-    def needed(self, spec: CapabilitySpec, arguments: dict) -> bool:
-        if not spec.approval_needed(arguments) or spec.name in self._auto:
+    def needed(self, spec: CapabilitySpec, arguments: dict, request: str = "") -> bool:
+        """In the loop, a call that sends data out or changes something asks too (the tool's
+        ``agent_approval``): words planted in a file or a page the model read must not make it
+        act unseen."""
+        if not (spec.approval_needed(arguments) or spec.agent_approval_needed(arguments, request)) \
+                or spec.name in self._auto:
             return False
         return spec.name not in self._always()
 
@@ -111,9 +128,14 @@ class Approvals:
 class AgentLoop:
     def __init__(self, *, llm, tools: ToolBox, context: ExecutionContext, budgets: Budgets = Budgets(),
                  approvals: Approvals | None = None, keeper: TranscriptKeeper | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, selector: ToolSelector | None = None,
+                 counter: TokenCounter | None = None):
         self._llm = llm
+        self._all_tools = tools
         self._tools = tools
+        self._selector = selector
+        self._counter = counter or EstimatingCounter()
+        self._context_budget = budgets.context
         self._context = context
         self._budgets = budgets
         self._approvals = approvals or Approvals()
@@ -128,13 +150,17 @@ class AgentLoop:
         transcript = self._keeper.load(request)
         if transcript.final is not None:  # finished before (a message delivered twice)
             return self._result(transcript)
+        self._offer(transcript)
         self._take_up(transcript, approved_call, answer)
         while True:
             self._check_cancelled()
             stop = self._spent(transcript)
             if stop is not None:
                 return self._stop(transcript, stop)
-            step = self._propose(transcript)
+            try:
+                step = self._propose(transcript)
+            except _Overflow:
+                return self._stop(transcript, "context")
             if step is None:
                 continue  # an unusable reply, written down; the model sees the error next time
             if "final" in step:
@@ -147,6 +173,21 @@ class AgentLoop:
                 raise InputRequired(ANSWER, step["ask"].strip())
             entry = transcript.add_call(step["tool"], step["arguments"])
             self._perform(transcript, entry, approved_call)
+
+    def _offer(self, transcript: Transcript) -> None:
+        """The tools offered for this request: chosen once, the most relevant that fit the
+        context (:mod:`capabilities.agent.selection`), and kept in the transcript."""
+        if transcript.tools is None:
+            if self._selector is not None:
+                ranked, most = self._selector.ranked(transcript.request, self._all_tools.tools), self._selector.max_tools
+            else:  # no selector: every tool, as far as the context allows
+                ranked, most = self._all_tools.tools, len(self._all_tools.tools)
+            called = {e["tool"] for e in transcript.calls}  # a transcript kept before tools were chosen
+            ranked = sorted(ranked, key=lambda s: s.name not in called)
+            transcript.tools = [s.name for s in fit_tools(ranked, self._counter, self._context_budget,
+                                                          max(most, len(called)))]
+            log.info("tools offered task_id=%s: %s", self._context.task_id, ", ".join(transcript.tools) or "none")
+        self._tools = self._all_tools.only(transcript.tools)
 
     def _take_up(self, transcript: Transcript, approved_call: str | None, answer: str | None) -> None:
         """Finish what the last run left: an answer to record, a call to run or to report as
@@ -180,14 +221,27 @@ class AgentLoop:
     # -- the model -----------------------------------------------------------------------
     def _propose(self, transcript: Transcript) -> dict | None:
         """The model's next step, checked; None when it was unusable (written down as such)."""
-        try:
-            proposal = propose(self._llm, self._tools, transcript, self._budgets, native=self._budgets.native_tools,
-                               memories=self._context.meta.get("memories"))
-        except LLMUnavailable as exc:
-            raise CapabilityError(f"The model is not available: {exc}", retryable=True,
-                                  error_type="unavailable") from exc
-        except LLMError as exc:
-            raise CapabilityError(f"The model refused the request: {exc}") from exc
+        budget = self._context_budget
+        for attempt in range(2):
+            try:
+                proposal = propose(self._llm, self._tools, transcript, self._budgets, native=self._budgets.native_tools,
+                                   memories=self._context.meta.get("memories"), budget=budget, counter=self._counter)
+                break
+            except TooLong:
+                raise _Overflow() from None
+            except LLMUnavailable as exc:
+                raise CapabilityError(f"The model is not available: {exc}", retryable=True,
+                                      error_type="unavailable") from exc
+            except LLMRequestRejected as exc:  # the host counted more than we did: once more, smaller
+                log.warning("model refused the agent's prompt task_id=%s (attempt %d): %s",
+                            self._context.task_id, attempt + 1, exc)
+                if not fits_badly(exc):
+                    raise CapabilityError(f"The model refused the request: {exc}") from exc
+                if attempt:
+                    raise _Overflow() from None
+                budget = budget.shrunk(overflow(exc, budget))
+            except LLMError as exc:
+                raise CapabilityError(f"The model refused the request: {exc}") from exc
         transcript.tokens += proposal.tokens
         if proposal.error is not None:
             transcript.add_invalid(proposal.text, proposal.error)
@@ -202,8 +256,18 @@ class AgentLoop:
             entry.update(status=DONE, ok=False, error=f"{entry['tool']} may not be used here")
             self._save(transcript)
             return
+        if entry["status"] == PROPOSED:
+            refused = self._refused(spec, entry["arguments"])
+            if refused is not None:  # what the tool would refuse is never offered for approval
+                entry.update(status=DONE, ok=False, error=refused)
+                self._save(transcript)
+                self._publish(EventType.TOOL_RESULT, {"call_id": entry["call_id"], "step": transcript.steps,
+                                                      "tool": spec.name, "ok": False, "elapsed_ms": 0.0,
+                                                      "error": refused[:EVENT_PREVIEW_CHARS]})
+                return
         if entry["status"] in (PROPOSED, AWAITING_APPROVAL):
-            if entry["call_id"] == approved_call or not self._approvals.needed(spec, entry["arguments"]):
+            if entry["call_id"] == approved_call or \
+                    not self._approvals.needed(spec, entry["arguments"], transcript.request):
                 entry["status"] = APPROVED
             else:
                 entry["status"] = AWAITING_APPROVAL
@@ -226,6 +290,17 @@ class AgentLoop:
         self._publish(EventType.TOOL_RESULT, data)
         log.info("tool done task_id=%s tool=%s ok=%s elapsed_ms=%.1f", self._context.task_id, spec.name, ok,
                  elapsed_ms)
+
+    def _refused(self, spec: CapabilitySpec, arguments: dict) -> str | None:
+        """Why the tool's own check refuses these values (the command policy, the script's
+        syntax), or None."""
+        try:
+            spec.check_before_approval(arguments, self._tool_context(spec))
+        except CapabilityInputError as exc:
+            return f"refused before running, the value of {exc.parameter!r}: {exc}"
+        except CapabilityError as exc:
+            return f"refused before running: {exc}"
+        return None
 
     def _invoke(self, spec: CapabilitySpec, arguments: dict) -> tuple[bool, object]:
         """Run one tool; its failure is data for the model. A cancel ends the loop."""
@@ -297,15 +372,23 @@ class Proposal:
 
 
 def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budgets(), *,
-            native: bool = False, memories: list[dict] | None = None) -> Proposal:
+            native: bool = False, memories: list[dict] | None = None, budget: ContextBudget | None = None,
+            counter: TokenCounter | None = None) -> Proposal:
     """Ask the model for the next step of ``transcript`` with the agent's prompt and schema
     (``native``: through the back end's own function calling, where it has it), and check it:
     one of tool/final/ask, a known tool, arguments that fit its schema. Raises only what the
-    back end raises for being down or refusing (``LLMError`` but not ``LLMOutputError``).
+    back end raises for being down or refusing (``LLMError`` but not ``LLMOutputError``), and
+    ``TooLong`` when the request cannot fit the model's context.
     ``memories``: what is remembered of the person (the task's ``meta["memories"]``)."""
     specs = tools.tools
-    said = prompt.messages(specs, transcript, max_result_chars=budgets.max_result_chars, memories=memories)
-    if native and hasattr(llm, "complete_tools"):
+    budget = budget or budgets.context
+    counter = counter or EstimatingCounter()
+    native = native and hasattr(llm, "complete_tools")
+    if native:  # the functions travel beside the messages, in the same context
+        budget = budget.shrunk(counter.count(json.dumps(native_offered(specs)[0], ensure_ascii=False)))
+    said = prompt.messages(specs, transcript, max_result_chars=budgets.max_result_chars, memories=memories,
+                           budget=budget, counter=counter)
+    if native:
         step, error, text, tokens = native_step(llm, specs, said, budgets.reply_tokens)
         tokens = tokens or _estimate_tokens(said, text)
         if error is None:
@@ -319,6 +402,10 @@ def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budg
     tokens = (reply.prompt_tokens + reply.completion_tokens) or _estimate_tokens(said, reply.text)
     error = step_problem(tools, step)
     return Proposal(step if error is None else None, error, reply.text, tokens)
+
+
+class _Overflow(Exception):
+    """The prompt cannot be made to fit the model's context."""
 
 
 def step_problem(tools: ToolBox, step: dict) -> str | None:
@@ -361,12 +448,16 @@ STOPPED = {
            "seconds": "I stopped: this task used its time ({limit:.0f} s).",
            "tokens": "I stopped: this task used its model budget ({limit} tokens).",
            "invalid": "I stopped: the model's replies could not be used ({n} in a row).",
+           "context": "I cannot go on: the request and what the tools returned do not fit the model's context "
+                      "({limit} tokens). Ask for less at once, or raise llm.n_ctx where the machine's memory allows.",
            "done": "What was done so far:", "nothing": "No tool was run.",
            "ok": "ok", "failed": "failed", "unknown": "interrupted, outcome unknown"},
     "zh": {"steps": "已达到单个任务的工具调用上限（{n} 次），我先停在这里。",
            "seconds": "本任务的时间预算（{limit:.0f} 秒）已用完，我先停在这里。",
            "tokens": "本任务的模型预算（{limit} 个 token）已用完，我先停在这里。",
            "invalid": "模型的回复无法使用（连续 {n} 次），我先停在这里。",
+           "context": "无法继续：请求和工具返回的内容超出了模型的上下文（{limit} 个 token）。请一次少问一些，"
+                      "或在内存允许时调大 llm.n_ctx。",
            "done": "目前已完成：", "nothing": "还没有运行任何工具。",
            "ok": "成功", "failed": "失败", "unknown": "被中断，结果未知"},
 }
@@ -375,7 +466,7 @@ STOPPED = {
 def stopped_reply(transcript: Transcript, reason: str, budgets: Budgets) -> str:
     """The reply when a budget ends the loop: why, and each call made with how it went."""
     words = STOPPED["zh" if language_of(transcript.request) == "zh" else "en"]
-    limit = {"seconds": budgets.max_seconds, "tokens": budgets.max_tokens}.get(reason, 0)
+    limit = {"seconds": budgets.max_seconds, "tokens": budgets.max_tokens, "context": budgets.n_ctx}.get(reason, 0)
     n = transcript.invalid_in_a_row() if reason == "invalid" else transcript.steps
     lines = [words[reason].format(n=n, limit=limit)]
     calls = transcript.calls

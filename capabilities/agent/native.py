@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from capabilities.agent.prompt import _plain
+from capabilities.agent.prompt import DESCRIPTION_CHARS, _short, compact
 
 ASK_TOOL = "ask_person"
 _NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")
@@ -26,8 +26,8 @@ def api_name(name: str) -> str:
 def offered(specs) -> tuple[list[dict], dict[str, str]]:
     """The functions to offer, and API name → tool name."""
     names = {api_name(spec.name): spec.name for spec in specs}
-    functions = [{"name": api_name(spec.name), "description": spec.description, "parameters": _plain(spec.parameters)}
-                 for spec in specs]
+    functions = [{"name": api_name(spec.name), "description": _short(spec.description, DESCRIPTION_CHARS),
+                  "parameters": compact(spec.parameters)} for spec in specs]
     functions.append({"name": ASK_TOOL, "description": "Ask the person for a value only they know.",
                       "parameters": {"type": "object", "properties": {"question": {"type": "string"}},
                                      "required": ["question"]}})

@@ -31,7 +31,8 @@ class Transcript:
     seconds: float = 0.0  # running time spent so far, over every run of the handler
     tokens: int = 0  # model tokens spent so far
     final: str | None = None
-    stopped: str | None = None  # why the loop ended before an answer: steps, seconds, tokens, invalid
+    stopped: str | None = None  # why the loop ended before an answer: steps, seconds, tokens, invalid, context
+    tools: list[str] | None = None  # the tools offered for this request, chosen once (selection.py)
 
     @classmethod
     def from_meta(cls, meta: dict, request: str) -> "Transcript":
@@ -40,7 +41,8 @@ class Transcript:
             return cls(request=request)
         return cls(request=kept.get("request", request), entries=list(kept.get("entries", [])),
                    seconds=float(kept.get("seconds", 0.0)), tokens=int(kept.get("tokens", 0)),
-                   final=kept.get("final"), stopped=kept.get("stopped"))
+                   final=kept.get("final"), stopped=kept.get("stopped"),
+                   tools=list(kept["tools"]) if isinstance(kept.get("tools"), list) else None)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -98,7 +98,9 @@ class IntentRouter:
         """The task the rules are sure of (a capability the user chose, or one named by its
         keywords), without a model and without blocking; None when the rules are not sure."""
         ruled = self._ruled(content, capability)
-        return None if ruled is not None and ruled.kind == "plan" else ruled  # a plan is the understanding step's
+        if ruled is not None and ruled.kind == "plan":
+            return None  # a plan is the understanding step's
+        return self._written(ruled) if ruled is not None and not capability else ruled
 
     def _ruled(self, content: str, capability: str | None = None) -> Intent | None:
         """What the rules read: a task, or a ``plan`` when the capability they are sure of is
@@ -126,6 +128,17 @@ class IntentRouter:
         beyond = best.spec.name != AGENT and asks_beyond(self._router, text, best.spec)  # the agent plans itself
         kind = "plan" if beyond else _task_kind(text)
         return Intent(kind, best.spec.name, self._router.extract_parameters(best.spec, text))
+
+    def _written(self, intent: Intent) -> Intent:
+        """A task of a capability whose script or command the request describes rather than gives
+        ("use python to compute the sha256 of hello") is the agent's: it writes the code and asks
+        approval for exactly that, instead of asking the person for code."""
+        if intent.kind not in ("task", "query") or not intent.capability:
+            return intent
+        spec = self._router.find(intent.capability)
+        if spec is None or not self._router.written_by_agent(spec, intent.parameters):
+            return intent
+        return Intent(intent.kind, AGENT, {}, source=intent.source)
 
     def _values_in(self, spec, text: str) -> bool:
         """Whether ``text`` gives a value of ``spec``'s by its look or an address: something to run."""
@@ -184,7 +197,7 @@ class IntentRouter:
         started = time.perf_counter()
         text = cues.spelled_out(content.strip())
         intent = self._classify(text, history or [], pending, memories or [])
-        intent = self.second_opinion(text, intent, reading, pending)
+        intent = self._written(self.second_opinion(text, intent, reading, pending))
         if pending is not None and intent.kind in ("task", "query", "clarify", "chat") \
                 and intent.capability in (None, pending.capability) and self._gives_awaited(text, pending):
             # "just call this one: https://…" while the task waits for its address: the answer

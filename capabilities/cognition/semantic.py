@@ -260,6 +260,11 @@ def _key(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
+def text_vectors(embedder, texts: list[str], cache_dir: Path | None = None) -> np.ndarray:
+    """The vectors of ``texts`` (one row each), kept like the bank's: per process and on disk."""
+    return _bank_vectors(embedder, [Utterance(" ".join(t.split()), "task", "") for t in texts], cache_dir)
+
+
 def _bank_vectors(embedder, bank: list[Utterance], cache_dir: Path | None) -> np.ndarray:
     """The bank's vectors, each from this process's memo, else the disk cache, else embedded now
     (and the cache written back). Vectors are kept as float16: one answer whichever way it came."""

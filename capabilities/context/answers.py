@@ -51,6 +51,17 @@ def is_bare_value(text: str) -> bool:
     return bool(_BARE.fullmatch(text.strip()))
 
 
+# the words that only ever answer an approval: a lone one never fills a value
+_YES_NO = frozenset({"yes", "y", "yeah", "yep", "sure", "ok", "okay", "no", "n", "nope", "approve", "approved",
+                     "cancel", "always", "always allow", "go ahead", "是", "好", "好的", "对", "确认", "可以", "行",
+                     "不", "不是", "不行", "不要", "取消", "否", "总是允许", "始终允许"})
+
+
+def is_yes_or_no(text: str) -> bool:
+    """Whether ``text`` is only a yes or a no (an approval's answer), whatever ends it."""
+    return " ".join(text.lower().strip(" \t\n.!?。！？~,，").split()) in _YES_NO
+
+
 def urls(text: str) -> list[str]:
     """The addresses in ``text``, without the punctuation that ends the sentence around them."""
     return [u.rstrip(".,;:!?") for u in _URL.findall(text)]
@@ -102,6 +113,8 @@ def answer_values(text: str, asked: list[str], schemas: dict[str, dict] | None =
     stripped = text.strip()
     if not stripped or not asked:
         return None
+    if is_yes_or_no(stripped) and not all((schemas or {}).get(n, {}).get("type") == "boolean" for n in asked):
+        return None  # "yes" answers an approval, never a value ("memo_id=yes")
     if len(asked) == 1:
         seen = spotted(stripped, (schemas or {}).get(asked[0], {}), asked[0])
         if seen is not None:  # "sure - https://…", "ok the key: app-…"
@@ -112,7 +125,7 @@ def answer_values(text: str, asked: list[str], schemas: dict[str, dict] | None =
     if len(parts) == len(asked):
         return dict(zip(asked, parts))
     if schemas:
-        placed = values_by_schema(stripped, {n: schemas.get(n, {}) for n in asked})
+        placed = values_by_schema(stripped, {n: schemas.get(n, {}) for n in asked}, asked=True)
         if placed:
             return placed
     return None
@@ -169,19 +182,66 @@ def _trimmed(value: str) -> str:
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 
 
-def values_by_schema(text: str, schemas: dict[str, dict]) -> dict:
+def values_by_schema(text: str, schemas: dict[str, dict], *, asked: bool = False) -> dict:
     """Values the text states without naming them: enum members written as words, and the
-    number when exactly one number and exactly one numeric parameter are in play."""
+    number when exactly one number and exactly one numeric parameter are in play. In a request
+    (not ``asked``: not the answer to a question about these parameters) the number must also be
+    tied to the parameter by the words next to it (its name or a word of it: "timeout 9",
+    "9 秒超时" for ``timeout_s``); a number inside an address, a path or a command's options
+    (``http://127.0.0.1:9/x``, a port 18201, ``-n 5``) is never one."""
     found: dict = {}
     for name, schema in schemas.items():
         hits = [v for v in schema.get("enum", []) if isinstance(v, str) and mentions(text, v)]
         if len(hits) == 1:
             found[name] = hits[0]
     numeric = [n for n, sc in schemas.items() if sc.get("type") in ("number", "integer") and n not in found]
-    numbers = _NUMBER.findall(text)
-    if len(numeric) == 1 and len(numbers) == 1:
-        found[numeric[0]] = numbers[0]
+    if len(numeric) != 1:
+        return found
+    if asked:
+        numbers = _NUMBER.findall(text)
+        if len(numbers) == 1:
+            found[numeric[0]] = numbers[0]
+        return found
+    words = _loose_words(text)
+    numbers = [i for i, w in enumerate(words) if _NUMBER.fullmatch(w)]
+    if len(numbers) == 1 and _tied(words, numbers[0], numeric[0], schemas[numeric[0]]):
+        found[numeric[0]] = words[numbers[0]]
     return found
+
+
+def _loose_words(text: str) -> list[str]:
+    """The text's words, without addresses, and with the words that hold a path, a port or an
+    option (``/``, ``:``, ``=``, a leading ``-``) taken out whole."""
+    for address in urls(text):
+        text = text.replace(address, " ")
+    out = []
+    for word in re.split(r"[\s,;，；。！？()（）]+", text):
+        word = word.strip("\"'`“”.!?")
+        if not word or any(c in word for c in "/:=@") or word.startswith("-") and not _NUMBER.fullmatch(word):
+            continue
+        out.extend(_split_cjk(word))
+    return out
+
+
+def _split_cjk(word: str) -> list[str]:
+    """A Chinese run split from the digits in it ("等9秒" → 等, 9, 秒)."""
+    return [p for p in re.split(r"(-?\d+(?:\.\d+)?)", word) if p] if _CJK.search(word) else [word]
+
+
+TIE_DISTANCE = 2  # words between a number and the name it belongs to
+
+
+def _tied(words: list[str], at: int, name: str, schema: dict) -> bool:
+    """Whether a word of the parameter's name (or its unit: ``_s`` seconds) stands within
+    TIE_DISTANCE words of the number."""
+    names = {p for p in name.lower().split("_") if len(p) > 1}
+    if name.endswith("_s"):
+        names |= {"seconds", "second", "secs", "sec", "s", "秒", "秒钟"}
+    title = schema.get("title")
+    if isinstance(title, str):
+        names |= {title.lower()}
+    near = words[max(0, at - TIE_DISTANCE):at] + words[at + 1:at + 1 + TIE_DISTANCE]
+    return any(w.lower() in names or any(n in w.lower() for n in names if len(n) > 3) for w in near)
 
 
 def mentions(text: str, phrase: str) -> bool:

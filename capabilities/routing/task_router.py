@@ -21,6 +21,7 @@ from capabilities.base import CapabilitySpec
 from capabilities.context.answers import (
     VALUE_PATTERN, mentions, named_values, spotted, takes_address, text_after, urls, values_by_schema,
 )
+from capabilities.params import RUNS, WRITTEN, looks_runnable
 from capabilities.registry import CapabilityRegistry
 
 CONFIDENT_SCORE = 2.0
@@ -30,6 +31,7 @@ DESCRIPTION_WORD_SCORE = 1.0
 # JSON-schema keyword a capability puts on one string parameter: the words after its keywords
 # in the request are that parameter ("ask the experts: which database?" → the question)
 REQUEST_TEXT = "x-flora-request-text"
+AGENT = "agent"  # the capability that calls the others as tools (capabilities/agent)
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,16 @@ class TaskRouter:
             return None
         return ranked[0]
 
+    def written_by_agent(self, spec: CapabilitySpec, values: dict) -> bool:
+        """Whether a request for ``spec`` leaves out what will run (a script, a command) or a text
+        the model may compose from what the person said (``x-flora-written``: a file's content),
+        which the agent can write and show for approval: then the request is the agent's, never
+        a question asking the person for code."""
+        agent = self.find(AGENT)
+        return agent is not None and spec.name != AGENT and spec.offered_to_agent and any(
+            name not in values and (spec.properties.get(name, {}).get(RUNS) or spec.properties.get(name, {}).get(WRITTEN))
+            for name in spec.required)
+
     @staticmethod
     def extract_parameters(spec: CapabilitySpec, content: str) -> dict:
         """Values the request states outright; never guesses."""
@@ -170,6 +182,8 @@ class TaskRouter:
             # a parameter that takes what the request says after the capability's keywords
             if schema.get(REQUEST_TEXT) and not values:
                 said = text_after(content, (*spec.keywords, spec.name.replace("_", " ")))
+                if said and schema.get(RUNS) and not looks_runnable(schema[RUNS], said):
+                    break  # "run python to compute …" describes the code: it is written, not taken
                 if said:
                     values[name] = said
                     rest.pop(name)

@@ -77,6 +77,7 @@ PARAMETERS = {
     parameters=PARAMETERS,
     keywords=("dify", "workflow", "run workflow", "工作流", "运行工作流", "执行工作流"),
     examples=("kick off the onboarding automation", "跑一下我们的审批流程"),
+    agent_approval=True,  # sends the inputs out and runs whatever the workflow does
 )
 def dify_workflow(api_key: str, context: ExecutionContext, inputs: dict | None = None,
                   base_url: str | None = None) -> dict:

@@ -126,7 +126,8 @@ def file_read(path: str, context: ExecutionContext) -> dict:
                      "x-flora-description": {"zh": "文件在工作区中的相对路径"},
                      "x-flora-value-pattern": FILE_PATH_IN_TEXT},
             "content": {"type": "string", "description": "The text to write (UTF-8), the whole new content of the file.",
-                        "x-flora-description": {"zh": "要写入的文本内容"}},
+                        "x-flora-description": {"zh": "要写入的文本内容"},
+                        "x-flora-written": True},  # "create hello.txt that says hi": the agent writes it
             "overwrite": {"type": "boolean", "default": False,
                           "description": "Replace the file if it exists already (this asks for approval first)."},
             "append": {"type": "boolean", "default": False,
@@ -138,6 +139,7 @@ def file_read(path: str, context: ExecutionContext) -> dict:
     keywords=("write file", "save file", "create file", "写入文件", "保存文件", "创建文件"),
     examples=("save this list to notes/todo.txt", "把结果保存到 result.txt"),
     needs_approval=lambda values: bool(values.get("overwrite")),
+    agent_approval=True,  # in the agent loop every write asks: a file it read may have asked for it
 )
 def file_write(path: str, content: str, context: ExecutionContext, overwrite: bool = False,
                append: bool = False) -> dict:

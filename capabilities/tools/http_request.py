@@ -41,6 +41,7 @@ from typing import Any
 
 import httpx
 
+from capabilities.agent.effects import sends_out
 from capabilities.base import CapabilityError, CapabilityInputError, ExecutionContext, capability
 from capabilities.tools.address_guard import AddressPolicy, BlockedAddress, answered_from_inside, guarded_transport
 
@@ -112,6 +113,7 @@ _NO_BODY = object()  # "json" may legitimately be null, so absence needs its own
               "接口", "请求", "网址", "调用接口", "网页", "能不能打开", "能否访问"),
     examples=("download the status page of our server", "把这条消息发到我们的 webhook"),
     needs_approval=lambda values: str(values.get("method", "GET")).upper() not in ("GET", "HEAD"),
+    agent_approval=sends_out,  # in the agent loop: a body, or a host the person did not name
 )
 def http_request(url: str, context: ExecutionContext, method: str = "GET", headers: dict | None = None,
                  params: dict | None = None, json: Any = _NO_BODY, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:

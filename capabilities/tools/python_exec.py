@@ -27,7 +27,7 @@ import py_compile
 import sys
 from pathlib import Path
 
-from capabilities.base import ExecutionContext, capability
+from capabilities.base import CapabilityInputError, ExecutionContext, capability
 from capabilities.tools.kernel_sandbox import python_paths
 from capabilities.tools.sandbox import Jail, Limits
 from capabilities.tools.egress import egress_socket
@@ -50,6 +50,7 @@ PARAMETERS = {
                            "read and written relative to the workspace.",
             "x-flora-description": {"zh": "要运行的 Python 3 代码；用 print() 输出结果"},
             "x-flora-request-text": True,  # "run python code: print(6*7)" gives it
+            "x-flora-runs": "python",  # what will run: the model may write it, approval shows it whole
         },
         "timeout_s": {
             "type": "number",
@@ -74,6 +75,7 @@ PARAMETERS = {
               "运行代码", "执行代码", "Python 脚本", "Python 代码"),
     examples=("run this python: print(sum(range(100)))", "用 Python 算一下 2 的 100 次方"),
     needs_approval=True,
+    precheck=lambda values, context: check_code(str(values.get("code", ""))),
 )
 def python_exec(code: str, context: ExecutionContext, timeout_s: float | None = None) -> dict:
     tools = tools_settings(context)
@@ -116,3 +118,12 @@ def bootstrap_file(cache_dir: Path | None) -> Path:
             return BOOTSTRAP
     _compiled[cache_dir] = target
     return target
+
+
+def check_code(code: str) -> None:
+    """Code that is not Python (a syntax error) is refused before the person is asked to run it."""
+    try:
+        compile(code, "<script>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        raise CapabilityInputError("code", f"This is not valid Python{where}: {getattr(exc, 'msg', exc)}") from None

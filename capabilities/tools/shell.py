@@ -37,6 +37,7 @@ PARAMETERS = {
                            "sort\". Programs joined by | form a pipeline; ; && > $VAR and $(...) are not supported.",
             "x-flora-description": {"zh": "要在工作区运行的命令，例如 \"ls -la\"；可以用 | 连接多个程序"},
             "x-flora-request-text": True,  # "run the shell command df -h" gives it
+            "x-flora-runs": "shell",  # what will run: the model may write it, approval shows it whole
         },
         "timeout_s": {
             "type": "number",
@@ -65,6 +66,7 @@ PARAMETERS = {
     keywords=("shell command", "run command", "run the command", "in the terminal", "在终端", "执行命令", "运行命令"),
     examples=("run ls -la in my workspace", "执行命令 grep -c ERROR app.log"),
     needs_approval=True,
+    precheck=lambda values, context: check_command(str(values.get("command", "")), context),
 )
 def shell(command: str, context: ExecutionContext, timeout_s: float | None = None, stdin: str = "") -> dict:
     tools = tools_settings(context)
@@ -86,3 +88,11 @@ def shell_jail(tools, workspace: Workspace, context: ExecutionContext) -> Jail:
     return Jail(workspace.root, limits=limits, isolation=tools.isolation, sandbox_uid=tools.sandbox_uid,
                 network_socket=egress_socket(context) if settings.network else "",
                 max_output_bytes=tools.max_output_bytes)
+
+
+def check_command(command: str, context: ExecutionContext) -> list[list[str]]:
+    """The command policy's reading of ``command`` for this person's workspace (ShellRefused
+    with the reason): run before the person is asked to approve it."""
+    tools = tools_settings(context)
+    policy = ShellPolicy(Workspace.for_context(context).root, allow=tools.shell.allow, deny=tools.shell.deny)
+    return policy.check(command)

@@ -33,9 +33,8 @@ def flora(tmp_path_factory, dify, sales_db):
 
 def run_code(flora, code: str) -> dict:
     running = flora[0]
-    asked = ask_flora(running, "mallory", f"run this python: {code}", timeout=60)
-    if asked["message_type"] == "task_paused" and asked["pause_kind"] == "waiting_parameters":
-        asked = ask_flora(running, "mallory", code, timeout=60, task_id=asked["task_id"])  # the code, asked for
+    # the code itself, given as a person gives it (a description would go to the agent to write)
+    asked = ask_flora(running, "mallory", f"run python code: {code}", timeout=60)
     assert asked["message_type"] == "task_paused" and asked["pause_kind"] != "waiting_parameters", asked
     done = ask_flora(running, "mallory", "yes", timeout=60, task_id=asked["task_id"])  # the person approves
     assert done["message_type"] == "task_completed", done
