@@ -167,6 +167,13 @@ class TaskRouter:
         for value in seen.values():
             around = around.replace(value, " ", 1)
         values = {**named_values(around, list(spec.properties)), **seen}
+        for name, value in list(values.items()):
+            # a parameter that takes the request's own text, named ("python code: import os; print(1)"):
+            # all that follows its name, not the first word of it
+            if name not in seen and spec.properties[name].get(REQUEST_TEXT) and isinstance(value, str):
+                whole = text_after(content, (name,))
+                if whole and whole != value and whole.startswith(value):
+                    values[name] = whole
         found_urls = urls(content)
         for name, schema in spec.properties.items():
             if name in values or not found_urls:

@@ -43,11 +43,11 @@ def run_code(flora, code: str) -> dict:
 
 @pytest.mark.parametrize("attempt", [
     "print(open('{data}/keys.yaml').read())",
-    "import os; print(os.listdir('{data}')); assert 'keys.yaml' not in os.listdir('{data}'); 1 / 0",
+    "import os; print(os.listdir('{data}')); print(1 / os.listdir('{data}').count('keys.yaml'))",
     "import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')",
     "open('{data}/pwned', 'w').write('x'); print('WRITTEN')",
-    "import subprocess; r = subprocess.run(['cat', '{data}/keys.yaml'], capture_output=True, text=True); "
-    "print(r); assert r.returncode == 0, r.stderr",
+    "import subprocess; print(subprocess.run(['cat', '{data}/keys.yaml'], capture_output=True, text=True)); "
+    "subprocess.run(['cat', '{data}/keys.yaml'], check=True)",
 ])
 def test_code_a_person_approved_cannot_reach_flora(flora, attempt):
     running, data_dir, port = flora

@@ -187,6 +187,15 @@ def test_yes_and_no_never_fill_a_value():
     assert answer_values("memo_42", ["memo_id"], {"memo_id": {"type": "string"}}) == {"memo_id": "memo_42"}
 
 
+def test_code_named_in_the_request_is_taken_whole(world):
+    python, shell = world[1].get_executable("python_exec"), world[1].get_executable("shell")
+    read = TaskRouter.extract_parameters
+    code = "import os; print(os.listdir('.')); print(1 / len(os.listdir('.')), flush=True)"
+    assert read(python, f"run python code: {code}") == {"code": code}
+    assert read(python, "run python code: print(6*7)") == {"code": "print(6*7)"}
+    assert read(shell, "run the shell command: ls -la notes")["command"] == "ls -la notes"
+
+
 def test_a_number_fills_a_parameter_only_when_the_words_tie_it(world):
     shell = world[1].get_executable("shell")
     http = world[1].get_executable("http_request")
