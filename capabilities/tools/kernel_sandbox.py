@@ -262,7 +262,9 @@ def python_paths() -> tuple[str, ...]:
     environment = Path(os.path.abspath(sys.executable)).parent.parent  # a virtual environment, also with -I
     if (environment / "pyvenv.cfg").exists():
         paths.update((os.path.realpath(environment), str(environment)))  # as named, when it is a link
-    return tuple(sorted(p for p in paths if not p.startswith("/usr/") and p != "/usr"))
+    paths = {p for p in paths if not p.startswith("/usr/") and p != "/usr"}
+    # a folder inside another one shown is shown with it: one mount less at every start
+    return tuple(sorted(p for p in paths if not any(p.startswith(other + "/") for other in paths)))
 
 
 def seccomp_fd() -> int:

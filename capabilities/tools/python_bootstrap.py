@@ -1,7 +1,7 @@
 """What a python_exec child runs first: read the code, install the guard, run the code.
 
 Started as ``python -I [-S] python_bootstrap.py WORKSPACE NETWORK READ_PATHS CPU_S AS_BYTES NOFILE
-NPROC FSIZE GUARD`` with the code on stdin, in the workspace, by :mod:`capabilities.tools.python_exec`. It
+NPROC FSIZE GUARD DROP`` with the code on stdin, in the workspace, by :mod:`capabilities.tools.python_exec`. It
 imports nothing of Flora. It sets the resource limits first (hard and soft, so the code cannot
 raise them again), then reads the code, then installs the guard.
 
@@ -178,7 +178,8 @@ def _drop_root(uid=1000):
 
 
 def main():
-    _drop_root()
+    if sys.argv[10:11] == ["1"]:  # started inside the kernel sandbox by a Flora running as root
+        _drop_root()
     workspace, network, extra = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
     guarded = sys.argv[9:10] != ["0"]
     _limit(*(int(v) for v in sys.argv[4:9]))

@@ -91,7 +91,7 @@ def python_exec(code: str, context: ExecutionContext, timeout_s: float | None = 
                 max_output_bytes=tools.max_output_bytes)
     argv = [sys.executable, "-I", *([] if settings.site_packages else ["-S"]), str(bootstrap),
             str(workspace.root), "1" if settings.network else "0", ":".join(settings.read_paths), *limits.argv(),
-            "1" if settings.guard else "0"]
+            "1" if settings.guard else "0", "1" if tools.isolation != "none" else "0"]
     limit = min(float(timeout_s), settings.timeout_s) if timeout_s else settings.timeout_s
     context.logger.info("python_exec %d chars task_id=%s", len(code), context.task_id)
     result = jail.run([argv], timeout_s=limit, stdin=code.encode("utf-8"), cancelled=context.cancelled)
