@@ -236,3 +236,9 @@ def test_a_file_path_is_known_by_its_look_in_a_sentence(text, found):
     from capabilities.tools.files import FILE_PATH_IN_TEXT
 
     assert [m.group(0) for m in re.finditer(FILE_PATH_IN_TEXT, text)] == found
+
+
+def test_without_the_sandbox_python_still_runs_as_flora_runs_it(tmp_path):
+    tools = Tools(tmp_path / "ws", isolation="none")
+    result = tools("python_exec", code="import os; print(os.getuid() == os.geteuid())")
+    assert result == {**result, "exit_code": 0, "stdout": "True\n", "isolated": False}, result
