@@ -162,7 +162,7 @@ class InteractionCoordinator:
                             stream=msg.get("stream") or None,
                             persona=persona.to_dict() if persona is not None else None,
                             pick_persona=(persona is None and self._personas is not None) or None,
-                            reading=d.reading)
+                            reading=d.reading, operation=d.operation)
         if not self.remembers or not d.content:
             return [("agent", task)]
         self.recalling[msg_id] = Recalling(task, time.monotonic() + RECALL_WAIT_S)

@@ -22,6 +22,7 @@ from capabilities.base import DESCRIPTION_IN, described
 from capabilities.cognition import cues, world
 from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.context import answers
+from capabilities.context.pointing import Pointed, point
 from capabilities.loop.requests import looks_like_loop_request, only_a_time
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
@@ -39,6 +40,7 @@ from events.event_bus import EventBus
 log = logging.getLogger("flora.conversation")
 
 REQUEST_SHOWN = 80  # of the person's request, what a question repeats back
+RECENT_TASKS = 50  # how far back an operation looks for the task it means
 
 _APPROVE = {"yes", "y", "approve", "approved", "ok", "okay", "go", "go ahead", "do it", "同意", "批准", "是", "好", "可以", "确认"}
 # yes, and never ask again for this tool (per tenant and user)
@@ -69,6 +71,7 @@ class Decision:
     error_type: str | None = None
     pending_task_id: str | None = None  # new_task: a paused task the message might be answering
     reading: dict | None = None  # new_task: what the message resembles (semantic.Reading.to_dict())
+    operation: dict | None = None  # new_task: an operation on another task or loop task (pointing.Pointed)
 
 
 def in_context(text: str, history: list[dict]) -> str:
@@ -112,6 +115,8 @@ class ConversationManager:
             return self._answer_named_task(tenant, user, msg["task_id"], text, msg.get("parameters"),
                                            msg.get("approve"), bool(msg.get("always_allow")))
         remembered = cues.memory_command(text)
+        if remembered is not None and remembered[0] == "forget" and read_operation(text) is not None:
+            remembered = None  # "forget the dify one, cancel it": an operation on a task, not on memories
         if remembered is not None:  # "what do you remember about me?", "忘掉我住在上海"
             return Decision("memory", intent=remembered[0], content=remembered[1])
         draft = self._store.open_draft(tenant, user)
@@ -195,6 +200,8 @@ class ConversationManager:
             self._store.close_draft(draft.tenant_id, draft.draft_id)  # the user moved on
             return None
         self._store.close_draft(draft.tenant_id, draft.draft_id)
+        if choice.get("operation"):  # the operation on other work, not the answer
+            return Decision("new_task", needs_backend=True, content=draft.content, operation=choice["operation"])
         if draft.kind == "task_choice":
             task = self._store.get_task(draft.tenant_id, choice["task_id"])
             if task is None or not task.paused:
@@ -224,6 +231,10 @@ class ConversationManager:
             task = named[0]
             return self.complete_task_parameters(tenant, task.task_id, user,
                                                  answers.named_values(text, _names(task.missing)))
+        if not named and not answers.is_bare_value(text):
+            pointed = self._pointed(tenant, user, text, reading)
+            if pointed is not None:  # about other work: an answer only where a value fits the question too
+                return self._operation_or_answer(tenant, user, text, pointed, waiting, _as_dict(reading()))
         claimed = self._router.confident(text) if not named else None
         if claimed is not None and (answers.sounds_like_request(text)
                                     or all(claimed.spec.name != t.capability for t in waiting)):
@@ -251,6 +262,9 @@ class ConversationManager:
         values = {t.task_id: answers.answer_values(text, _names(t.missing), _schemas(t.missing)) for t in waiting}
         fitting = named or [t for t in waiting if values[t.task_id]]
         sure = len(paused) == 1
+        by_look = [t for t in fitting if _fitting_value(text, t)]
+        if len(fitting) > 1 and len(by_look) == 1:  # only one waits for a value that looks like this one
+            fitting, sure = by_look, True
         if len(fitting) > 1:  # several could take it: keep those whose schema accepts the value as written
             accepting = [t for t in fitting if _fits(values[t.task_id], _schemas(t.missing))]
             fitting, sure = (accepting, len(accepting) == 1) if accepting else (fitting, False)
@@ -266,6 +280,33 @@ class ConversationManager:
         draft = self._store.save_draft(Draft(draft_id=new_id("draft"), tenant_id=tenant, user_id=user,
                                              kind="task_choice", content=text, options=options,
                                              pending_answer=text))
+        return Decision("clarification", message=_choice_prompt(draft), options=options)
+
+    def _pointed(self, tenant: str, user: str, text: str, reading: Callable[[], Reading | None]) -> Pointed | None:
+        """The operation on one of the person's tasks or loop tasks the message asks for, if any."""
+        return point(text, reading=reading(), tasks=self._store.list_tasks(tenant, user_id=user, limit=RECENT_TASKS),
+                     loops=self._registry.get_capability("loop_tasks", None), tenant=tenant, user=user)
+
+    def _operation_or_answer(self, tenant: str, user: str, text: str, pointed: Pointed, waiting: list[TaskRecord],
+                             reading: dict | None) -> Decision:
+        """An operation on other work, unless a value in the message fits a waiting question as
+        well (an address the waiting request asks for, said with "once more"): then ask which,
+        naming both."""
+        fitting = [t for t in waiting if t.task_id != pointed.target and _fitting_value(text, t)]
+        operation = Decision("new_task", needs_backend=True, content=text, operation=pointed.to_dict(), reading=reading)
+        if not fitting:
+            return operation
+        lang = language_of(text)
+        options: list[Option] = [
+            {"id": str(i), "task_id": t.task_id,
+             "label": say(lang, "option_answer", capability=t.capability or "task", task_id=t.task_id,
+                          names=", ".join(_names(t.missing)))}
+            for i, t in enumerate(fitting, start=1)]
+        options.append({"id": str(len(options) + 1), "operation": pointed.to_dict(),
+                        "label": say(lang, "option_operation", operation=_operation_words(lang, pointed),
+                                     target=pointed.target or say(lang, "the_latest"))})
+        draft = self._store.save_draft(Draft(draft_id=new_id("draft"), tenant_id=tenant, user_id=user,
+                                             kind="task_choice", content=text, options=options, pending_answer=text))
         return Decision("clarification", message=_choice_prompt(draft), options=options)
 
     def record_clarification(self, *, tenant_id: str, user_id: str, content: str, options: list[Option]) -> Draft:
@@ -355,6 +396,22 @@ def ask_message(capability: str, missing: list[MissingParameter], *, request: st
     if len(missing) > 1:
         lines.append(say(lang, "reply_like", example=", ".join(f"{m['name']}=..." for m in missing)))
     return "\n".join(lines)
+
+
+def _fitting_value(text: str, task: TaskRecord) -> bool:
+    """Whether the message holds a value that fits what ``task`` waits for by its look: given
+    by name, or spotted as its schema describes it (a key's pattern, an address), or a time for
+    a question for a time."""
+    names, schemas = _names(task.missing), _schemas(task.missing)
+    if answers.named_values(text, names):
+        return True
+    if "time" in names and only_a_time(text):
+        return True
+    return any(answers.spotted(text, schemas.get(name, {}), name) is not None for name in names)
+
+
+def _operation_words(lang: str, pointed: Pointed) -> str:
+    return say(lang, f"op_{pointed.op}")
 
 
 def _choice_prompt(draft: Draft) -> str:

@@ -153,8 +153,8 @@ class LoopService:
         content ("the bins reminder" when one takes the bins out)."""
         if _LOOP_ID.search(text):
             return True
-        words = _words(text)
-        return bool(words) and any(words & _words(t.content) for t in self.list(tenant_id, user_id))
+        words = content_words(text)
+        return bool(words) and any(words & content_words(t.content) for t in self.list(tenant_id, user_id))
 
     def find(self, tenant_id: str, user_id: str, text: str) -> LoopTask:
         """The one loop task ``text`` means: its id, or words of its content ("the GRPO
@@ -165,8 +165,8 @@ class LoopService:
             return self.owned(tenant_id, user_id, named[0])
         if not mine:
             raise LoopRequestError("not_found", "You have no loop tasks.")
-        words = _words(text)
-        fitting = [t for t in mine if words & _words(t.content)] if words else []
+        words = content_words(text)
+        fitting = [t for t in mine if words & content_words(t.content)] if words else []
         if len(fitting) == 1:
             return fitting[0]
         if len(mine) == 1 and not fitting:
@@ -311,7 +311,7 @@ _STOP = {"the", "my", "a", "an", "to", "me", "remind", "reminder", "loop", "task
          "delete", "cancel", "stop", "run", "now", "trigger", "it", "please", "and", "of", "for", "that", "this"}
 
 
-def _words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
     """Content words, for matching a reference to a task; CJK text by character pairs."""
     lowered = text.lower()
     latin = {w for w in re.findall(r"[a-z0-9]{2,}", lowered) if w not in _STOP}
