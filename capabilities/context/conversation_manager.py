@@ -16,18 +16,17 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import jsonschema
-
 from capabilities.base import DESCRIPTION_IN, described
 from capabilities.cognition import cues, world
 from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.context import answers
+from capabilities.context.fits import fits, fits_strictly, fitting_value, takes_free_text
 from capabilities.context.pointing import Pointed, point
 from capabilities.loop.requests import looks_like_loop_request, only_a_time
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_operations import read_operation
-from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
+from capabilities.routing.task_router import TaskRouter
 from common.i18n import language_of, say
 from common.messages import MissingParameter, Option, new_id
 from common.tasks.cancel import cancel_task_tree
@@ -248,11 +247,11 @@ class ConversationManager:
             return None  # "remind me at 15:30...", "list my reminders": a new request, not an answer
         if not named and read_operation(text) is not None:
             return None  # "cancel it", "重新执行": an operation on a task, not an answer
-        free_text = len(waiting) == 1 and len(waiting[0].missing) == 1 and _takes_free_text(waiting[0].missing[0])
+        free_text = len(waiting) == 1 and len(waiting[0].missing) == 1 and takes_free_text(waiting[0].missing[0])
         if not named and not free_text and (cues.command(text) or cues.reads_as_new_request(text)):
             # a question or a request: maybe a new request, maybe an answer; not certain either way
             strict = [t for t in waiting
-                      if _fits_strictly(answers.answer_values(text, _names(t.missing), _schemas(t.missing)),
+                      if fits_strictly(answers.answer_values(text, _names(t.missing), _schemas(t.missing)),
                                         _schemas(t.missing))]
             if len(strict) != 1 or len(paused) != 1:
                 return None
@@ -262,11 +261,13 @@ class ConversationManager:
         values = {t.task_id: answers.answer_values(text, _names(t.missing), _schemas(t.missing)) for t in waiting}
         fitting = named or [t for t in waiting if values[t.task_id]]
         sure = len(paused) == 1
-        by_look = [t for t in fitting if _fitting_value(text, t)]
+        by_look = [t for t in fitting if fitting_value(text, t)]
         if len(fitting) > 1 and len(by_look) == 1:  # only one waits for a value that looks like this one
             fitting, sure = by_look, True
+        if len(paused) > 1 and not by_look and not answers.is_bare_value(text):
+            return None  # a sentence holding no value any waiting question asks for: understanding reads it
         if len(fitting) > 1:  # several could take it: keep those whose schema accepts the value as written
-            accepting = [t for t in fitting if _fits(values[t.task_id], _schemas(t.missing))]
+            accepting = [t for t in fitting if fits(values[t.task_id], _schemas(t.missing))]
             fitting, sure = (accepting, len(accepting) == 1) if accepting else (fitting, False)
         if len(fitting) == 1 and sure:
             task = fitting[0]
@@ -292,7 +293,7 @@ class ConversationManager:
         """An operation on other work, unless a value in the message fits a waiting question as
         well (an address the waiting request asks for, said with "once more"): then ask which,
         naming both."""
-        fitting = [t for t in waiting if t.task_id != pointed.target and _fitting_value(text, t)]
+        fitting = [t for t in waiting if t.task_id != pointed.target and fitting_value(text, t)]
         operation = Decision("new_task", needs_backend=True, content=text, operation=pointed.to_dict(), reading=reading)
         if not fitting:
             return operation
@@ -398,18 +399,6 @@ def ask_message(capability: str, missing: list[MissingParameter], *, request: st
     return "\n".join(lines)
 
 
-def _fitting_value(text: str, task: TaskRecord) -> bool:
-    """Whether the message holds a value that fits what ``task`` waits for by its look: given
-    by name, or spotted as its schema describes it (a key's pattern, an address), or a time for
-    a question for a time."""
-    names, schemas = _names(task.missing), _schemas(task.missing)
-    if answers.named_values(text, names):
-        return True
-    if "time" in names and only_a_time(text):
-        return True
-    return any(answers.spotted(text, schemas.get(name, {}), name) is not None for name in names)
-
-
 def _operation_words(lang: str, pointed: Pointed) -> str:
     return say(lang, f"op_{pointed.op}")
 
@@ -426,50 +415,6 @@ def _names(missing: list) -> list[str]:
 
 def _schemas(missing: list) -> dict[str, dict]:
     return {m["name"]: m.get("schema", {}) for m in missing}
-
-
-def _fits(values: dict | None, schemas: dict[str, dict]) -> bool:
-    """Whether text values satisfy their string schemas (pattern, enum, length) as written."""
-    for name, value in (values or {}).items():
-        schema = schemas.get(name) or {}
-        if isinstance(value, str) and schema.get("type", "string") == "string":
-            if not jsonschema.Draft202012Validator(schema).is_valid(value):
-                return False
-    return True
-
-
-FREE_TEXT_NAMES = ("question", "prompt", "query", "text", "message", "content", "topic", "instruction")
-
-
-def _takes_free_text(missing: dict) -> bool:
-    """A parameter whose value is itself a sentence (a question for the experts): a question
-    or a request typed as its answer is the answer."""
-    schema = missing.get("schema") or {}
-    return bool(schema.get(REQUEST_TEXT)) or missing["name"] in FREE_TEXT_NAMES
-
-
-def _fits_strictly(values: dict | None, schemas: dict[str, dict]) -> bool:
-    """Whether values satisfy schemas that say something about their shape (a pattern, an
-    enum, a format, a number): such a value is an answer however it is phrased."""
-    if not values:
-        return False
-    for name, value in values.items():
-        schema = schemas.get(name) or {}
-        if not any(k in schema for k in ("pattern", "enum", "format", "const")) and \
-                schema.get("type", "string") == "string":
-            return False
-        if not jsonschema.Draft202012Validator(schema).is_valid(_typed(value, schema)):
-            return False
-    return True
-
-
-def _typed(value, schema: dict):
-    if isinstance(value, str) and schema.get("type") in ("number", "integer"):
-        try:
-            return int(value) if schema["type"] == "integer" else float(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _pick(text: str, options: list[Option]) -> Option | None:

@@ -93,14 +93,15 @@ def point(text: str, *, reading: Reading | None, tasks: list[TaskRecord], loops=
         said = named_operation(text)
         if said is not None:
             return _on_loop(said, text, loops, tenant, user)
-    if _named_tasks(text, tasks):
+    names_task = bool(_named_tasks(text, tasks))
+    if names_task:
         operation = said_operation(text)
         if operation is not None:
             return _on_task(operation, text, tasks)
     if reading is None or not reading.sure(LEANS):
         return None
-    if reading.family == "task_op" and tasks:
-        operation = operation_read_as(reading.kind, text, needs_word=not reading.sure())
+    if reading.family == "task_op" and tasks:  # leaning so is enough where the words name one of the tasks
+        operation = operation_read_as(reading.kind, text, needs_word=not (reading.sure() or names_task))
         return _on_task(operation, text, tasks) if operation is not None else None
     if reading.family == "loop_op" and mine and (named or reading.sure() and len(mine) == 1):
         said = loop_operation_read_as(reading.kind, text)
