@@ -39,7 +39,7 @@ from capabilities.cognition import semantic
 from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
-from capabilities.context.pointing import target_of
+from capabilities.context.pointing import target_of, weighed
 from capabilities.routing.task_operations import operation_read_as
 from capability_actors.task_group import PLAN_CAPABILITY
 from common import messages as m
@@ -72,8 +72,8 @@ class PlanDesk:
         """An operation on an existing task, or a plan; None for the usual path."""
         if msg.get("intent") in ("chat", "system") or msg.get("capability"):
             return None
-        operation = self._planner.operation(msg["content"])
         reading = Reading.from_dict(msg.get("reading"))
+        operation = weighed(self._planner.operation(msg["content"]), reading, msg["content"])
         # the reading was made knowing the person has a task to operate on (semantic.py): leaning is
         # enough where a word names the operation ("attach a note to that last task — …")
         if operation is None and reading is not None and reading.family == "task_op" and reading.sure(LEANS):

@@ -85,7 +85,7 @@ def point(text: str, *, reading: Reading | None, tasks: list[TaskRecord], loops=
         said = read_loop_request(text, loops.parse) if loops is not None else None
         if isinstance(said, LoopOperation):
             return _on_loop(said, text, loops, tenant, user)
-    operation = read_operation(text) if tasks else None
+    operation = weighed(read_operation(text), reading, text) if tasks else None
     if operation is not None:
         return _on_task(operation, text, tasks)
     named = _names_loop(text, mine)
@@ -107,6 +107,17 @@ def point(text: str, *, reading: Reading | None, tasks: list[TaskRecord], loops=
         said = loop_operation_read_as(reading.kind, text)
         return _on_loop(said, text, loops, tenant, user) if said is not None else None
     return None
+
+
+def weighed(operation: TaskOperation | None, reading: Reading | None, text: str) -> TaskOperation | None:
+    """The rules' operation held against the reading by examples: a re-run whose other clauses
+    say what should have been different ("the numbers were in dollars, they should be in euros,
+    run it again") reads surely as a revision, and is one, told the whole message; a reason
+    around a re-run ("the server was down, run it again") reads as the re-run it is."""
+    if operation is not None and operation.kind == "re_run_task" and not operation.text and reading is not None \
+            and reading.family == "task_op" and reading.kind == "revise" and reading.sure():
+        return TaskOperation("revise_result", operation.task_ref, text.strip())
+    return operation
 
 
 def _on_loop(said: LoopOperation, text: str, loops, tenant: str, user: str) -> Pointed:

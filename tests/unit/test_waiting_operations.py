@@ -204,3 +204,17 @@ def test_with_two_tasks_waiting_a_value_goes_to_the_one_whose_question_it_fits_b
     assert (decision.action, decision.task_id) == ("parameter_completion", "task_url")
     assert s.store.get_task(TENANT, "task_url").parameters == {"url": "https://api.example.com/v1/ping"}
     assert s.waiting_untouched()
+
+
+@pytest.mark.parametrize("lang, said, op", [
+    ("en", "the numbers were in dollars, they should be in euros, run it again", "revise_result"),
+    ("zh", "上次那个结果有问题，应该用去年的数据，重做", "revise_result"),
+    ("en", "the server was down, run it again", "re_run_task"),
+    ("zh", "刚才网络抽风了，再重跑一遍", "re_run_task"),
+])
+def test_a_redo_that_says_what_should_differ_is_a_revision_and_one_with_a_reason_a_rerun(situation, lang, said, op):
+    s = situation(lang)
+    decision = s.decide(said)
+    assert decision.operation["op"] == op and decision.operation["target"] == "task_done"
+    if op == "revise_result":
+        assert decision.operation["text"] == said  # the whole message is the instruction
