@@ -28,9 +28,9 @@ from typing import Any, Iterable
 
 from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.context.answers import urls
+from capabilities.context.naming import content_words
 from capabilities.loop.requests import LoopOperation, named_operation, read_loop_request
 from capabilities.loop.requests import operation_read_as as loop_operation_read_as
-from capabilities.loop.service import LoopRequestError, content_words
 from capabilities.routing.task_operations import (LAST, TaskOperation, operation_read_as, read_operation,
                                                   said_operation)
 from common.tasks.models import PAUSED_STATES, UNFINISHED_STATES, TaskRecord
@@ -125,8 +125,8 @@ def _on_loop(said: LoopOperation, text: str, loops, tenant: str, user: str) -> P
     if said.op != "list":
         try:
             target = loops.find(tenant, user, _without_addresses(text)).loop_task_id
-        except LoopRequestError:
-            target = ""  # none or several fit: the scheduler says which it has
+        except ValueError:  # LoopRequestError: none or several fit, and the scheduler says which it has
+            target = ""
     return Pointed(LOOP, said.op, target, schedule_text=said.schedule_text, parameters=dict(said.parameters))
 
 

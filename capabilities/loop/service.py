@@ -33,6 +33,7 @@ from common.loops.models import (
     ACTIVE, DELETED, PAUSED, Forbidden, LoopTask, LoopTaskNotFound,
 )
 from common.loops.registry import LoopTaskRegistry
+from capabilities.context.naming import content_words
 from common.i18n import EN, ZH
 from common.messages import new_id
 from common.tasks.models import CREATED, TaskRecord
@@ -305,19 +306,4 @@ def _span(seconds: int, language: str = EN) -> str:
                 return f"{n} {unit}"
             return f"{n} {unit}s" if n != 1 else unit
     return f"{seconds} 秒" if language == ZH else f"{seconds} seconds"
-
-
-_STOP = {"the", "my", "a", "an", "to", "me", "remind", "reminder", "loop", "task", "tasks", "pause", "resume",
-         "delete", "cancel", "stop", "run", "now", "trigger", "it", "please", "and", "of", "for", "that", "this"}
-
-
-def content_words(text: str) -> set[str]:
-    """Content words, for matching a reference to a task; CJK text by character pairs."""
-    lowered = text.lower()
-    latin = {w for w in re.findall(r"[a-z0-9]{2,}", lowered) if w not in _STOP}
-    cjk = "".join(re.findall(r"[\u4e00-\u9fff]", lowered))
-    for verb in ("提醒", "暂停", "恢复", "删除", "取消", "运行", "执行", "任务", "循环", "定时", "一下", "我的", "现在"):
-        cjk = cjk.replace(verb, " ")
-    pairs = {a + b for part in cjk.split() for a, b in zip(part, part[1:])}
-    return latin | pairs
 
