@@ -26,10 +26,11 @@ FRESH5_FILE = DATA_DIR / "fresh5.jsonl"  # written after the fourth fresh split 
 FRESH6_FILE = DATA_DIR / "fresh6.jsonl"  # written after the fifth fresh split had been read and fixed
 FRESH7_FILE = DATA_DIR / "fresh7.jsonl"  # written after the sixth fresh split had been read and fixed
 FRESH8_FILE = DATA_DIR / "fresh8.jsonl"  # written after the seventh fresh split had been read and fixed
+WAITING_FILE = DATA_DIR / "waiting.jsonl"  # a family: what people say about other work while a task waits
 SPLITS = (("dev", DEV_FILE), ("heldout", HELDOUT_FILE), ("fresh", FRESH_FILE),
           ("fresh2", FRESH2_FILE), ("fresh3", FRESH3_FILE), ("fresh4", FRESH4_FILE),
           ("fresh5", FRESH5_FILE), ("fresh6", FRESH6_FILE), ("fresh7", FRESH7_FILE),
-          ("fresh8", FRESH8_FILE))  # the order they are reported in
+          ("fresh8", FRESH8_FILE), ("waiting", WAITING_FILE))  # the order they are reported in
 
 INTENTS = ("chat", "task", "plan", "loop", "task_op", "loop_op", "status", "command", "unsupported",
            "clarify", "answer")
@@ -106,6 +107,9 @@ def infer_intent(reply: dict | None, *, record: dict | None = None, setup_paused
     result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
     if capability == LOOP_OPS_CAPABILITY or "run" in meta:  # a loop run answering the message: triggered
         return "loop_op"
+    waiting = set(setup_paused)
+    if waiting and (meta.get("revision_of") in waiting or meta.get("rerun_of") in waiting):
+        return "answer"  # the waiting task done again: it asks its question again, whatever was said
     if "comment" in result or "steps_cancelled" in result or meta.get("revision_of") or meta.get("rerun_of"):
         return "task_op"
     if reply.get("task_id") and reply["task_id"] in set(setup_paused):
@@ -134,6 +138,7 @@ class CaseScore:
     parameters_ok: bool | None = None
     answer_ok: bool | None = None
     schedule_ok: bool | None = None
+    target_ok: bool | None = None  # an operation landed on the task of the capability expected
     wrong_language: bool = False
     hallucination: bool = False
     must_not_claim: bool = False
@@ -163,6 +168,9 @@ def score_case(case: dict, reply: dict | None, *, split: str = "dev", seconds: f
     if "capability" in expect:
         have = reply.get("capability") or record.get("capability")
         score.capability_ok = have == expect["capability"]
+    if "operates_on" in expect:
+        have = record.get("capability") or reply.get("capability")
+        score.target_ok = got == expect["intent"] and have == expect["operates_on"]
     if "parameters" in expect:
         have = record.get("parameters") or {}
         score.parameters_ok = all(_same(have.get(k), v) for k, v in expect["parameters"].items())
@@ -229,7 +237,7 @@ def summarise(scores: list[CaseScore]) -> dict:
             right_total[0] += s.intent_ok
             right_total[1] += 1
         checks = {}
-        for name in ("capability_ok", "parameters_ok", "answer_ok", "schedule_ok"):
+        for name in ("capability_ok", "parameters_ok", "answer_ok", "schedule_ok", "target_ok"):
             scored = [getattr(s, name) for s in mine if getattr(s, name) is not None]
             checks[name.removesuffix("_ok")] = [sum(scored), len(scored)]
         out["splits"][split] = {

@@ -65,6 +65,24 @@ _PHRASES: dict[str, dict[str, str]] = {
     "not_sure": {EN: "I'm not sure which of these you mean. Reply with the number:",
                  ZH: "我不太确定你指的是哪一项，请回复编号："},
     "just_chat": {EN: "none of these — just talk", ZH: "都不是，只是聊聊"},
+    # a message that may answer a waiting question or be an operation on other work: the two choices
+    "option_answer": {EN: "the answer to {capability} ({task_id}), which waits for {names}",
+                      ZH: "回答 {capability}（{task_id}）在等的 {names}"},
+    "option_operation": {EN: "{operation} {target}", ZH: "{operation} {target}"},
+    "nothing_done": {EN: "(I haven't run, scheduled or changed anything for this. Tell me plainly what to do "
+                           "— e.g. “pause the weekly report” — and I will.)",
+                     ZH: "（这一步我没有执行、安排或更改任何东西。请直接告诉我要做什么，比如“暂停销售周报”，我再去做。）"},
+    "the_latest": {EN: "the latest task", ZH: "最近的任务"},
+    "op_comment_on_task": {EN: "a note on", ZH: "给它加备注："},
+    "op_revise_result": {EN: "revise", ZH: "修改结果："},
+    "op_re_run_task": {EN: "run again", ZH: "重新执行"},
+    "op_cancel_task": {EN: "cancel", ZH: "取消"},
+    "op_list": {EN: "list the loop tasks", ZH: "列出定时任务"},
+    "op_pause": {EN: "pause the loop task", ZH: "暂停定时任务"},
+    "op_resume": {EN: "resume the loop task", ZH: "恢复定时任务"},
+    "op_delete": {EN: "delete the loop task", ZH: "删除定时任务"},
+    "op_trigger": {EN: "run the loop task now", ZH: "立即执行定时任务"},
+    "op_modify": {EN: "change the loop task", ZH: "修改定时任务"},
     "unclear_reference": {
         EN: "What does “{ref}” refer to? Nothing earlier in our conversation says. Tell me what you mean "
             "(what it is, and who it is for), or reply with the number of the kind of task it is:",

@@ -73,6 +73,22 @@ class Option(TypedDict):
     label: str
     task_id: NotRequired[str]
     capability: NotRequired[str]
+    operation: NotRequired["PointedOperation"]  # an operation on other work, as ``agent_task.operation``
+
+
+class PointedOperation(TypedDict):
+    """An operation on one of the person's own tasks or loop tasks, read at the front desk
+    (capabilities/context/pointing.py): ``on`` ``task`` (``op``: comment_on_task, revise_result,
+    re_run_task, cancel_task) or ``loop`` (list, pause, resume, delete, trigger, modify);
+    ``target`` the task or loop task id when it was found; ``text`` a comment or an instruction;
+    ``schedule_text`` and ``parameters`` what a loop task changes to."""
+
+    on: Literal["task", "loop"]
+    op: str
+    target: NotRequired[str]
+    text: NotRequired[str]
+    schedule_text: NotRequired[str]
+    parameters: NotRequired[dict]
 
 
 class Persona(TypedDict):
@@ -225,6 +241,7 @@ class AgentTask(TypedDict):
     persona: NotRequired[Persona]  # the persona chosen for the message
     pick_persona: NotRequired[bool]  # no rule chose one: the understanding step picks it (personas.auto)
     reading: NotRequired[MessageReading]  # what the message resembles, read once at the front desk
+    operation: NotRequired[PointedOperation]  # an operation on other work the front desk read in it
 
 
 class ResumeTask(TypedDict):
@@ -796,7 +813,7 @@ def agent_task(*, task_id: str, msg_id: str, tenant_id: str, user_id: str, conte
                channel: str | None = None, reply_to: Any = None, history: list | None = None,
                memories: list | None = None, pending_task_id: str | None = None,
                stream: bool | None = None, persona: dict | None = None, pick_persona: bool | None = None,
-               reading: dict | None = None) -> AgentTask:
+               reading: dict | None = None, operation: dict | None = None) -> AgentTask:
     return _build(AgentTask, **locals())  # type: ignore[return-value]
 
 

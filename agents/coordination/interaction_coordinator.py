@@ -169,7 +169,7 @@ class InteractionCoordinator:
                             stream=msg.get("stream") or None,
                             persona=persona.to_dict() if persona is not None else None,
                             pick_persona=(persona is None and self._personas is not None) or None,
-                            reading=d.reading)
+                            reading=d.reading, operation=d.operation)
         if not self.remembers or not d.content:
             return [("agent", task)]
         wait = SELF_RECALL_WAIT_S if cues.asks_about_self(d.content) else RECALL_WAIT_S

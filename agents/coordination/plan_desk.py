@@ -18,7 +18,9 @@ Operations on a task the user already has (``TaskPlanner.operation``, zh and en)
 - ``cancel_task``: the task and each unfinished step of it are cancelled; the user message
   that waits for the task is answered ``cancelled``.
 
-"last" is the user's most recent task (for a cancel, the most recent unfinished one); a
+"last" is the user's most recent task (for a cancel, the most recent unfinished one; for a
+comment, a revision or a re-run, the most recent that is not waiting for an answer), or the
+most recent that the words name ("the report one": ``pointing.target_of``); a
 step of a plan is never "last", its plan is. A task of another user is refused
 (``forbidden``); one of another tenant does not exist for this one (``not_found``).
 
@@ -37,12 +39,13 @@ from capabilities.cognition import semantic
 from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
+from capabilities.context.pointing import target_of, weighed
 from capabilities.routing.task_operations import operation_read_as
 from capability_actors.task_group import PLAN_CAPABILITY
 from common import messages as m
 from common.i18n import language_of, say
 from common.tasks.cancel import cancel_task_tree
-from common.tasks.models import PLANNED, UNFINISHED_STATES, InvalidTransition, TaskRecord
+from common.tasks.models import PLANNED, InvalidTransition, TaskRecord
 from events.event_bus import EventBus
 from events.event_types import EventType
 
@@ -69,14 +72,14 @@ class PlanDesk:
         """An operation on an existing task, or a plan; None for the usual path."""
         if msg.get("intent") in ("chat", "system") or msg.get("capability"):
             return None
-        operation = self._planner.operation(msg["content"])
         reading = Reading.from_dict(msg.get("reading"))
+        operation = weighed(self._planner.operation(msg["content"]), reading, msg["content"])
         # the reading was made knowing the person has a task to operate on (semantic.py): leaning is
         # enough where a word names the operation ("attach a note to that last task — …")
         if operation is None and reading is not None and reading.family == "task_op" and reading.sure(LEANS):
             operation = operation_read_as(reading.kind, msg["content"], needs_word=not reading.sure())
         if operation is not None:
-            return self._operate(msg, operation)
+            return self.operate(msg, operation)
         plan = self._planner.plan(msg["content"], msg.get("memories"))
         if plan is not None and reading is not None and reading.sure() and reading.family not in ("plan", "task", "loop") \
                 and all(semantic.knows(self._registry, step.capability) for step in plan.steps):
@@ -138,7 +141,8 @@ class PlanDesk:
                                      resume=True))]
 
     # -- operations ------------------------------------------------------------------------
-    def _operate(self, msg: m.AgentTask, operation) -> list[Out]:
+    def operate(self, msg: m.AgentTask, operation) -> list[Out]:
+        """Do ``operation`` (a TaskOperation) on the task it names, or on "the last" one."""
         target = self._target(msg, operation)
         if isinstance(target, dict):
             return [("reply", target)]
@@ -164,13 +168,12 @@ class PlanDesk:
             return self._store.get_task(tenant, parent) or task if parent else task
         mine = [t for t in self._store.list_tasks(tenant, user_id=user, limit=RECENT)
                 if not t.meta.get("parent") and t.task_id != msg["task_id"]]
-        if operation.kind == "cancel_task":
-            mine = [t for t in mine if t.state in UNFINISHED_STATES] or mine
         if not mine:
             # "把它弄成跟上次一样的格式" from someone with no task: "it" is nothing yet, so ask
             return m.clarification(msg_id=msg["msg_id"], message=say(language_of(msg["content"]), "no_task_yet"),
                                    options=[], intent="clarify")
-        return mine[0]
+        chosen = target_of(operation.kind, msg["content"], mine)
+        return next(t for t in mine if t.task_id == chosen)
 
     def _comment(self, msg: m.AgentTask, task: TaskRecord, text: str) -> list[Out]:
         comments = [*task.meta.get("comments", []), {"text": text, "user_id": msg["user_id"], "at": time.time()}]

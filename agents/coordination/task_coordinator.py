@@ -30,8 +30,10 @@ from typing import Any
 
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
-from capabilities.cognition import cues, world
+from capabilities.cognition import claims, cues, world
+from capabilities.cognition.claims import acts_of
 from capabilities.cognition.semantic import CERTAIN, LEANS, SURE, Reading
+from capabilities.context.pointing import Pointed
 from capabilities.loop.requests import (LoopOperation, NewLoop, asks_to_be_reminded, pointed_operation,
                                        read_loop_request, schedule_words)
 from capabilities.loop.requests import operation_read_as as loop_operation_read_as
@@ -51,6 +53,7 @@ log = logging.getLogger("flora.agent")
 
 SOURCE = "AgentActor"
 Out = tuple[str, dict]
+WRITTEN_REPLIES = ("chat", "unsupported")  # replies the model writes, held against what the turn did
 
 
 class TaskCoordinator:
@@ -77,6 +80,11 @@ class TaskCoordinator:
         """Route by rules here when they are sure (cheap, never blocks); a worker is asked
         only when the model must decide or write a chat reply."""
         reading = Reading.from_dict(msg.get("reading"))
+        pointed = Pointed.from_dict(msg.get("operation"))
+        if pointed is not None:  # read at the front desk: an operation on one of the person's tasks or loop tasks
+            operated = self._operate(msg, pointed)
+            if operated is not None:
+                return operated
         if self._loops is not None and msg.get("intent") not in ("chat", "system") and not msg.get("capability"):
             try:
                 request = _second_look(read_loop_request(msg["content"], self._loops.parse), msg, reading,
@@ -125,6 +133,20 @@ class TaskCoordinator:
                                      pending_task_id=msg.get("pending_task_id"), stream=msg.get("stream"),
                                      persona=msg.get("persona"), pick_persona=msg.get("pick_persona"),
                                      reading=msg.get("reading")))]
+
+    def _operate(self, msg: m.AgentTask, pointed: Pointed) -> list[Out] | None:
+        """The operation the front desk read, done on the task or loop task it found; None where
+        nobody here does such operations (no loop scheduler, no plan desk)."""
+        if pointed.on == "loop" and self._loops is not None:
+            said = pointed.loop_operation(msg["content"])
+            return [("loops", m.loop_command(msg_id=msg["msg_id"], tenant_id=msg["tenant_id"], user_id=msg["user_id"],
+                                             op=said.op, reference=said.reference,
+                                             schedule_text=said.schedule_text or None,
+                                             parameters=said.parameters or None,
+                                             language=language_of(msg["content"])))]
+        if pointed.on == "task" and self.plans is not None:
+            return self.plans.operate(msg, pointed.task_operation())
+        return None
 
     def _gives_awaited(self, msg: m.AgentTask, ruled) -> bool:
         """Whether the rules' reading is the work of the paused task this message may answer,
@@ -188,7 +210,11 @@ class TaskCoordinator:
         if msg.get("plan") is not None and self.plans is not None:
             return self.plans.start(request, msg["plan"], revision)
         if intent in ("chat", "system", "status", "command", "unsupported"):
-            return [("reply", m.chat_reply(msg_id=request["msg_id"], message=msg.get("message", ""),
+            message = msg.get("message", "")
+            if intent in WRITTEN_REPLIES:  # the model's words: no claim of an act the store does not show
+                done = acts_of([self._store.get_task(request["tenant_id"], request["task_id"])])
+                message = claims.shipped().honest(message, done, said=request["content"])
+            return [("reply", m.chat_reply(msg_id=request["msg_id"], message=message,
                                            intent="command" if intent == "system" else intent,
                                            timing=msg.get("timing"), persona=persona))]
         if intent == "clarify":

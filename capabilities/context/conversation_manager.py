@@ -16,17 +16,17 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import jsonschema
-
 from capabilities.base import DESCRIPTION_IN, described
 from capabilities.cognition import cues, world
 from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.context import answers
+from capabilities.context.fits import fits, fits_strictly, fitting_value, takes_free_text
+from capabilities.context.pointing import Pointed, point
 from capabilities.loop.requests import looks_like_loop_request, only_a_time
 from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_operations import read_operation
-from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
+from capabilities.routing.task_router import TaskRouter
 from common.i18n import language_of, say
 from common.messages import MissingParameter, Option, new_id
 from common.tasks.cancel import cancel_task_tree
@@ -39,6 +39,7 @@ from events.event_bus import EventBus
 log = logging.getLogger("flora.conversation")
 
 REQUEST_SHOWN = 80  # of the person's request, what a question repeats back
+RECENT_TASKS = 50  # how far back an operation looks for the task it means
 
 _APPROVE = {"yes", "y", "approve", "approved", "ok", "okay", "go", "go ahead", "do it", "同意", "批准", "是", "好", "可以", "确认"}
 # yes, and never ask again for this tool (per tenant and user)
@@ -69,6 +70,7 @@ class Decision:
     error_type: str | None = None
     pending_task_id: str | None = None  # new_task: a paused task the message might be answering
     reading: dict | None = None  # new_task: what the message resembles (semantic.Reading.to_dict())
+    operation: dict | None = None  # new_task: an operation on another task or loop task (pointing.Pointed)
 
 
 def in_context(text: str, history: list[dict]) -> str:
@@ -112,6 +114,8 @@ class ConversationManager:
             return self._answer_named_task(tenant, user, msg["task_id"], text, msg.get("parameters"),
                                            msg.get("approve"), bool(msg.get("always_allow")))
         remembered = cues.memory_command(text)
+        if remembered is not None and remembered[0] == "forget" and read_operation(text) is not None:
+            remembered = None  # "forget the dify one, cancel it": an operation on a task, not on memories
         if remembered is not None:  # "what do you remember about me?", "忘掉我住在上海"
             return Decision("memory", intent=remembered[0], content=remembered[1])
         draft = self._store.open_draft(tenant, user)
@@ -195,6 +199,8 @@ class ConversationManager:
             self._store.close_draft(draft.tenant_id, draft.draft_id)  # the user moved on
             return None
         self._store.close_draft(draft.tenant_id, draft.draft_id)
+        if choice.get("operation"):  # the operation on other work, not the answer
+            return Decision("new_task", needs_backend=True, content=draft.content, operation=choice["operation"])
         if draft.kind == "task_choice":
             task = self._store.get_task(draft.tenant_id, choice["task_id"])
             if task is None or not task.paused:
@@ -224,6 +230,10 @@ class ConversationManager:
             task = named[0]
             return self.complete_task_parameters(tenant, task.task_id, user,
                                                  answers.named_values(text, _names(task.missing)))
+        if not named and not answers.is_bare_value(text):
+            pointed = self._pointed(tenant, user, text, reading)
+            if pointed is not None:  # about other work: an answer only where a value fits the question too
+                return self._operation_or_answer(tenant, user, text, pointed, waiting, _as_dict(reading()))
         claimed = self._router.confident(text) if not named else None
         if claimed is not None and (answers.sounds_like_request(text)
                                     or all(claimed.spec.name != t.capability for t in waiting)):
@@ -237,11 +247,11 @@ class ConversationManager:
             return None  # "remind me at 15:30...", "list my reminders": a new request, not an answer
         if not named and read_operation(text) is not None:
             return None  # "cancel it", "重新执行": an operation on a task, not an answer
-        free_text = len(waiting) == 1 and len(waiting[0].missing) == 1 and _takes_free_text(waiting[0].missing[0])
+        free_text = len(waiting) == 1 and len(waiting[0].missing) == 1 and takes_free_text(waiting[0].missing[0])
         if not named and not free_text and (cues.command(text) or cues.reads_as_new_request(text)):
             # a question or a request: maybe a new request, maybe an answer; not certain either way
             strict = [t for t in waiting
-                      if _fits_strictly(answers.answer_values(text, _names(t.missing), _schemas(t.missing)),
+                      if fits_strictly(answers.answer_values(text, _names(t.missing), _schemas(t.missing)),
                                         _schemas(t.missing))]
             if len(strict) != 1 or len(paused) != 1:
                 return None
@@ -251,8 +261,13 @@ class ConversationManager:
         values = {t.task_id: answers.answer_values(text, _names(t.missing), _schemas(t.missing)) for t in waiting}
         fitting = named or [t for t in waiting if values[t.task_id]]
         sure = len(paused) == 1
+        by_look = [t for t in fitting if fitting_value(text, t)]
+        if len(fitting) > 1 and len(by_look) == 1:  # only one waits for a value that looks like this one
+            fitting, sure = by_look, True
+        if len(paused) > 1 and not by_look and not answers.is_bare_value(text):
+            return None  # a sentence holding no value any waiting question asks for: understanding reads it
         if len(fitting) > 1:  # several could take it: keep those whose schema accepts the value as written
-            accepting = [t for t in fitting if _fits(values[t.task_id], _schemas(t.missing))]
+            accepting = [t for t in fitting if fits(values[t.task_id], _schemas(t.missing))]
             fitting, sure = (accepting, len(accepting) == 1) if accepting else (fitting, False)
         if len(fitting) == 1 and sure:
             task = fitting[0]
@@ -266,6 +281,33 @@ class ConversationManager:
         draft = self._store.save_draft(Draft(draft_id=new_id("draft"), tenant_id=tenant, user_id=user,
                                              kind="task_choice", content=text, options=options,
                                              pending_answer=text))
+        return Decision("clarification", message=_choice_prompt(draft), options=options)
+
+    def _pointed(self, tenant: str, user: str, text: str, reading: Callable[[], Reading | None]) -> Pointed | None:
+        """The operation on one of the person's tasks or loop tasks the message asks for, if any."""
+        return point(text, reading=reading(), tasks=self._store.list_tasks(tenant, user_id=user, limit=RECENT_TASKS),
+                     loops=self._registry.get_capability("loop_tasks", None), tenant=tenant, user=user)
+
+    def _operation_or_answer(self, tenant: str, user: str, text: str, pointed: Pointed, waiting: list[TaskRecord],
+                             reading: dict | None) -> Decision:
+        """An operation on other work, unless a value in the message fits a waiting question as
+        well (an address the waiting request asks for, said with "once more"): then ask which,
+        naming both."""
+        fitting = [t for t in waiting if t.task_id != pointed.target and fitting_value(text, t)]
+        operation = Decision("new_task", needs_backend=True, content=text, operation=pointed.to_dict(), reading=reading)
+        if not fitting:
+            return operation
+        lang = language_of(text)
+        options: list[Option] = [
+            {"id": str(i), "task_id": t.task_id,
+             "label": say(lang, "option_answer", capability=t.capability or "task", task_id=t.task_id,
+                          names=", ".join(_names(t.missing)))}
+            for i, t in enumerate(fitting, start=1)]
+        options.append({"id": str(len(options) + 1), "operation": pointed.to_dict(),
+                        "label": say(lang, "option_operation", operation=_operation_words(lang, pointed),
+                                     target=pointed.target or say(lang, "the_latest"))})
+        draft = self._store.save_draft(Draft(draft_id=new_id("draft"), tenant_id=tenant, user_id=user,
+                                             kind="task_choice", content=text, options=options, pending_answer=text))
         return Decision("clarification", message=_choice_prompt(draft), options=options)
 
     def record_clarification(self, *, tenant_id: str, user_id: str, content: str, options: list[Option]) -> Draft:
@@ -357,6 +399,10 @@ def ask_message(capability: str, missing: list[MissingParameter], *, request: st
     return "\n".join(lines)
 
 
+def _operation_words(lang: str, pointed: Pointed) -> str:
+    return say(lang, f"op_{pointed.op}")
+
+
 def _choice_prompt(draft: Draft) -> str:
     lines = [say(language_of(draft.content), "which_one")]
     lines += [f"{o['id']}. {o['label']}" for o in draft.options]
@@ -369,50 +415,6 @@ def _names(missing: list) -> list[str]:
 
 def _schemas(missing: list) -> dict[str, dict]:
     return {m["name"]: m.get("schema", {}) for m in missing}
-
-
-def _fits(values: dict | None, schemas: dict[str, dict]) -> bool:
-    """Whether text values satisfy their string schemas (pattern, enum, length) as written."""
-    for name, value in (values or {}).items():
-        schema = schemas.get(name) or {}
-        if isinstance(value, str) and schema.get("type", "string") == "string":
-            if not jsonschema.Draft202012Validator(schema).is_valid(value):
-                return False
-    return True
-
-
-FREE_TEXT_NAMES = ("question", "prompt", "query", "text", "message", "content", "topic", "instruction")
-
-
-def _takes_free_text(missing: dict) -> bool:
-    """A parameter whose value is itself a sentence (a question for the experts): a question
-    or a request typed as its answer is the answer."""
-    schema = missing.get("schema") or {}
-    return bool(schema.get(REQUEST_TEXT)) or missing["name"] in FREE_TEXT_NAMES
-
-
-def _fits_strictly(values: dict | None, schemas: dict[str, dict]) -> bool:
-    """Whether values satisfy schemas that say something about their shape (a pattern, an
-    enum, a format, a number): such a value is an answer however it is phrased."""
-    if not values:
-        return False
-    for name, value in values.items():
-        schema = schemas.get(name) or {}
-        if not any(k in schema for k in ("pattern", "enum", "format", "const")) and \
-                schema.get("type", "string") == "string":
-            return False
-        if not jsonschema.Draft202012Validator(schema).is_valid(_typed(value, schema)):
-            return False
-    return True
-
-
-def _typed(value, schema: dict):
-    if isinstance(value, str) and schema.get("type") in ("number", "integer"):
-        try:
-            return int(value) if schema["type"] == "integer" else float(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _pick(text: str, options: list[Option]) -> Option | None:

@@ -169,6 +169,20 @@ def pointed_operation(text: str) -> LoopOperation | None:
     return LoopOperation(said, text) if said else None
 
 
+def named_operation(text: str) -> LoopOperation | None:
+    """An operation on a loop task said with no word for loop tasks at all ("pause the weekly sales
+    report task", "销售周报改成每周五下午5点"): the operation its words say, to be taken only where
+    the words name one of the person's loop tasks (the caller checks, ``LoopService.named_in``).
+    Never for a message that asks to be reminded ("remind me to stop the heating")."""
+    if asks_to_be_reminded(text):
+        return None
+    for op, pattern in (*_OPS, *_MORE_OP_WORDS):
+        found = pattern.search(text) if op != "list" else None
+        if found is not None:
+            return LoopOperation(op, text, schedule_text=text[found.end():] if op == "modify" else "")
+    return None
+
+
 def operation_read_as(kind: str, text: str) -> LoopOperation | None:
     """The operation on the person's loop tasks that a semantic reading of ``text`` names
     (loop_op/<kind>), when the rules read none. Nearest examples tell the topic better than the

@@ -33,6 +33,7 @@ from common.loops.models import (
     ACTIVE, DELETED, DONE, PAUSED, Forbidden, LoopTask, LoopTaskNotFound,
 )
 from common.loops.registry import LoopTaskRegistry
+from capabilities.context.naming import content_words
 from common.i18n import EN, ZH
 from common.messages import new_id
 from common.tasks.models import CREATED, TaskRecord
@@ -153,8 +154,8 @@ class LoopService:
         content ("the bins reminder" when one takes the bins out)."""
         if _LOOP_ID.search(text):
             return True
-        words = _words(text)
-        return bool(words) and any(words & _words(t.content) for t in self.list(tenant_id, user_id))
+        words = content_words(text)
+        return bool(words) and any(words & content_words(t.content) for t in self.list(tenant_id, user_id))
 
     def find(self, tenant_id: str, user_id: str, text: str) -> LoopTask:
         """The one loop task ``text`` means: its id, or words of its content ("the GRPO
@@ -165,8 +166,8 @@ class LoopService:
             return self.owned(tenant_id, user_id, named[0])
         if not mine:
             raise LoopRequestError("not_found", "You have no loop tasks.")
-        words = _words(text)
-        fitting = [t for t in mine if words & _words(t.content)] if words else []
+        words = content_words(text)
+        fitting = [t for t in mine if words & content_words(t.content)] if words else []
         if len(fitting) == 1:
             return fitting[0]
         if len(mine) == 1 and not fitting:
@@ -305,19 +306,4 @@ def _span(seconds: int, language: str = EN) -> str:
                 return f"{n} {unit}"
             return f"{n} {unit}s" if n != 1 else unit
     return f"{seconds} 秒" if language == ZH else f"{seconds} seconds"
-
-
-_STOP = {"the", "my", "a", "an", "to", "me", "remind", "reminder", "loop", "task", "tasks", "pause", "resume",
-         "delete", "cancel", "stop", "run", "now", "trigger", "it", "please", "and", "of", "for", "that", "this"}
-
-
-def _words(text: str) -> set[str]:
-    """Content words, for matching a reference to a task; CJK text by character pairs."""
-    lowered = text.lower()
-    latin = {w for w in re.findall(r"[a-z0-9]{2,}", lowered) if w not in _STOP}
-    cjk = "".join(re.findall(r"[\u4e00-\u9fff]", lowered))
-    for verb in ("提醒", "暂停", "恢复", "删除", "取消", "运行", "执行", "任务", "循环", "定时", "一下", "我的", "现在"):
-        cjk = cjk.replace(verb, " ")
-    pairs = {a + b for part in cjk.split() for a, b in zip(part, part[1:])}
-    return latin | pairs
 

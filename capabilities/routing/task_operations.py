@@ -234,6 +234,14 @@ def operation_read_as(kind: str, content: str, *, needs_word: bool = False) -> T
     return TaskOperation(operation, _ref_in(text), text if operation == "revise_result" else "")
 
 
+def said_operation(content: str) -> TaskOperation | None:
+    """The operation on a task that an operation word of ``content`` says ("…再请求一次", "… again"),
+    when no rule read one: to be taken only where the message names one of the person's tasks
+    (its id, the words of what it did, its address), which the caller checks."""
+    said = next((k for k, pattern in _OPERATION_WORDS if pattern.search(content)), None)
+    return operation_read_as(said, content) if said is not None else None
+
+
 def _ref_in(text: str) -> str:
     named = _TASK_ID.search(text)
     return named.group(0) if named else LAST

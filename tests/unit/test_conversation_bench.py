@@ -16,7 +16,7 @@ from bench.conversation_score import (
     score_case, summarise, wrong_language,
 )
 
-EXPECT_KEYS = {"intent", "capability", "parameters", "schedule", "answer_contains", "must_not_claim"}
+EXPECT_KEYS = {"intent", "capability", "parameters", "schedule", "answer_contains", "must_not_claim", "operates_on"}
 FRESH_MARKS = {"fresh": "f", "fresh2": "g", "fresh3": "h", "fresh4": "i", "fresh5": "j", "fresh6": "k", "fresh7": "m", "fresh8": "n"}
 
 
@@ -37,8 +37,13 @@ def fresh_splits() -> dict[str, list[dict]]:
 
 
 @pytest.fixture(scope="module")
-def every_case(dev, heldout, fresh_splits) -> list[dict]:
-    return dev + heldout + [case for cases in fresh_splits.values() for case in cases]
+def waiting() -> list[dict]:
+    return load_cases(dict(SPLITS)["waiting"])
+
+
+@pytest.fixture(scope="module")
+def every_case(dev, heldout, fresh_splits, waiting) -> list[dict]:
+    return dev + heldout + [case for cases in fresh_splits.values() for case in cases] + waiting
 
 
 # --------------------------------------------------------------------------- the data files
@@ -90,6 +95,45 @@ def test_fresh_ids_are_marked_and_every_category_is_in_each_fresh_split(dev, hel
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
 
 
+def test_the_waiting_family_leaves_a_task_waiting_and_covers_every_operation_in_both_languages(waiting):
+    """Operations while a task waits: every case's setup ends by pausing a task, and each
+    operation on a task or a loop task is there in Chinese and in English."""
+    assert len(waiting) >= 40
+    for case in waiting:
+        assert re.fullmatch(rf"{case['lang']}-{case['expect']['intent']}-w\d{{3}}", case["id"]), case["id"]
+        assert case["setup"] and case["setup"][-1] and len(case["setup"]) >= 3, case["id"]
+        if case["expect"]["intent"] in ("task_op", "loop_op"):
+            assert case["expect"]["must_not_claim"] is True, case["id"]
+    kinds = {(c["category"], c["lang"]) for c in waiting}
+    for category in ("task_op/comment", "task_op/revise", "task_op/rerun", "task_op/cancel", "loop_op/pause",
+                     "loop_op/resume", "loop_op/delete", "loop_op/trigger", "loop_op/modify", "answer/api_key",
+                     "clarify/ambiguous"):
+        assert (category, "zh") in kinds and (category, "en") in kinds, category
+    share = sum(c["lang"] == "zh" for c in waiting) / len(waiting)
+    assert 0.4 <= share <= 0.6
+
+
+def test_an_operation_that_lands_on_the_waiting_task_is_the_waiting_task_again():
+    """A re-run of the task the setup left waiting asks its question again: that is the
+    message falling into the waiting task, however the reply is stored."""
+    case = {"id": "en-task_op-w001", "lang": "en", "category": "task_op/rerun", "say": "re-run the last task",
+            "expect": {"intent": "task_op", "operates_on": "http_request", "must_not_claim": True}}
+    fell_in = score_case(case, {"message_type": "task_paused", "task_id": "task_2", "capability": "dify_workflow"},
+                         record={"capability": "dify_workflow", "meta": {"rerun_of": "task_1"}},
+                         setup_paused=("task_1",))
+    assert (fell_in.got, fell_in.intent_ok, fell_in.target_ok) == ("answer", False, False)
+    wrong_task = score_case(case, {"message_type": "task_paused", "task_id": "task_3", "capability": "dify_workflow"},
+                            record={"capability": "dify_workflow", "meta": {"rerun_of": "task_0"}},
+                            setup_paused=("task_1",))
+    assert (wrong_task.intent_ok, wrong_task.target_ok) == (True, False)
+    right = score_case(case, {"message_type": "task_error", "task_id": "task_4", "error_type": "unavailable"},
+                       record={"capability": "http_request", "meta": {"rerun_of": "task_0"}}, setup_paused=("task_1",))
+    assert (right.intent_ok, right.target_ok) == (True, True)
+    claimed = score_case(case, {"message_type": "chat_reply", "message": "OK, running it now."})
+    assert claimed.hallucination and claimed.target_ok is False
+    assert summarise([fell_in, right])["splits"]["dev"]["checks"]["target"] == [1, 2]
+
+
 def test_fresh_cases_are_new_messages(dev, heldout, fresh_splits):
     """No fresh case says what the dev and held-out cases or an earlier fresh split said."""
     seen = {c["say"].strip().casefold() for c in dev + heldout}
@@ -135,7 +179,7 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     chosen = select("dev", "chat/", 2)
     assert chosen and all(split == "dev" and case["category"].startswith("chat/") for split, case in chosen)
     assert max(Counter(case["category"] for _, case in chosen).values()) == 2
-    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8"}
+    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "waiting"}
     fresh = select("fresh", None, None)
     assert fresh and all(split == "fresh" and "-f" in case["id"] for split, case in fresh)
     both = {case["category"].split("/")[0] for _, case in select("dev", ["answer/", "clarify/"], 1)}

@@ -140,7 +140,8 @@ def test_a_new_reminder_with_its_own_time_is_no_answer_to_the_paused_one(waits_f
 def test_a_message_that_reads_as_an_operation_by_its_examples_is_no_value_for_the_paused_question(
         waits_for_a_key, store, said):
     decision = decide(waits_for_a_key, said)
-    assert decision.action == "new_task" and decision.pending_task_id == "task_wf"
+    assert decision.action == "new_task" and decision.pending_task_id is None  # no answer to weigh
+    assert decision.operation == {"on": "task", "op": "cancel_task", "target": "task_wf"}
     assert decision.reading["family"] == "task_op"  # read among what the person's situation allows
     assert store.get_task(TENANT, "task_wf").parameters == {}
 
