@@ -231,15 +231,24 @@ def _split_cjk(word: str) -> list[str]:
 TIE_DISTANCE = 2  # words between a number and the name it belongs to
 
 
+_GENERIC_NAMES = frozenset({"value", "amount", "number", "num", "n", "x", "input", "quantity", "arg", "val"})
+_DESCRIBING = frozenset({"the", "that", "this", "with", "from", "into", "what", "which", "when", "value", "number",
+                         "given", "than", "more", "less", "most", "least", "each", "every", "many", "much"})
+
+
 def _tied(words: list[str], at: int, name: str, schema: dict) -> bool:
-    """Whether a word of the parameter's name (or its unit: ``_s`` seconds) stands within
-    TIE_DISTANCE words of the number."""
+    """Whether a word of the parameter's name (or its unit: ``_s`` seconds), its title or — for a
+    name that says nothing, such as ``value`` — its description ("the temperature to convert")
+    stands within TIE_DISTANCE words of the number."""
     names = {p for p in name.lower().split("_") if len(p) > 1}
     if name.endswith("_s"):
         names |= {"seconds", "second", "secs", "sec", "s", "秒", "秒钟"}
     title = schema.get("title")
     if isinstance(title, str):
         names |= {title.lower()}
+    description = schema.get("description")
+    if isinstance(description, str) and name.lower() in _GENERIC_NAMES:
+        names |= {w for w in _loose_words(description.lower()) if len(w) > 3 and w.isalpha() and w not in _DESCRIBING}
     near = words[max(0, at - TIE_DISTANCE):at] + words[at + 1:at + 1 + TIE_DISTANCE]
     return any(w.lower() in names or any(n in w.lower() for n in names if len(n) > 3) for w in near)
 

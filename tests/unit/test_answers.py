@@ -6,7 +6,7 @@ import pytest
 
 from capabilities.cognition.cues import conversation_only
 from capabilities.context.answers import (
-    answer_values, is_continue, is_help, mentions, named_values, urls,
+    answer_values, is_continue, is_help, mentions, named_values, urls, values_by_schema,
 )
 from capabilities.routing.task_router import TaskRouter
 
@@ -232,3 +232,13 @@ def test_words_inside_an_address_are_not_keywords(said):
 def test_an_address_ends_before_the_punctuation_of_its_sentence():
     assert urls("fetch https://a.example.com/stock, then the db") == ["https://a.example.com/stock"]
     assert urls("is https://b.example.org/x?y=1. up?") == ["https://b.example.org/x?y=1"]
+
+
+def test_a_number_fills_a_generically_named_parameter_its_description_ties_it_to():
+    schemas = {"value": {"type": "number", "description": "the temperature to convert, e.g. 21.5"},
+               "timeout_s": {"type": "number", "description": "Seconds the command may run before it is killed"}}
+    assert values_by_schema("convert the temperature 21.5 to fahrenheit", {"value": schemas["value"]}) == {
+        "value": "21.5"}
+    assert values_by_schema("convert the price 21.5 to euros", {"value": schemas["value"]}) == {}
+    # a named parameter is tied by its name only, not by its description's words
+    assert values_by_schema("run the command sleep 100", {"timeout_s": schemas["timeout_s"]}) == {}
