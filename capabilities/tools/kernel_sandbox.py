@@ -135,8 +135,8 @@ class KernelSandbox:
                 block_r, block_w = os.pipe()
                 fds += [info_w, block_r]
                 handshake = (info_r, block_w)
-                command[command.index("--unshare-user") + 1:command.index("--unshare-user") + 1] = [
-                    "--info-fd", str(info_w), "--userns-block-fd", str(block_r)]
+                at = command.index("--unshare-user") + 1
+                command[at:at] = ["--info-fd", str(info_w), "--userns-block-fd", str(block_r)]
             proc = subprocess.Popen(command, close_fds=True, pass_fds=fds, **popen)  # type: ignore[arg-type]
         except BaseException:
             for fd in (*fds, *(handshake or ())):
@@ -334,7 +334,9 @@ def probe(sandbox_uid: int = 65534) -> str:
     return ""
 
 
+@functools.cache
 def version() -> str:
+    """bwrap's version line, asked once per process (``/health`` reports it on every probe)."""
     try:
         out = subprocess.run([_tool("bwrap"), "--version"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError, SandboxUnavailable):
