@@ -29,6 +29,7 @@ def test_the_data_set_has_enough_facts_in_both_languages_with_paraphrased_questi
 
 
 @pytest.mark.chroma_here  # embedded Chroma in this process (tests/conftest.py)
+@pytest.mark.slow
 def test_quick_run_reports_recall_latency_size_and_throughput(tmp_path, capsys):
     out = tmp_path / "memory.json"
     result = bench.main(["--quick", "--json", str(out)])

@@ -33,6 +33,7 @@ def sqlite_url(tmp_path):
     return f"sqlite:///{tmp_path / 'optuna.db'}"
 
 
+@pytest.mark.slow
 def test_optimizer_moves_toward_the_known_best_concurrency(sqlite_url):
     optimizer = OptunaOptimizer(sqlite_url, max_concurrency=8, max_batch=4, seed=11, explore_trials=30)
     settings = run_batches(optimizer, "sim", 30)
