@@ -35,6 +35,7 @@ BUILTIN_CHANNELS = (
     "capabilities.channels.discord",
     "capabilities.channels.feishu",
     "capabilities.channels.email",
+    "capabilities.channels.slack",
 )
 
 

@@ -1,0 +1,115 @@
+"""Local servers speaking the Slack Web API and the WhatsApp Business Cloud API as Flora uses them.
+
+Slack: ``POST /chat.postMessage`` with ``Authorization: Bearer <bot token>``; HTTP 200 with
+``ok: false`` and Slack's error names for refusals (``invalid_auth``, ``channel_not_found``,
+``invalid_blocks`` when a section's text passes 3000 characters, an actions block holds more
+than 25 elements, a button's text passes 75 characters or two share an action_id).
+WhatsApp: ``POST /{phone_number_id}/messages`` with the access token; Graph API errors
+(``{"error": {"code": ...}}``) for a text body over 4096 characters, an interactive body over
+1024, more than 3 reply buttons or a title over 20 characters, more than 10 list rows or a
+row title over 24. Both can be told to answer the next calls with scripted failures
+(``fail_next``: a 429 with Retry-After, a 503), and record what they accepted.
+"""
+
+from __future__ import annotations
+
+from tests.support.chat_servers import _Recorder
+from tests.tools.local_http import Reply, Request
+
+SLACK_TOKEN = "xoxb-test-token"
+WHATSAPP_TOKEN = "EAAG-test-token"
+PHONE_ID = "106540352242922"
+
+
+class _Scripted(_Recorder):
+    def __init__(self):
+        super().__init__()
+        self.failures: list[Reply] = []
+        self.calls = 0
+
+    def fail_next(self, *replies: Reply) -> None:
+        self.failures.extend(replies)
+
+    def handle(self, request: Request) -> Reply:
+        self.calls += 1
+        if self.failures:
+            return self.failures.pop(0)
+        return self.answer(request)
+
+    def answer(self, request: Request) -> Reply:
+        raise NotImplementedError
+
+
+class SlackAPI(_Scripted):
+    def answer(self, request: Request) -> Reply:
+        if request.method != "POST" or request.path != "/chat.postMessage":
+            return Reply.json({"ok": False, "error": "unknown_method"}, 404)
+        if request.headers.get("authorization") != f"Bearer {SLACK_TOKEN}":
+            return Reply.json({"ok": False, "error": "invalid_auth"})
+        body = request.json()
+        if not str(body.get("channel", "")).startswith(("C", "D", "G")):
+            return Reply.json({"ok": False, "error": "channel_not_found"})
+        if not body.get("text") and not body.get("blocks"):
+            return Reply.json({"ok": False, "error": "no_text"})
+        if not _valid_blocks(body.get("blocks", [])):
+            return Reply.json({"ok": False, "error": "invalid_blocks"})
+        self.record({"chat_id": body["channel"], **body})
+        return Reply.json({"ok": True, "channel": body["channel"], "ts": f"1700000000.{len(self.sent):06d}"})
+
+
+def _valid_blocks(blocks: list) -> bool:
+    if len(blocks) > 50:
+        return False
+    for block in blocks:
+        if block.get("type") == "section" and len(block["text"]["text"]) > 3000:
+            return False
+        if block.get("type") == "actions":
+            elements = block.get("elements", [])
+            ids = [e.get("action_id") for e in elements]
+            if not elements or len(elements) > 25 or len(set(ids)) != len(ids):
+                return False
+            if any(len(e["text"]["text"]) > 75 or len(e.get("value", "")) > 2000 for e in elements):
+                return False
+    return True
+
+
+class WhatsAppAPI(_Scripted):
+    def answer(self, request: Request) -> Reply:
+        if request.method != "POST" or request.path != f"/{PHONE_ID}/messages":
+            return _graph_error(100, "Unsupported post request", 400)
+        if request.headers.get("authorization") != f"Bearer {WHATSAPP_TOKEN}":
+            return _graph_error(190, "Invalid OAuth access token", 401)
+        body = request.json()
+        if body.get("messaging_product") != "whatsapp" or not body.get("to"):
+            return _graph_error(100, "Invalid parameter", 400)
+        problem = _whatsapp_problem(body)
+        if problem:
+            return _graph_error(131009, problem, 400)
+        self.record({"chat_id": body["to"], **body})
+        return Reply.json({"messaging_product": "whatsapp", "contacts": [{"input": body["to"], "wa_id": body["to"]}],
+                           "messages": [{"id": f"wamid.out{len(self.sent)}"}]})
+
+
+def _whatsapp_problem(body: dict) -> str:
+    if body.get("type") == "text":
+        return "" if 0 < len(body["text"]["body"]) <= 4096 else "text.body: 1 to 4096 characters"
+    if body.get("type") != "interactive":
+        return "type: text or interactive"
+    interactive = body["interactive"]
+    if not 0 < len(interactive["body"]["text"]) <= 1024:
+        return "interactive.body.text: 1 to 1024 characters"
+    if interactive["type"] == "button":
+        buttons = interactive["action"]["buttons"]
+        if not 0 < len(buttons) <= 3 or any(len(b["reply"]["title"]) > 20 for b in buttons):
+            return "buttons: 1 to 3, titles of at most 20 characters"
+        return ""
+    rows = [r for s in interactive["action"]["sections"] for r in s["rows"]]
+    if len(interactive["action"]["button"]) > 20 or not 0 < len(rows) <= 10:
+        return "list: a button of at most 20 characters and 1 to 10 rows"
+    if any(len(r["title"]) > 24 or len(r.get("description", "")) > 72 for r in rows):
+        return "rows: titles of at most 24 characters, descriptions of at most 72"
+    return ""
+
+
+def _graph_error(code: int, message: str, status: int) -> Reply:
+    return Reply.json({"error": {"message": message, "type": "OAuthException", "code": code}}, status)
