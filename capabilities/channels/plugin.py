@@ -36,6 +36,7 @@ BUILTIN_CHANNELS = (
     "capabilities.channels.feishu",
     "capabilities.channels.email",
     "capabilities.channels.slack",
+    "capabilities.channels.whatsapp",
 )
 
 
