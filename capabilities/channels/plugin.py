@@ -37,6 +37,7 @@ BUILTIN_CHANNELS = (
     "capabilities.channels.email",
     "capabilities.channels.slack",
     "capabilities.channels.whatsapp",
+    "capabilities.channels.dingtalk",
 )
 
 

@@ -72,7 +72,8 @@ def catalogue():
 
 
 def test_the_built_in_channel_types_are_in_the_default_catalogue():
-    assert default_catalogue().types() == sorted(["discord", "email", "feishu", "slack", "telegram", "whatsapp"])
+    assert default_catalogue().types() == sorted(["dingtalk", "discord", "email", "feishu", "slack", "telegram",
+                                                  "whatsapp"])
 
 
 def test_a_channel_type_registered_twice_is_refused(catalogue):

@@ -1,4 +1,4 @@
-"""Slack and WhatsApp end to end: a running Flora, its HTTP API's one webhook route, and local
+"""Slack, WhatsApp and DingTalk end to end: a running Flora, its HTTP API's one webhook route, and local
 servers for the services. A signed message is answered; a forged or replayed one is refused
 before anything is recorded; a WhatsApp GET handshake is answered as plain text; an approval
 question carries buttons and pressing Yes runs the task."""
@@ -21,17 +21,19 @@ from common.tasks.sqlite_store import SQLiteTaskStore
 from tests.channels.test_slack import SIGNING_SECRET, event, signed as slack_signed
 from tests.channels.test_webhooks import _free_port
 from tests.channels.test_whatsapp import APP_SECRET, VERIFY, change, signed as wa_signed, text
-from tests.support.work_chat_servers import PHONE_ID, SLACK_TOKEN, WHATSAPP_TOKEN, SlackAPI, WhatsAppAPI
+from tests.channels.test_dingtalk import SECRET as DT_SECRET, callback as dt_callback, signed as dt_signed
+from tests.support.work_chat_servers import PHONE_ID, SLACK_TOKEN, WHATSAPP_TOKEN, DingTalkAPI, SlackAPI, WhatsAppAPI
 
 ENV = {"FLORA_TEST_SL_TOKEN": SLACK_TOKEN, "FLORA_TEST_SL_SECRET": SIGNING_SECRET,
-       "FLORA_TEST_WA_TOKEN": WHATSAPP_TOKEN, "FLORA_TEST_WA_SECRET": APP_SECRET, "FLORA_TEST_WA_VERIFY": VERIFY}
+       "FLORA_TEST_WA_TOKEN": WHATSAPP_TOKEN, "FLORA_TEST_WA_SECRET": APP_SECRET, "FLORA_TEST_WA_VERIFY": VERIFY,
+       "FLORA_TEST_DT_SECRET": DT_SECRET}
 ALICE_SLACK, ALICE_WA = "U2147483697", "4915112345678"
 
 
 @pytest.fixture(scope="module")
 def services():
-    with SlackAPI() as slack, WhatsAppAPI() as whatsapp:
-        yield {"slack": slack, "whatsapp": whatsapp}
+    with SlackAPI() as slack, WhatsAppAPI() as whatsapp, DingTalkAPI() as dingtalk:
+        yield {"slack": slack, "whatsapp": whatsapp, "dingtalk": dingtalk}
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +51,8 @@ def flora(services, tmp_path_factory):
             "wa": {"type": "whatsapp", "api_base": services["whatsapp"].url, "phone_number_id": PHONE_ID,
                    "access_token_env": "FLORA_TEST_WA_TOKEN", "app_secret_env": "FLORA_TEST_WA_SECRET",
                    "verify_token_env": "FLORA_TEST_WA_VERIFY", "users": {ALICE_WA: "alice"}},
+            "dt": {"type": "dingtalk", "api_base": services["dingtalk"].url, "app_secret_env": "FLORA_TEST_DT_SECRET",
+                   "users": {"manager42": "alice"}},
         },
     }
     running = main.start_flora(config)
@@ -156,3 +160,16 @@ def test_a_whatsapp_approval_has_reply_buttons_and_pressing_yes_runs_the_task(ap
     done = services["whatsapp"].wait_sent(3, chat_id=ALICE_WA)[2]
     assert "deleted" in done["text"]["body"] and "w.txt" in done["text"]["body"]
     assert services["whatsapp"].wait_sent(0, chat_id="4917000000001") == []  # the stranger got nothing
+
+
+def test_a_signed_dingtalk_message_is_answered_through_its_session_webhook(api, services, store):
+    base = services["dingtalk"].url
+    raw, headers = dt_signed(dt_callback("hello from dingtalk", base=base, msg_id="msgE1", chat="cidE2E",
+                                         expires_in_s=5400 + time.time() - 1_700_000_000), at=time.time())
+    assert api.post("/v1/channels/dt/webhook", content=raw.encode(), headers=headers).status_code == 200
+    [sent] = services["dingtalk"].wait_sent(1, chat_id="cidE2E")
+    assert sent["msgtype"] == "markdown" and "hello from dingtalk" in sent["markdown"]["text"]
+    raw, headers = dt_signed(dt_callback("forged", base=base, msg_id="msgE3", chat="cidE2E"), secret="guess",
+                             at=time.time())
+    assert api.post("/v1/channels/dt/webhook", content=raw.encode(), headers=headers).status_code == 401
+    assert store.get_channel_message("default", "dt", "msgE3") is None

@@ -1,4 +1,5 @@
-"""Local servers speaking the Slack Web API and the WhatsApp Business Cloud API as Flora uses them.
+"""Local servers speaking the Slack Web API, the WhatsApp Business Cloud API and DingTalk's
+session webhook as Flora uses them.
 
 Slack: ``POST /chat.postMessage`` with ``Authorization: Bearer <bot token>``; HTTP 200 with
 ``ok: false`` and Slack's error names for refusals (``invalid_auth``, ``channel_not_found``,
@@ -71,6 +72,28 @@ def _valid_blocks(blocks: list) -> bool:
             if any(len(e["text"]["text"]) > 75 or len(e.get("value", "")) > 2000 for e in elements):
                 return False
     return True
+
+
+class DingTalkAPI(_Scripted):
+    """A robot's session webhook: ``POST /robot/sendBySession?session=<conversation>``; errcode
+    40035 for a markdown text over 5000 characters or an actionCard without buttons."""
+
+    def answer(self, request: Request) -> Reply:
+        session = request.query.get("session", [""])[0]
+        if request.method != "POST" or request.path != "/robot/sendBySession" or not session:
+            return Reply.json({"errcode": 300001, "errmsg": "session not found"})
+        body = request.json()
+        if body.get("msgtype") == "markdown":
+            ok = 0 < len(body["markdown"]["text"]) <= 5000 and body["markdown"].get("title")
+        elif body.get("msgtype") == "actionCard":
+            card = body["actionCard"]
+            ok = card.get("btns") and all(b["title"] and b["actionURL"] for b in card["btns"]) and card["title"]
+        else:
+            ok = False
+        if not ok:
+            return Reply.json({"errcode": 40035, "errmsg": "invalid message"})
+        self.record({"chat_id": session, **body})
+        return Reply.json({"errcode": 0, "errmsg": "ok"})
 
 
 class WhatsAppAPI(_Scripted):
