@@ -38,6 +38,7 @@ BUILTIN_CHANNELS = (
     "capabilities.channels.slack",
     "capabilities.channels.whatsapp",
     "capabilities.channels.dingtalk",
+    "capabilities.channels.wecom",
 )
 
 

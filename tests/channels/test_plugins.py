@@ -72,7 +72,7 @@ def catalogue():
 
 
 def test_the_built_in_channel_types_are_in_the_default_catalogue():
-    assert default_catalogue().types() == sorted(["dingtalk", "discord", "email", "feishu", "slack", "telegram",
+    assert default_catalogue().types() == sorted(["dingtalk", "discord", "email", "feishu", "slack", "telegram", "wecom",
                                                   "whatsapp"])
 
 

@@ -1,4 +1,4 @@
-"""Slack, WhatsApp and DingTalk end to end: a running Flora, its HTTP API's one webhook route, and local
+"""Slack, WhatsApp, DingTalk and WeCom end to end: a running Flora, its HTTP API's one webhook route, and local
 servers for the services. A signed message is answered; a forged or replayed one is refused
 before anything is recorded; a WhatsApp GET handshake is answered as plain text; an approval
 question carries buttons and pressing Yes runs the task."""
@@ -22,18 +22,21 @@ from tests.channels.test_slack import SIGNING_SECRET, event, signed as slack_sig
 from tests.channels.test_webhooks import _free_port
 from tests.channels.test_whatsapp import APP_SECRET, VERIFY, change, signed as wa_signed, text
 from tests.channels.test_dingtalk import SECRET as DT_SECRET, callback as dt_callback, signed as dt_signed
-from tests.support.work_chat_servers import PHONE_ID, SLACK_TOKEN, WHATSAPP_TOKEN, DingTalkAPI, SlackAPI, WhatsAppAPI
+from tests.channels.test_wecom import ENV as WC_ENV, WECOM, event_call, query_for, seal, text_message
+from tests.support.work_chat_servers import (
+    PHONE_ID, SLACK_TOKEN, WHATSAPP_TOKEN, DingTalkAPI, SlackAPI, WeComAPI, WhatsAppAPI,
+)
 
 ENV = {"FLORA_TEST_SL_TOKEN": SLACK_TOKEN, "FLORA_TEST_SL_SECRET": SIGNING_SECRET,
        "FLORA_TEST_WA_TOKEN": WHATSAPP_TOKEN, "FLORA_TEST_WA_SECRET": APP_SECRET, "FLORA_TEST_WA_VERIFY": VERIFY,
-       "FLORA_TEST_DT_SECRET": DT_SECRET}
+       "FLORA_TEST_DT_SECRET": DT_SECRET, **{f"FLORA_TEST_{k}": v for k, v in WC_ENV.items()}}
 ALICE_SLACK, ALICE_WA = "U2147483697", "4915112345678"
 
 
 @pytest.fixture(scope="module")
 def services():
-    with SlackAPI() as slack, WhatsAppAPI() as whatsapp, DingTalkAPI() as dingtalk:
-        yield {"slack": slack, "whatsapp": whatsapp, "dingtalk": dingtalk}
+    with SlackAPI() as slack, WhatsAppAPI() as whatsapp, DingTalkAPI() as dingtalk, WeComAPI() as wecom:
+        yield {"slack": slack, "whatsapp": whatsapp, "dingtalk": dingtalk, "wecom": wecom}
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +56,9 @@ def flora(services, tmp_path_factory):
                    "verify_token_env": "FLORA_TEST_WA_VERIFY", "users": {ALICE_WA: "alice"}},
             "dt": {"type": "dingtalk", "api_base": services["dingtalk"].url, "app_secret_env": "FLORA_TEST_DT_SECRET",
                    "users": {"manager42": "alice"}},
+            "wc": {**WECOM, "api_base": services["wecom"].url, "allow": [], "users": {"zhangsan": "alice"},
+                   **{key: f"FLORA_TEST_{WECOM[key]}" for key in ("corp_secret_env", "token_env",
+                                                                  "encoding_aes_key_env")}},
         },
     }
     running = main.start_flora(config)
@@ -173,3 +179,17 @@ def test_a_signed_dingtalk_message_is_answered_through_its_session_webhook(api, 
                              at=time.time())
     assert api.post("/v1/channels/dt/webhook", content=raw.encode(), headers=headers).status_code == 401
     assert store.get_channel_message("default", "dt", "msgE3") is None
+
+
+def test_wecom_s_echostr_handshake_and_a_sealed_message_through_the_route(api, services, store):
+    echostr = seal("echo-4242")
+    answered = api.get("/v1/channels/wc/webhook", params={**query_for(echostr), "echostr": echostr})
+    assert answered.status_code == 200 and answered.text == "echo-4242"
+    body, headers, query = event_call(text_message("你好 from wecom", msg_id="7240000000000099"))
+    accepted = api.post("/v1/channels/wc/webhook", content=body.encode(), headers=headers, params=query)
+    assert accepted.status_code == 200 and accepted.text == ""
+    [sent] = services["wecom"].wait_sent(1, chat_id="zhangsan")
+    assert sent["msgtype"] == "markdown" and "你好 from wecom" in sent["markdown"]["content"]
+    forged = api.post("/v1/channels/wc/webhook", content=body.replace("<Encrypt><![CDATA[", "<Encrypt><![CDATA[A")
+                      .encode(), headers=headers, params=query)
+    assert forged.status_code == 401

@@ -1,5 +1,5 @@
-"""Local servers speaking the Slack Web API, the WhatsApp Business Cloud API and DingTalk's
-session webhook as Flora uses them.
+"""Local servers speaking the Slack Web API, the WhatsApp Business Cloud API, DingTalk's
+session webhook and WeCom's application message API as Flora uses them.
 
 Slack: ``POST /chat.postMessage`` with ``Authorization: Bearer <bot token>``; HTTP 200 with
 ``ok: false`` and Slack's error names for refusals (``invalid_auth``, ``channel_not_found``,
@@ -94,6 +94,54 @@ class DingTalkAPI(_Scripted):
             return Reply.json({"errcode": 40035, "errmsg": "invalid message"})
         self.record({"chat_id": session, **body})
         return Reply.json({"errcode": 0, "errmsg": "ok"})
+
+
+WECOM_CORP = {"corpid": "ww1234567890abcdef", "corpsecret": "wecom-app-secret"}
+WECOM_AGENT = 1000002
+
+
+class WeComAPI(_Scripted):
+    """``GET /cgi-bin/gettoken`` (corp id and secret checked) and ``POST /cgi-bin/message/send``
+    with the current token (42001 once ``expire_token`` was called; 40058 for a markdown over
+    2048 bytes, a card without 1 to 6 buttons or a reused task_id)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tokens_issued = 0
+        self._expired = False
+        self._task_ids: set[str] = set()
+
+    def expire_token(self) -> None:
+        self._expired = True
+
+    def answer(self, request: Request) -> Reply:
+        if request.path == "/cgi-bin/gettoken":
+            if {k: v[0] for k, v in request.query.items()} != WECOM_CORP:
+                return Reply.json({"errcode": 40001, "errmsg": "invalid credential"})
+            self.tokens_issued += 1
+            self._expired = False
+            return Reply.json({"errcode": 0, "errmsg": "ok", "access_token": f"wt-{self.tokens_issued}",
+                               "expires_in": 7200})
+        if request.method != "POST" or request.path != "/cgi-bin/message/send":
+            return Reply.json({"errcode": 404, "errmsg": "not found"}, 404)
+        if request.query.get("access_token") != [f"wt-{self.tokens_issued}"] or self._expired:
+            return Reply.json({"errcode": 42001, "errmsg": "access_token expired"})
+        body = request.json()
+        if body.get("agentid") != WECOM_AGENT or not body.get("touser"):
+            return Reply.json({"errcode": 40056, "errmsg": "invalid agentid"})
+        if body["msgtype"] == "markdown":
+            ok = 0 < len(body["markdown"]["content"].encode()) <= 2048
+        elif body["msgtype"] == "template_card":
+            card = body["template_card"]
+            ok = (card["card_type"] == "button_interaction" and 1 <= len(card["button_list"]) <= 6
+                  and card["task_id"] not in self._task_ids)
+            self._task_ids.add(card["task_id"])
+        else:
+            ok = False
+        if not ok:
+            return Reply.json({"errcode": 40058, "errmsg": "invalid parameter"})
+        self.record({"chat_id": body["touser"], **body})
+        return Reply.json({"errcode": 0, "errmsg": "ok", "msgid": f"m{len(self.sent)}"})
 
 
 class WhatsAppAPI(_Scripted):
