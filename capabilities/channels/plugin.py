@@ -39,6 +39,7 @@ BUILTIN_CHANNELS = (
     "capabilities.channels.whatsapp",
     "capabilities.channels.dingtalk",
     "capabilities.channels.wecom",
+    "capabilities.channels.matrix",
 )
 
 

@@ -72,8 +72,8 @@ def catalogue():
 
 
 def test_the_built_in_channel_types_are_in_the_default_catalogue():
-    assert default_catalogue().types() == sorted(["dingtalk", "discord", "email", "feishu", "slack", "telegram", "wecom",
-                                                  "whatsapp"])
+    assert default_catalogue().types() == ["dingtalk", "discord", "email", "feishu", "matrix", "slack", "telegram",
+                                           "wecom", "whatsapp"]
 
 
 def test_a_channel_type_registered_twice_is_refused(catalogue):

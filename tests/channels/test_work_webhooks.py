@@ -1,5 +1,5 @@
 """Slack, WhatsApp, DingTalk and WeCom end to end: a running Flora, its HTTP API's one webhook route, and local
-servers for the services. A signed message is answered; a forged or replayed one is refused
+servers for the services; Matrix through its /sync poller in the same Flora. A signed message is answered; a forged or replayed one is refused
 before anything is recorded; a WhatsApp GET handshake is answered as plain text; an approval
 question carries buttons and pressing Yes runs the task."""
 
@@ -24,19 +24,22 @@ from tests.channels.test_whatsapp import APP_SECRET, VERIFY, change, signed as w
 from tests.channels.test_dingtalk import SECRET as DT_SECRET, callback as dt_callback, signed as dt_signed
 from tests.channels.test_wecom import ENV as WC_ENV, WECOM, event_call, query_for, seal, text_message
 from tests.support.work_chat_servers import (
-    PHONE_ID, SLACK_TOKEN, WHATSAPP_TOKEN, DingTalkAPI, SlackAPI, WeComAPI, WhatsAppAPI,
+    MATRIX_TOKEN, MATRIX_USER, PHONE_ID, SLACK_TOKEN, WHATSAPP_TOKEN, DingTalkAPI, MatrixHomeserver, SlackAPI,
+    WeComAPI, WhatsAppAPI,
 )
 
 ENV = {"FLORA_TEST_SL_TOKEN": SLACK_TOKEN, "FLORA_TEST_SL_SECRET": SIGNING_SECRET,
        "FLORA_TEST_WA_TOKEN": WHATSAPP_TOKEN, "FLORA_TEST_WA_SECRET": APP_SECRET, "FLORA_TEST_WA_VERIFY": VERIFY,
-       "FLORA_TEST_DT_SECRET": DT_SECRET, **{f"FLORA_TEST_{k}": v for k, v in WC_ENV.items()}}
+       "FLORA_TEST_DT_SECRET": DT_SECRET, **{f"FLORA_TEST_{k}": v for k, v in WC_ENV.items()},
+       "FLORA_TEST_MX_TOKEN": MATRIX_TOKEN}
 ALICE_SLACK, ALICE_WA = "U2147483697", "4915112345678"
 
 
 @pytest.fixture(scope="module")
 def services():
-    with SlackAPI() as slack, WhatsAppAPI() as whatsapp, DingTalkAPI() as dingtalk, WeComAPI() as wecom:
-        yield {"slack": slack, "whatsapp": whatsapp, "dingtalk": dingtalk, "wecom": wecom}
+    with SlackAPI() as slack, WhatsAppAPI() as whatsapp, DingTalkAPI() as dingtalk, WeComAPI() as wecom, \
+            MatrixHomeserver() as matrix:
+        yield {"slack": slack, "whatsapp": whatsapp, "dingtalk": dingtalk, "wecom": wecom, "matrix": matrix}
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +62,8 @@ def flora(services, tmp_path_factory):
             "wc": {**WECOM, "api_base": services["wecom"].url, "allow": [], "users": {"zhangsan": "alice"},
                    **{key: f"FLORA_TEST_{WECOM[key]}" for key in ("corp_secret_env", "token_env",
                                                                   "encoding_aes_key_env")}},
+            "mx": {"type": "matrix", "api_base": services["matrix"].url, "user_id": MATRIX_USER,
+                   "access_token_env": "FLORA_TEST_MX_TOKEN", "sync_timeout_s": 1, "users": {"@alice:hs.test": "alice"}},
         },
     }
     running = main.start_flora(config)
@@ -193,3 +198,19 @@ def test_wecom_s_echostr_handshake_and_a_sealed_message_through_the_route(api, s
     forged = api.post("/v1/channels/wc/webhook", content=body.replace("<Encrypt><![CDATA[", "<Encrypt><![CDATA[A")
                       .encode(), headers=headers, params=query)
     assert forged.status_code == 401
+
+
+def test_a_matrix_message_is_answered_and_a_numbered_choice_approves(flora, services):
+    hs = services["matrix"]
+    hs.say("!room1:hs.test", "@alice:hs.test", "hello from matrix", event_id="$m1")
+    [answer] = hs.wait_sent(1, chat_id="!room1:hs.test")
+    assert "hello from matrix" in answer["body"]
+    hs.say("!room2:hs.test", "@alice:hs.test", "delete file path=m.txt", event_id="$m2")
+    question = hs.wait_sent(1, chat_id="!room2:hs.test")[0]
+    assert question["body"].endswith("1. ✅ Yes\n2. ❌ No\n(reply with the number)")
+    hs.say("!room2:hs.test", "@alice:hs.test", "1", event_id="$m3")
+    done = hs.wait_sent(2, chat_id="!room2:hs.test")[1]
+    assert "deleted" in done["body"] and "m.txt" in done["body"]
+    hs.say("!room1:hs.test", "@mallory:hs.test", "hello", event_id="$m4")
+    hs.say("!room1:hs.test", "@alice:hs.test", "still there?", event_id="$m5")
+    assert ["still there" in s["body"] for s in hs.wait_sent(2, chat_id="!room1:hs.test")] == [False, True]

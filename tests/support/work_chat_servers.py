@@ -1,5 +1,6 @@
 """Local servers speaking the Slack Web API, the WhatsApp Business Cloud API, DingTalk's
-session webhook and WeCom's application message API as Flora uses them.
+session webhook, WeCom's application message API and a Matrix homeserver's client-server API
+as Flora uses them.
 
 Slack: ``POST /chat.postMessage`` with ``Authorization: Bearer <bot token>``; HTTP 200 with
 ``ok: false`` and Slack's error names for refusals (``invalid_auth``, ``channel_not_found``,
@@ -13,6 +14,10 @@ row title over 24. Both can be told to answer the next calls with scripted failu
 """
 
 from __future__ import annotations
+
+import threading
+import time
+import urllib.parse
 
 from tests.support.chat_servers import _Recorder
 from tests.tools.local_http import Reply, Request
@@ -184,3 +189,76 @@ def _whatsapp_problem(body: dict) -> str:
 
 def _graph_error(code: int, message: str, status: int) -> Reply:
     return Reply.json({"error": {"message": message, "type": "OAuthException", "code": code}}, status)
+
+
+MATRIX_TOKEN = "syt_flora_token"
+MATRIX_USER = "@flora:hs.test"
+
+
+class MatrixHomeserver(_Scripted):
+    """``GET /_matrix/client/v3/sync`` (``since`` is the count of events already given; waits up
+    to ``timeout`` ms for new ones), ``POST /rooms/{id}/join``, ``PUT
+    /rooms/{id}/send/m.room.message/{txnId}`` (one event per transaction id: a repeated PUT
+    returns the same event and records nothing). ``say`` puts a person's message in a room,
+    ``invite`` an invitation; Flora's sends appear in the timeline too, as a real server's would."""
+
+    def __init__(self):
+        super().__init__()
+        self.timeline: list[tuple[str, dict]] = []  # (room, event)
+        self.invites: list[str] = []
+        self.joined: list[str] = []
+        self._txns: dict[str, str] = {}
+        self._news = threading.Condition()
+
+    def say(self, room: str, sender: str, body: str, *, event_id: str, ts_ms: float | None = None,
+            kind: str = "m.room.message", msgtype: str = "m.text") -> None:
+        event = {"type": kind, "event_id": event_id, "sender": sender,
+                 "origin_server_ts": int(time.time() * 1000 if ts_ms is None else ts_ms),
+                 "content": {"msgtype": msgtype, "body": body}}
+        with self._news:
+            self.timeline.append((room, event))
+            self._news.notify_all()
+
+    def invite(self, room: str) -> None:
+        with self._news:
+            self.invites.append(room)
+            self._news.notify_all()
+
+    def answer(self, request: Request) -> Reply:
+        if request.headers.get("authorization") != f"Bearer {MATRIX_TOKEN}":
+            return Reply.json({"errcode": "M_UNKNOWN_TOKEN", "error": "Unknown access token"}, 401)
+        parts = request.path.removeprefix("/_matrix/client/v3/").split("/")
+        if request.method == "GET" and parts == ["sync"]:
+            return self._sync(request)
+        if request.method == "POST" and len(parts) == 3 and parts[0] == "rooms" and parts[2] == "join":
+            room = urllib.parse.unquote(parts[1])
+            self.joined.append(room)
+            with self._news:
+                self.invites = [r for r in self.invites if r != room]
+            return Reply.json({"room_id": room})
+        if request.method == "PUT" and len(parts) == 5 and parts[0] == "rooms" and parts[2:4] == ["send",
+                                                                                                  "m.room.message"]:
+            room, txn = urllib.parse.unquote(parts[1]), urllib.parse.unquote(parts[4])
+            if txn in self._txns:
+                return Reply.json({"event_id": self._txns[txn]})
+            content = request.json()
+            if not content.get("body") or len(request.body) > 65536:
+                return Reply.json({"errcode": "M_TOO_LARGE", "error": "event too large"}, 413)
+            event_id = f"$flora{len(self._txns)}"
+            self._txns[txn] = event_id
+            self.record({"chat_id": room, "txn_id": txn, **content})
+            self.say(room, MATRIX_USER, content["body"], event_id=event_id)
+            return Reply.json({"event_id": event_id})
+        return Reply.json({"errcode": "M_UNRECOGNIZED", "error": "Unrecognized request"}, 404)
+
+    def _sync(self, request: Request) -> Reply:
+        since = int(request.query.get("since", ["0"])[0])
+        deadline = time.monotonic() + int(request.query.get("timeout", ["0"])[0]) / 1000
+        with self._news:
+            while len(self.timeline) <= since and not self.invites and time.monotonic() < deadline:
+                self._news.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+            events, invites = self.timeline[since:], list(self.invites)
+        rooms: dict = {"join": {}, "invite": {room: {"invite_state": {"events": []}} for room in invites}}
+        for room, event in events:
+            rooms["join"].setdefault(room, {"timeline": {"events": []}})["timeline"]["events"].append(event)
+        return Reply.json({"next_batch": str(since + len(events)), "rooms": rooms})
