@@ -7,13 +7,18 @@ and the environment (reading the credentials, failing closed on a missing secret
 a channel that fetches rather than being called, its poller. Its rendering and its limits
 live in its adapter (:meth:`ChannelAdapter.render`). Nothing outside the package names the
 type: the config's ``channels`` section is validated through the catalogue
-(:func:`config.ChannelConfig` is the common part), the ChannelActor builds whatever adapter
+(:class:`config.ChannelConfig` is the common part), the ChannelActor builds whatever adapter
 and poller the catalogue gives, and the HTTP API's one webhook route hands every call to the
 channel's actor by name.
 
 Built-in channels are listed in :data:`BUILTIN_CHANNELS`; third-party ones advertise the
 ``flora.channels`` entry-point group (docs/plugins.md), each entry point naming a
 :class:`Channel` object. A type registered twice raises, like a capability name.
+
+Errors::
+
+    ChannelCatalogueError     a type registered twice, or an object that is no channel
+                              (its settings model's ``type`` must be ``Literal[<its type>]``)
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import logging
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import entry_points
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, get_args, runtime_checkable
 
 from capabilities.channels.model import Inbound, Outbound
 
@@ -127,7 +132,8 @@ class ChannelCatalogue:
                                         f"and build_poller)")
         if channel.type in self._channels:
             raise ChannelCatalogueError(f"channel type {channel.type!r} is already registered")
-        if channel.settings.model_fields["type"].annotation.__args__ != (channel.type,):
+        field = getattr(channel.settings, "model_fields", {}).get("type")
+        if field is None or get_args(field.annotation) != (channel.type,):
             raise ChannelCatalogueError(f"channel type {channel.type!r}: its settings model's type must be "
                                         f"Literal[{channel.type!r}]")
         self._channels[channel.type] = channel
