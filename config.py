@@ -16,11 +16,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, ClassVar, Literal, Mapping
 from zoneinfo import ZoneInfo
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, ValidationError, ValidationInfo, field_validator,
+    model_validator,
+)
 
 ENV_PREFIX = "FLORA_"
 CONFIG_FILE_ENV = "FLORA_CONFIG"
@@ -647,15 +650,6 @@ class MCPConfig(_Section):
         return value
 
 
-CHANNEL_TYPES = ("telegram", "discord", "feishu", "email")
-CHANNEL_API_BASES = {"telegram": "https://api.telegram.org", "discord": "https://discord.com/api/v10",
-                     "feishu": "https://open.feishu.cn"}
-# which credentials each channel type needs: the config key naming the environment variable
-CHANNEL_CREDENTIALS = {"telegram": ("token_env",), "discord": ("token_env", "public_key_env"),
-                       "feishu": ("app_id_env", "app_secret_env"), "email": ("username_env", "password_env")}
-MAIL_PORTS = {"imap": {"ssl": 993, "starttls": 143, "plain": 143}, "smtp": {"ssl": 465, "starttls": 587, "plain": 25}}
-
-
 class ChannelRetry(_Section):
     """How an outbound send is tried again: a 429's ``retry_after`` is waited out, other
     temporary failures back off from ``backoff_s`` doubling to ``backoff_max_s``."""
@@ -665,62 +659,31 @@ class ChannelRetry(_Section):
     backoff_max_s: float = Field(30.0, gt=0, le=3600)
 
 
-class MailServer(_Section):
-    """An IMAP or SMTP server of an e-mail channel. ``security``: ``ssl`` (TLS from the first
-    byte), ``starttls`` (upgraded after connecting; refused if the server cannot) or ``plain``
-    (loopback and tests only). ``port`` 0: the usual port for the protocol and security."""
-
-    host: str = ""
-    port: int = Field(0, ge=0, le=65535)
-    security: Literal["ssl", "starttls", "plain"] = "ssl"
-    timeout_s: float = Field(30.0, gt=0, le=300)
-    ca_file: str = ""  # a PEM file of CA certificates to trust instead of the system's (a private CA)
-
-    def tls_context(self):
-        import ssl
-
-        return ssl.create_default_context(cafile=self.ca_file or None)
-
-
 class ChannelConfig(_Section):
-    """One chat channel (docs/channels.md). Credentials are never here: the ``*_env`` keys name
-    the environment variables that hold them."""
+    """What every chat channel's settings have (docs/channels.md). Each channel type subclasses
+    it in its own package (``capabilities/channels/<type>/settings.py``) with ``type:
+    Literal["<type>"]`` and its own keys; ``channels.<name>`` is validated by the model of the
+    type it names (a union over the installed channel types, see
+    :mod:`capabilities.channels.plugin`). Credentials are never here: the ``*_env`` keys name
+    the environment variables that hold them.
 
-    type: Literal["telegram", "discord", "feishu", "email"]
+    Class settings of a type: ``API_BASE`` (the service's address, ``api_base`` overrides it),
+    ``MODES`` (the first is the default), ``CREDENTIALS`` (the ``*_env`` keys that must name
+    a variable)."""
+
+    API_BASE: ClassVar[str] = ""
+    MODES: ClassVar[tuple[str, ...]] = ("webhook",)
+    CREDENTIALS: ClassVar[tuple[str, ...]] = ()
+
+    type: str
     enabled: bool = True
-    mode: Literal["polling", "webhook"] = "webhook"  # telegram: polling or webhook; the others: webhook
+    mode: Literal["polling", "webhook"] = "webhook"  # how messages come in: the service calls, or Flora fetches
     api_base: str = ""  # empty: the service's own; tests point it at a local server
-    token_env: str = ""  # telegram: the bot token; discord: the bot token
-    webhook_secret_env: str = ""  # telegram webhook mode: the secret_token Telegram sends back in a header
-    public_key_env: str = ""  # discord: the application's Ed25519 public key (hex)
-    app_id_env: str = ""  # feishu: App ID
-    app_secret_env: str = ""  # feishu: App Secret
-    verification_token_env: str = ""  # feishu: the event subscription's verification token (optional)
-    encrypt_key_env: str = ""  # feishu: the event subscription's encrypt key (optional)
     allow: list[str] = Field(default_factory=list)  # sender ids allowed to talk to Flora; "*": anyone
     users: dict[str, str] = Field(default_factory=dict)  # sender id -> Flora user id (also allowed)
     tenant: str = ""  # empty: default_tenant
-    poll_timeout_s: int = Field(25, ge=0, le=50)  # telegram polling: getUpdates long-poll seconds
     http_timeout_s: float = Field(30.0, gt=0, le=300)
     retry: ChannelRetry = Field(default_factory=ChannelRetry)
-    # email (docs/channels.md#e-mail): Flora's address, its servers, how often it looks for mail
-    address: str = ""  # email: the From of Flora's mails
-    username_env: str = ""  # email: the mailbox login (IMAP and SMTP)
-    password_env: str = ""  # email: its password
-    imap: MailServer = Field(default_factory=MailServer)
-    smtp: MailServer = Field(default_factory=MailServer)  # security defaults to starttls here
-    smtp_auth: bool = True  # email: log in to the SMTP server with the same credentials
-    mailbox: str = "INBOX"
-    imap_idle: bool = True  # email: wait with IMAP IDLE where the server offers it
-    imap_id: dict[str, str] = Field(default_factory=lambda: {"name": "Flora", "version": "1"})  # RFC 2971; {}: none
-    poll_interval_idle: float = Field(60.0, gt=0, le=3600)  # email: seconds between polls while idle
-    poll_interval_active: float = Field(5.0, gt=0, le=3600)  # email: ... after a mail, until active_timeout
-    active_timeout: float = Field(300.0, ge=0, le=86400)  # email: seconds without mail before idle again
-    max_fetch_bytes: int = Field(1_000_000, ge=1024)  # email: a bigger mail is fetched as its text only
-    # email: a mail is its From's only when the receiving server's Authentication-Results (from one
-    # of trusted_authserv_ids) shows DMARC, aligned DKIM or aligned SPF passed (docs/channels.md)
-    require_sender_auth: bool = True
-    trusted_authserv_ids: list[str] = Field(default_factory=list)
 
     @field_validator("api_base")
     @classmethod
@@ -728,50 +691,42 @@ class ChannelConfig(_Section):
         return http_url(value, "an http(s) URL").rstrip("/")
 
     @model_validator(mode="after")
-    def _fits_its_type(self) -> "ChannelConfig":
-        if self.type == "email":
-            self._fits_email()
-        elif self.mode == "polling" and self.type != "telegram":
-            raise ValueError(f"mode: {self.type} has no polling; use mode: webhook")
-        for key in CHANNEL_CREDENTIALS[self.type]:
+    def _common_checks(self) -> "ChannelConfig":
+        if "mode" not in self.model_fields_set:
+            object.__setattr__(self, "mode", self.MODES[0])
+        elif self.mode not in self.MODES:
+            raise ValueError(f"mode: {self.type} has no {self.mode}; use mode: {self.MODES[0]}")
+        for key in self.CREDENTIALS:
             if not getattr(self, key):
                 raise ValueError(f"{key}: a {self.type} channel needs the name of the environment variable "
                                  f"that holds its credential")
-        if self.type == "feishu" and not (self.verification_token_env or self.encrypt_key_env):
-            raise ValueError("verification_token_env: a feishu channel needs its verification token or its "
-                             "encrypt key (encrypt_key_env), or Feishu's events cannot be told from forged ones")
-        if self.type == "telegram" and self.mode == "webhook" and not self.webhook_secret_env:
-            raise ValueError("webhook_secret_env: a telegram webhook needs a secret token (its environment "
-                             "variable's name), or Telegram's calls cannot be told from forged ones")
         return self
 
-    def _fits_email(self) -> None:
-        if "mode" in self.model_fields_set and self.mode != "polling":
-            raise ValueError("mode: an email channel polls its mailbox; use mode: polling (or leave it out)")
-        object.__setattr__(self, "mode", "polling")
-        if "@" not in self.address:
-            raise ValueError("address: an email channel needs the address its mails come from")
-        for key in ("imap", "smtp"):
-            server = getattr(self, key)
-            if not server.host:
-                raise ValueError(f"{key}.host: an email channel needs its {key.upper()} server")
-            if key == "smtp" and "security" not in server.model_fields_set:
-                object.__setattr__(server, "security", "starttls")  # submission's usual way
-            if not server.port:
-                object.__setattr__(server, "port", MAIL_PORTS[key][server.security])
-        if self.require_sender_auth and not [i for i in self.trusted_authserv_ids if i.strip()]:
-            raise ValueError("trusted_authserv_ids: an email channel takes a mail as its From's only when the "
-                             "receiving server's Authentication-Results says so; name that server's authserv-id "
-                             "(the first word of the header it adds), or set require_sender_auth: false to take "
-                             "any From as it is (forgeable)")
-        object.__setattr__(self, "trusted_authserv_ids", [i.strip().lower() for i in self.trusted_authserv_ids
-                                                          if i.strip()])
-        # addresses are compared lower-cased: Alice@Example.com and alice@example.com are one sender
-        object.__setattr__(self, "allow", [a if a == "*" else a.lower() for a in self.allow])
-        object.__setattr__(self, "users", {a.lower(): u for a, u in self.users.items()})
-
     def base_url(self) -> str:
-        return self.api_base or CHANNEL_API_BASES[self.type]
+        return self.api_base or self.API_BASE
+
+
+def _channel_of_its_type(value: Any, info: ValidationInfo) -> Any:
+    """``channels.<name>`` as the settings model of the type it names: the installed channel
+    types (or ``channels`` in the validation context) form the union, ``type`` picks."""
+    from capabilities.channels.plugin import default_catalogue
+
+    if isinstance(value, ChannelConfig) and type(value) is not ChannelConfig:
+        return value
+    if isinstance(value, ChannelConfig):
+        value = value.model_dump()
+    if not isinstance(value, Mapping):
+        raise ValueError("a channel is a mapping with its type and settings")
+    catalogue = (info.context or {}).get("channels") or default_catalogue()
+    kind = value.get("type")
+    if not isinstance(kind, str) or kind not in catalogue:
+        raise ValidationError.from_exception_data("ChannelConfig", [{  # the error names channels.<name>.type
+            "type": "literal_error", "loc": ("type",), "input": kind,
+            "ctx": {"expected": "an installed channel type: " + ", ".join(map(repr, catalogue.types()))}}])
+    return catalogue.get(kind).settings.model_validate(dict(value), context=info.context)
+
+
+ChannelEntry = Annotated[SerializeAsAny[ChannelConfig], BeforeValidator(_channel_of_its_type)]
 
 
 DEFAULT_TOOL_TIMEOUT_S = 30.0
@@ -905,7 +860,7 @@ class FloraConfig(_Section):
     understanding: UnderstandingConfig = Field(default_factory=UnderstandingConfig)
     personas: PersonasConfig = Field(default_factory=PersonasConfig)
     mcp: MCPConfig = Field(default_factory=MCPConfig)
-    channels: dict[str, ChannelConfig] = Field(default_factory=dict)  # name -> chat channel (docs/channels.md)
+    channels: dict[str, ChannelEntry] = Field(default_factory=dict)  # name -> chat channel (docs/channels.md)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
 
@@ -953,10 +908,12 @@ class FloraConfig(_Section):
 ConfigSource = FloraConfig | Mapping[str, Any] | str | os.PathLike | None
 
 
-def load_config(source: ConfigSource = None, *, env: Mapping[str, str] | None = None) -> FloraConfig:
+def load_config(source: ConfigSource = None, *, env: Mapping[str, str] | None = None,
+                channels: Any = None) -> FloraConfig:
     """Build the config from a path, a dict, a FloraConfig or nothing (then ``$FLORA_CONFIG``).
 
-    Environment overrides apply on top of whatever the source gave.
+    Environment overrides apply on top of whatever the source gave. ``channels``: the
+    ChannelCatalogue whose types ``channels`` may name (default: the built-in and installed ones).
     """
     env = os.environ if env is None else env
     if isinstance(source, FloraConfig):
@@ -970,7 +927,7 @@ def load_config(source: ConfigSource = None, *, env: Mapping[str, str] | None = 
         data = _read_file(Path(source))
     _apply_env(data, env)
     try:
-        return FloraConfig.model_validate(data)
+        return FloraConfig.model_validate(data, context={"channels": channels} if channels is not None else None)
     except ValidationError as exc:
         raise ConfigError(_explain(exc)) from None
 

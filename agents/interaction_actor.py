@@ -12,7 +12,7 @@ with a retryable ``task_error`` instead of waiting out their timeout. With long-
 it talks to the node's MemoryActor too: recall before new work, turns to distil after a
 reply, a person's questions about their memories, and clients' ``memory_request``
 (the HTTP API's ``/v1/memories``), whose answers go back to whoever asked. A ChannelActor
-(Telegram, Discord, Feishu) is a client like any other; notifications for one of its chats
+(any of its types) is a client like any other; notifications for one of its chats
 are pushed to it.
 """
 

@@ -331,8 +331,8 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         return openai_compat.completion(reply, body.model, prompt=message.content)
 
     # -- chat channels' webhooks (docs/channels.md) -------------------------------------------
-    @app.post("/v1/channels/{name}/webhook", tags=["channels"],
-              summary="A chat service's webhook: Telegram updates, Discord interactions, Feishu events",
+    @app.api_route("/v1/channels/{name}/webhook", methods=["GET", "POST"], tags=["channels"],
+                   summary="A chat channel's webhook: the service's events (POST) and verification handshakes (GET)",
               responses={200: {"description": "the channel's answer to its service"},
                          401: {"description": "the secret or signature does not check out"}})
     async def channel_webhook(name: Annotated[str, PathParam(min_length=1, max_length=32)], request: Request):
@@ -345,10 +345,13 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         except UnicodeDecodeError:
             raise APIError(400, "malformed_message", "the webhook body is not UTF-8 text") from None
         headers = {k.lower(): v for k, v in request.headers.items()}
-        ack = await gateway.ask(address, channel_update(channel=name, body=body, headers=headers),
-                                config.actors.ask_timeout_s)
+        update = channel_update(channel=name, body=body, headers=headers, method=request.method,
+                                query=dict(request.query_params))
+        ack = await gateway.ask(address, update, config.actors.ask_timeout_s)
         if ack.get("message_type") != "channel_ack":
             raise APIError(500, "internal", f"channel {name} did not take the call: {ack.get('message', ack)}")
+        if isinstance(ack["body"], str):
+            return PlainTextResponse(ack["body"], status_code=ack["status"])
         return JSONResponse(ack["body"], status_code=ack["status"])
 
     # -- the browser client ----------------------------------------------------------------

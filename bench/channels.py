@@ -40,7 +40,7 @@ import time  # noqa: E402
 import main  # noqa: E402
 from bench.pipeline import percentile  # noqa: E402
 from common import messages as m  # noqa: E402
-from tests.support.mail_servers import PASSWORD, USER, Dovecot, SMTPSink, mail  # noqa: E402
+from tests.support.mail_servers import PASSWORD, RECEIVING_SERVER, USER, Dovecot, SMTPSink, mail  # noqa: E402
 from tests.support.telegram_server import TOKEN, BotAPI  # noqa: E402
 
 TIMEOUT_S = 30
@@ -57,7 +57,8 @@ def mail_channel(name: str, imap_port: int, smtp_port: int) -> dict:
     return {"type": "email", "address": f"{name}@flora.bench", "username_env": MAIL_USER_ENV,
             "password_env": MAIL_PASSWORD_ENV, "imap": {"host": "127.0.0.1", "port": imap_port, "security": "plain"},
             "smtp": {"host": "127.0.0.1", "port": smtp_port, "security": "plain"},
-            "users": {f"{name}@people.bench": "bench"}, "poll_interval_idle": idle_s,
+            "users": {f"{name}@people.bench": "bench"}, "trusted_authserv_ids": [RECEIVING_SERVER],
+            "poll_interval_idle": idle_s,
             "poll_interval_active": active_s, "active_timeout": timeout_s}
 
 

@@ -1,16 +1,14 @@
-"""ChannelActor: one chat channel (Telegram, Discord, Feishu, e-mail), one actor (docs/channels.md).
+"""ChannelActor: one chat channel, one actor (docs/channels.md), whatever its type.
 
 Its ChannelService decides and its adapter speaks the service's HTTP API; this actor moves
 messages between them and the InteractionActor, like any other client of it:
 
 - in, webhook mode: the HTTP API hands a call over as ``channel_update``; what came in is
   recorded in the store, then the call is answered (``channel_ack``), then it goes to Flora;
-- in, Telegram polling: a poller thread (``UpdatePoller``) long-polls ``getUpdates``, records
-  each update and only then moves the offset on (which acknowledges it); the actor picks the recorded
-  messages up on its next wake-up (``INBOX_TICK_S``) — an actor is never sent to from
-  another thread;
-- in, e-mail: the poller thread watches the mailbox over IMAP (``MailPoller``): each unseen
-  mail is recorded, then marked seen, and picked up the same way;
+- in, polling (Telegram's ``getUpdates``, a mailbox over IMAP, Matrix ``/sync``): the
+  channel's poller, on a thread, records each item and only then acknowledges it to the
+  service (an offset moved on, a mail marked seen); the actor picks the recorded messages up
+  on its next wake-up (``INBOX_TICK_S``) — an actor is never sent to from another thread;
 - out: a reply (by ``msg_id``) or a notification for one of its chats is rendered and
   handed to a sender thread, which sends with retries (a 429's ``retry_after`` waited out)
   and records each send. Waiting there holds up nobody but this channel's queue of sends.
@@ -31,9 +29,8 @@ from thespian.actors import ActorExitRequest, WakeupMessage
 from agents.base import FloraActor
 from capabilities.channels.delivery import Deliverer
 from capabilities.channels.model import DeliveryError, Inbound, MalformedUpdate, Unauthorized
-from capabilities.channels.adapters import build_adapter, build_mail_poller
+from capabilities.channels.adapters import build_adapter, build_poller
 from capabilities.channels.service import ChannelService
-from capabilities.channels.telegram import UpdatePoller
 from common import messages as m
 from common.tasks.models import CHANNEL_REPLIED
 
@@ -78,13 +75,8 @@ class ChannelActor(FloraActor):
                 self.outbox.put(("reply", record, self.service.outbound(record, record.reply)))
             else:
                 self._dispatch(record)
-        if settings.type == "telegram" and settings.mode == "polling":
-            poller = UpdatePoller(self.adapter, timeout_s=settings.poll_timeout_s, receive=self._receive,
-                                  stop=self._stop, name=name)
-            self._start(poller.run, "poller")
-            self.wakeupAfter(INBOX_TICK_S)
-        if settings.type == "email":
-            poller = build_mail_poller(name, settings, self._receive, self._stop)
+        poller = build_poller(name, settings, self.adapter, self._receive, self._stop)
+        if poller is not None:
             self._start(poller.run, "poller")
             self.wakeupAfter(INBOX_TICK_S)
         self.log.info("channel %s (%s, %s) started", name, settings.type, settings.mode)
@@ -98,7 +90,9 @@ class ChannelActor(FloraActor):
     def on_update(self, message, sender):
         m.validate(message)
         try:
-            status, body, inbounds = self.adapter.webhook(message["body"], message["headers"])
+            status, body, inbounds = self.adapter.webhook(message["body"], message["headers"],
+                                                          method=message.get("method", "POST"),
+                                                          query=message.get("query") or {})
             fresh = self.service.record(inbounds)
         except Unauthorized as exc:
             self.log.warning("channel %s: refused a webhook call: %s", self.service.name, exc)

@@ -538,17 +538,20 @@ class ChannelUpdate(TypedDict):
     channel: str
     body: str
     headers: dict
+    method: NotRequired[str]  # GET for a service's verification handshake; POST when absent
+    query: NotRequired[dict]  # the call's query parameters (a handshake's challenge, a signature)
 
 
 class ChannelAck(TypedDict):
     """ChannelActor → HTTP API: what the webhook answers the chat service: ``status`` (200;
     401 for a bad secret or signature; 400 for a body that is no update) and the JSON ``body``
-    (a challenge, an interaction response, or ``{}``)."""
+    (a challenge, an interaction response, or ``{}``); a str body is answered as plain text
+    (the echoed challenge of a GET handshake)."""
 
     message_type: Literal["channel_ack"]
     channel: str
     status: int
-    body: dict
+    body: dict | str
 
 
 # --------------------------------------------------------------------------- wiring
@@ -916,11 +919,12 @@ def notifications_reply(*, user_id: str, notifications: list[dict]) -> Notificat
     return _build(NotificationsReply, **locals())  # type: ignore[return-value]
 
 
-def channel_update(*, channel: str, body: str, headers: dict) -> ChannelUpdate:
+def channel_update(*, channel: str, body: str, headers: dict, method: str | None = None,
+                   query: dict | None = None) -> ChannelUpdate:
     return _build(ChannelUpdate, **locals())  # type: ignore[return-value]
 
 
-def channel_ack(*, channel: str, status: int, body: dict) -> ChannelAck:
+def channel_ack(*, channel: str, status: int, body: dict | str) -> ChannelAck:
     return _build(ChannelAck, **locals())  # type: ignore[return-value]
 
 

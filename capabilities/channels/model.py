@@ -85,6 +85,12 @@ class Outbound:
     thread: dict = field(default_factory=dict)
 
 
+def post_only(method: str) -> None:
+    """A webhook that takes events by POST only refuses any other method as malformed."""
+    if method.upper() != "POST":
+        raise MalformedUpdate(f"this channel's webhook takes POST, not {method}")
+
+
 def approve_data(task_id: str, yes: bool) -> str:
     return f"a:{'y' if yes else 'n'}:{task_id}"
 

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from capabilities.channels.email import EmailAdapter
-from capabilities.channels.mailbox import MailPoller
+from capabilities.channels.email.mailbox import MailPoller
 from config import load_config
 from tests.support.mail_servers import PASSWORD, USER, Dovecot, mail
 from tests.support.waiting import wait_until

@@ -11,7 +11,7 @@ import pytest
 
 from capabilities.channels.email import EmailAdapter
 from capabilities.channels.model import DeliveryError, Outbound
-from config import MailServer
+from capabilities.channels.email.settings import MailServer
 from tests.channels.test_email_mailbox import Watching
 from tests.support.waiting import wait_until
 from tests.support.mail_servers import PASSWORD, USER, Dovecot, SMTPSink, mail

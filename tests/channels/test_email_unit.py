@@ -11,10 +11,11 @@ from email.message import EmailMessage
 import pytest
 
 from capabilities.channels.email import EmailAdapter, html_to_text, strip_quoted
-from capabilities.channels.mailbox import ACTIVE, IDLE, PollSchedule
+from capabilities.channels.email.mailbox import ACTIVE, IDLE, PollSchedule
 from capabilities.channels.model import Button, MalformedUpdate, Outbound
 from capabilities.channels.adapters import ChannelSetupError, build_adapter, check_credentials
-from config import ConfigError, MailServer, load_config
+from capabilities.channels.email.settings import MailServer
+from config import ConfigError, load_config
 from tests.support.mail_servers import mail
 
 TASK = "task_0123456789abcdef"

@@ -17,10 +17,11 @@ from capabilities.channels.discord import DiscordAdapter
 from capabilities.channels.email import EmailAdapter
 from capabilities.channels.feishu import FeishuAdapter
 from capabilities.channels.model import Unauthorized
-from capabilities.channels.sender_auth import aligned, parse, verdict
+from capabilities.channels.email.sender_auth import aligned, parse, verdict
 from capabilities.channels.service import ChannelService
 from agents.node import StartupError
-from config import ConfigError, MailServer, load_config
+from capabilities.channels.email.settings import MailServer
+from config import ConfigError, load_config
 from tests.support.mail_servers import mail
 
 FEISHU = {"type": "feishu", "app_id_env": "FS_ID", "app_secret_env": "FS_SECRET",

@@ -34,7 +34,7 @@ class ListAdapter:
 
 # -- configuration ---------------------------------------------------------------------
 @pytest.mark.parametrize("settings, key", [
-    ({"type": "whatsapp"}, "channels.tg.type"),
+    ({"type": "pigeon"}, "channels.tg.type"),
     ({"mode": "polling", "type": "discord", "token_env": "A", "public_key_env": "B"}, "mode"),
     ({"token_env": ""}, "token_env"),
     ({"mode": "webhook"}, "webhook_secret_env"),
@@ -263,7 +263,7 @@ def test_markdown_telegram_cannot_parse_goes_out_again_as_plain_text(bot):
 
 
 def test_every_rendering_of_a_mixed_reply_is_markdown_v2_telegram_accepts():
-    from capabilities.channels.render import telegram
+    from capabilities.channels.telegram.render import telegram
     from tests.support.telegram_server import markdown_v2_problem
 
     reply = ("# Results (draft)\n**Total**: 1,234.5 (+3%) — see [report](https://x.org/r?id=1&v=2).\n"

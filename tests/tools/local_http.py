@@ -81,6 +81,9 @@ class LocalHTTPServer:
 def _handler_for(server: LocalHTTPServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # the status line, headers and body go out in separate writes: with Nagle's algorithm the
+        # body waits for the client's delayed ACK of the headers, 40 ms on every keep-alive call
+        disable_nagle_algorithm = True
 
         def _serve(self) -> None:
             parts = urllib.parse.urlsplit(self.path)

@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 
-from capabilities.channels import render
+from capabilities.channels.telegram.render import telegram as markdown_v2, tg_escape
 from capabilities.channels.model import (
-    ChannelError, DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button,
+    ChannelError, DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button, post_only,
 )
 
 log = logging.getLogger("flora.channels.telegram")
@@ -65,8 +65,10 @@ class TelegramAdapter:
         except (KeyError, TypeError) as exc:
             raise MalformedUpdate(f"Telegram update {key} lacks {exc}") from None
 
-    def webhook(self, body: str, headers: dict[str, str]) -> tuple[int, dict, list[Inbound]]:
+    def webhook(self, body: str, headers: dict[str, str], *, method: str = "POST",
+                query: dict[str, str] | None = None) -> tuple[int, dict, list[Inbound]]:
         """A webhook call: its secret header checked (Unauthorized), its update parsed."""
+        post_only(method)
         if not self._secret:
             raise Unauthorized("this channel polls; it takes no webhook calls")
         if not hmac.compare_digest(headers.get(SECRET_HEADER, ""), self._secret):
@@ -92,7 +94,7 @@ class TelegramAdapter:
     # -- out --------------------------------------------------------------------------
     def render(self, out: Outbound) -> list[dict]:
         """The sendMessage bodies for ``out``: its text in MarkdownV2 pieces, the buttons on the last."""
-        pieces = render.telegram(out.text) or [render.tg_escape("(empty reply)")]
+        pieces = markdown_v2(out.text) or [tg_escape("(empty reply)")]
         bodies = [{"chat_id": out.chat_id, "text": piece, "parse_mode": "MarkdownV2"} for piece in pieces]
         if out.buttons:
             bodies[-1]["reply_markup"] = {"inline_keyboard": [

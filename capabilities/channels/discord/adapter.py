@@ -26,7 +26,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from capabilities.channels import render
-from capabilities.channels.model import DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button
+from capabilities.channels.model import (
+    DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button, post_only,
+)
 
 log = logging.getLogger("flora.channels.discord")
 
@@ -34,6 +36,7 @@ PING, APPLICATION_COMMAND, MESSAGE_COMPONENT = 1, 2, 3
 PONG, CHANNEL_MESSAGE_WITH_SOURCE, DEFERRED_UPDATE_MESSAGE = 1, 4, 6
 BUTTONS_PER_ROW = 5
 STYLE_PRIMARY, STYLE_SECONDARY, STYLE_DANGER = 1, 2, 4
+DISCORD_LIMIT = 2000  # characters of a message's content
 MAX_AGE_S = 300  # an interaction signed longer ago than this (or this far ahead) is refused
 
 
@@ -48,7 +51,9 @@ class DiscordAdapter:
         self._client = httpx.Client(timeout=timeout_s, headers={"Authorization": f"Bot {token}"})
 
     # -- in ---------------------------------------------------------------------------
-    def webhook(self, body: str, headers: dict[str, str]) -> tuple[int, dict, list[Inbound]]:
+    def webhook(self, body: str, headers: dict[str, str], *, method: str = "POST",
+                query: dict[str, str] | None = None) -> tuple[int, dict, list[Inbound]]:
+        post_only(method)
         signature, timestamp = headers.get("x-signature-ed25519", ""), headers.get("x-signature-timestamp", "")
         try:
             self._key.verify(bytes.fromhex(signature), timestamp.encode() + body.encode())
@@ -74,7 +79,7 @@ class DiscordAdapter:
             return 200, {"type": DEFERRED_UPDATE_MESSAGE}, inbounds
         text = inbounds[0].text if inbounds else ""
         quoted = "> " + text.replace("\n", "\n> ") if text else "…"
-        return 200, {"type": CHANNEL_MESSAGE_WITH_SOURCE, "data": {"content": quoted[:render.DISCORD_LIMIT]}}, inbounds
+        return 200, {"type": CHANNEL_MESSAGE_WITH_SOURCE, "data": {"content": quoted[:DISCORD_LIMIT]}}, inbounds
 
     def parse(self, interaction: Any) -> list[Inbound]:
         try:
@@ -95,7 +100,7 @@ class DiscordAdapter:
 
     # -- out --------------------------------------------------------------------------
     def render(self, out: Outbound) -> list[dict]:
-        bodies = [{"chat_id": out.chat_id, "content": piece} for piece in render.discord(out.text) or ["…"]]
+        bodies = [{"chat_id": out.chat_id, "content": piece} for piece in render.plain(out.text, DISCORD_LIMIT) or ["…"]]
         buttons = [b for row in out.buttons for b in row]
         if buttons:
             styles = {"a:y:": STYLE_PRIMARY, "a:n:": STYLE_DANGER}

@@ -30,7 +30,10 @@ import httpx
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from capabilities.channels import render
-from capabilities.channels.model import DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button
+from capabilities.channels.feishu.render import FEISHU_LIMIT, feishu as feishu_posts
+from capabilities.channels.model import (
+    DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button, post_only,
+)
 
 TOKEN_MARGIN_S = 300  # a tenant_access_token is renewed this long before it expires
 
@@ -49,7 +52,9 @@ class FeishuAdapter:
         self._token_lock = threading.Lock()
 
     # -- in ---------------------------------------------------------------------------
-    def webhook(self, body: str, headers: dict[str, str]) -> tuple[int, dict, list[Inbound]]:
+    def webhook(self, body: str, headers: dict[str, str], *, method: str = "POST",
+                query: dict[str, str] | None = None) -> tuple[int, dict, list[Inbound]]:
+        post_only(method)
         try:
             data = json.loads(body)
         except json.JSONDecodeError as exc:
@@ -103,12 +108,12 @@ class FeishuAdapter:
 
     # -- out --------------------------------------------------------------------------
     def render(self, out: Outbound) -> list[dict]:
-        posts = render.feishu(out.text) or render.feishu("…")
+        posts = feishu_posts(out.text) or feishu_posts("…")
         bodies = [{"chat_id": out.chat_id, "msg_type": "post", "content": json.dumps(p, ensure_ascii=False)}
                   for p in posts]
         if out.buttons:  # the last piece as a card, with the buttons under its text
             card = {"config": {"wide_screen_mode": True}, "elements": [
-                {"tag": "markdown", "content": render.split_text(render.prepare(out.text), render.FEISHU_LIMIT)[-1]
+                {"tag": "markdown", "content": render.split_text(render.prepare(out.text), FEISHU_LIMIT)[-1]
                  if out.text.strip() else "…"},
                 {"tag": "action", "actions": [
                     {"tag": "button", "text": {"tag": "plain_text", "content": b.label},

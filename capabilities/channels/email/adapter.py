@@ -1,10 +1,10 @@
-"""E-mail through a mailbox: mails read over IMAP (:mod:`capabilities.channels.mailbox` polls),
+"""E-mail through a mailbox: mails read over IMAP (:mod:`capabilities.channels.email.mailbox` polls),
 answers sent over SMTP (stdlib ``smtplib``). This module is the adapter: a fetched mail as an
 :class:`Inbound`, an :class:`Outbound` as a mail, and the send.
 
 - who wrote: the ``From`` address, lower-cased (the channel's ``allow``/``users`` name addresses),
   taken as the sender's only when the receiving server's ``Authentication-Results`` shows it
-  (:mod:`capabilities.channels.sender_auth`; ``require_sender_auth``, on by default): a mail
+  (:mod:`capabilities.channels.email.sender_auth`; ``require_sender_auth``, on by default): a mail
   that fails is parsed with the reason in ``Inbound.unverified``, and the channel refuses it;
 - the key a redelivery repeats: the ``Message-ID``, else ``uid:<UIDVALIDITY>:<UID>``;
 - what Flora reads: the plain-text part (else the HTML part as text), with the quoted previous
@@ -32,7 +32,8 @@ from email.message import EmailMessage
 from html.parser import HTMLParser
 from typing import Any
 
-from capabilities.channels import render, sender_auth
+from capabilities.channels.email import sender_auth
+from capabilities.channels.email.render import email as mail_parts
 from capabilities.channels.model import DeliveryError, Inbound, MalformedUpdate, Outbound
 
 log = logging.getLogger("flora.channels.email")
@@ -96,7 +97,8 @@ class EmailAdapter:
         return [Inbound(key=key, chat_id=sender, sender_id=sender, text=text,
                         task_id=self.task_answered(in_reply_to, subject), thread=thread, unverified=unverified)]
 
-    def webhook(self, body: str, headers: dict[str, str]) -> tuple[int, dict, list[Inbound]]:
+    def webhook(self, body: str, headers: dict[str, str], *, method: str = "POST",
+                query: dict[str, str] | None = None) -> tuple[int, dict, list[Inbound]]:
         """Mail comes from the mailbox, never through the webhook route: a call there is refused."""
         raise MalformedUpdate("an email channel has no webhook: it reads its mailbox over IMAP")
 
@@ -116,7 +118,7 @@ class EmailAdapter:
         hint = _answer_hint(out)
         if hint:
             text = f"{text}\n\n{hint}"
-        plain, rich = render.email(text)
+        plain, rich = mail_parts(text)
         thread = out.thread or {}
         subject = _RE_PREFIX.sub("", thread.get("subject", "")).strip()
         subject = f"Re: {subject}" if subject else _first_line(out.text) or "Flora"
