@@ -162,6 +162,9 @@ _PHRASES.update({
     "memory_none": {EN: "I don't remember anything about you yet. Tell me what you'd like me to keep in mind.",
                     ZH: "我还没有记住关于你的任何事。你可以告诉我希望我记住什么。"},
     "memory_forgot": {EN: "Done: I forgot {count} thing(s) about you.", ZH: "好的，我已忘掉 {count} 条关于你的记忆。"},
+    # a question about the person that nothing they told Flora answers: said plainly, never guessed
+    "not_told": {EN: "You haven't told me that yet, so I don't know. Tell me and I'll remember it.",
+                 ZH: "你还没告诉过我这个，所以我不知道。告诉我的话，我会记住。"},
     "memory_not_found": {EN: "I don't remember anything like that about you.", ZH: "我没有记着关于你的这样的事。"},
     "memory_cleared": {EN: "Done: I forgot everything I remembered about you ({count}).",
                        ZH: "好的，关于你的 {count} 条记忆都已删除。"},

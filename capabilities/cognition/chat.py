@@ -8,6 +8,11 @@ tasks, which it cannot see. A calculation the message asks for is worked out exa
 right. ``reply`` streams: each piece of text is handed to
 ``on_text`` as it comes, and the whole reply is returned. Without a model, Flora says
 plainly what it can do instead of pretending to converse.
+
+A question about the person themselves ("what's my name?", "我的狗叫什么名字？") has one
+source of truth: what they told Flora. With nothing recalled, the reply says so without asking
+the model (a small model asked such a question invents a name, a plate number, a city); with
+memories, the model is told to answer from them alone.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ LIMITS = (
     "open tickets, restart servers): when asked to, say you cannot, never that you will or did."
 )
 SYSTEM_PROMPT = FLORA_PROMPT + " " + LIMITS
+ONLY_WHAT_WAS_TOLD = ("The person asks about themselves. Answer only from what they said in this conversation or "
+                      "what you remember of them; if neither says, tell them they have not told you. Never guess.")
 MAX_CHAT_TOKENS = 200
 HISTORY_TURNS = 6
 HISTORY_CHARS = 1500  # the budget for earlier turns in a chat prompt
@@ -44,6 +51,7 @@ _TRANSLATION = re.compile(r"\btranslat\w*|\bhow (?:do|would|can|should) (?:you|i
                           r"\bwhat(?:'s| is) .{1,60}\bin (?:english|chinese|mandarin|french|german|spanish|japanese|"
                           r"korean|italian|russian|portuguese)\b|翻译|翻成|译成|用\S{1,4}(?:语|文)怎么说|\S{1,4}(?:语|文)怎么说",
                           re.IGNORECASE)
+_ASKED = ("?", "？", "吗", "呢", "么")  # how a question ends
 _TRANSLATION_FRAME = {
     "zh": "Reply in Chinese: one short Chinese phrase, then the translation (for example: 译文是：“…”).",
     EN: "Reply in English: one short English phrase, then the translation (for example: Translation: “…”).",
@@ -58,15 +66,22 @@ class ChatResponder:
 
     def reply(self, content: str, *, language: str = EN, history: list[dict] | None = None,
               memories: list[dict] | None = None, on_text: Callable[[str], None] | None = None,
-              persona_prompt: str | None = None, llm=None) -> str:
+              persona_prompt: str | None = None, llm=None, about_self: bool = False) -> str:
         """``persona_prompt``: the chosen persona's system prompt (default: Flora's own);
-        ``llm``: the persona's own model (default: the chat model)."""
+        ``llm``: the persona's own model (default: the chat model); ``about_self``: the message
+        asks about the person themselves (answered from ``memories`` only)."""
+        if about_self and not recalled.facts(memories) and not _said_before(history):
+            told = say(language, "not_told")
+            if on_text is not None:
+                on_text(told)
+            return told
         llm = llm if llm is not None else self._llm
         if llm is None:
             return say(language, "no_model") + "\n" + self.help_text(language)
         from capabilities.llm.base import LLMError
 
-        messages = chat_prompt(content, language, history or [], memories or [], persona_prompt=persona_prompt)
+        messages = chat_prompt(content, language, history or [], memories or [], persona_prompt=persona_prompt,
+                               about_self=about_self)
         pieces: list[str] = []
         try:
             for piece in llm.stream(messages, max_tokens=self._max_tokens, temperature=0.3):
@@ -95,8 +110,16 @@ class ChatResponder:
         return [s.name for s in self._registry.executables() if s.routable]
 
 
+def _said_before(history: list[dict] | None) -> bool:
+    """Whether the person told anything earlier in this conversation (which may answer a
+    question about them before it reaches long-term memory): a turn of theirs that is not
+    itself a question."""
+    return any(t.get("role") == "user" and str(t.get("content") or "").strip()
+               and not str(t["content"]).strip().endswith(_ASKED) for t in history or [])
+
+
 def chat_prompt(content: str, language: str, history: list[dict], memories: list[dict] | None = None, *,
-                persona_prompt: str | None = None) -> list[dict]:
+                persona_prompt: str | None = None, about_self: bool = False) -> list[dict]:
     """The system prompt (the persona's, else Flora's own, with the limits every persona keeps;
     identical across calls and people, so the model host reuses its evaluated state), the
     recent turns within a character budget, the language to answer in, what Flora remembers
@@ -118,6 +141,8 @@ def chat_prompt(content: str, language: str, history: list[dict], memories: list
     known = recalled.block(memories)
     if known:  # next to the message: a small model heeds what it read last
         messages.append({"role": "system", "content": known})
+    if about_self:
+        messages.append({"role": "system", "content": ONLY_WHAT_WAS_TOLD})
     calculation = arithmetic.worked(content)
     if calculation is not None:
         messages.append({"role": "system", "content": f"Worked out exactly for this message: {calculation.shown()}. "

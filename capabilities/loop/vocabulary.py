@@ -62,7 +62,9 @@ _REMIND = re.compile(
     # tells what someone asked, "叫我小明就行" a name
     r"提醒|叫醒|通知我|[叫喊]我(?=起床|起来|醒|一声|\s*$|[，,。.!！])|(?<=[后前点分半候])[叫喊]我"
     r"|(?<![你我他她它还都也不得的])记得(?!\s*(?:吗|么|嘛|不))"
-    rf"|\b(?:remind|alert me|notify me|ping me|wake me|shout at me|{NUDGE_ME})", _F)
+    # "remind me what I'm allergic to" asks what Flora remembers: a question word after "remind me"
+    rf"|\b(?:remind(?!\s+me\s+(?:again\s+)?(?:what|who|whom|where|which|how|why|whether)\b)"
+    rf"|alert me|notify me|ping me|wake me|shout at me|{NUDGE_ME})", _F)
 # "could you … every 6 hours?" is a request put politely, not a question: can/could/would/will
 # before "you" start no question here
 _QUESTION = re.compile(r"[?？]|吗|呢\s*$|多少|什么|怎么|怎样|几点|为什么|哪|^\s*(?:what|how|why|when|which"

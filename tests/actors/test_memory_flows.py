@@ -73,6 +73,16 @@ def test_memories_are_one_persons_own(flora):
     assert "peanuts" in flora.ask("what do you remember about me?", user_id="mem_bob")["message"]
 
 
+def test_a_question_about_the_person_that_nothing_told_answers_gets_no_invented_answer(flora):
+    # by the words ("what's my name?") and by the examples it lies near ("我的狗叫什么名字？")
+    for said, honest in (("what's my name?", "haven't told me"), ("我的狗叫什么名字？", "还没告诉过我"),
+                         ("Can you remind me what I'm allergic to?", "haven't told me")):
+        reply = flora.ask(said, user_id="mem_new")
+        assert reply["message_type"] == "chat_reply" and honest in reply["message"], (said, reply)
+    told = flora.ask("My dog is called Bruno and I live in Hangzhou.", user_id="mem_new")  # told, not asked
+    assert "haven't told me" not in told["message"], told
+
+
 def test_questions_about_memory_are_answered_in_chinese_and_events_recorded(flora, store):
     flora.ask("我喜欢喝绿茶", user_id="mem_dan")
     wait_for_memory(flora, "mem_dan", "绿茶")

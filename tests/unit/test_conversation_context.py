@@ -310,3 +310,45 @@ def test_the_front_desk_reads_a_follow_up_in_its_conversation_but_not_while_a_qu
     conversation.handle_user_input({"user_id": USER, "content": "what about Shanghai?", "tenant_id": TENANT},
                                    history=[{"role": "user", "content": "提醒我给李老师打电话"}])
     assert reader.read_texts[1:] == ["what about Shanghai?"]  # maybe its answer: read as it is, not as the reminder
+
+
+# -- questions about the person: what they told, never a guess -----------------------------------
+def test_a_question_about_the_person_with_nothing_told_is_answered_plainly_without_the_model(registry):
+    llm = ScriptedLLM([])  # any call would fail the test: nothing is scripted
+    shown: list[str] = []
+    reply = ChatResponder(registry, llm).reply("我的狗叫什么名字？", language="zh", about_self=True,
+                                               on_text=shown.append)
+    assert reply == shown[0] and "你还没告诉过我" in reply
+    assert "haven't told me" in ChatResponder(registry, llm).reply("what's my name?", about_self=True, memories=[])
+    assert llm.calls == []
+
+
+def test_a_question_about_the_person_goes_to_the_model_with_what_was_told_and_no_leave_to_guess(registry):
+    known = [{"memory_id": "mem_1", "fact": "The person's dog is called Bruno"}]
+    llm = ScriptedLLM(["Your dog is Bruno."])
+    assert ChatResponder(registry, llm).reply("what's my dog called?", memories=known, about_self=True) \
+        == "Your dog is Bruno."
+    prompt = llm.calls[0][0]
+    assert prompt[-1] == {"role": "user", "content": "what's my dog called?"}
+    assert "Bruno" in prompt[-3]["content"] and "Never guess" in prompt[-2]["content"]
+    # said earlier in this conversation, not yet remembered: the model reads the turns
+    history = [{"role": "user", "content": "my dog is called Bruno"}, {"role": "assistant", "content": "Cute!"}]
+    llm = ScriptedLLM(["Bruno."])
+    assert ChatResponder(registry, llm).reply("what's my dog called?", history=history, about_self=True) == "Bruno."
+
+
+
+def test_questions_asked_earlier_tell_nothing_about_the_person(registry):
+    asked = [{"role": "user", "content": "what's my name?"}, {"role": "assistant", "content": "You haven't told me."},
+             {"role": "user", "content": "我住在哪里？"}]
+    assert "haven't told me" in ChatResponder(registry, ScriptedLLM([])).reply("what's my dog called?",
+                                                                               history=asked, about_self=True)
+
+
+def test_asking_to_be_reminded_of_what_was_told_is_a_question_not_a_reminder():
+    from capabilities.loop.requests import asks_to_be_reminded
+
+    assert not asks_to_be_reminded("Can you remind me what I'm allergic to?")
+    assert not asks_to_be_reminded("remind me again where I parked")
+    assert asks_to_be_reminded("remind me to call mum at 5pm")
+    assert asks_to_be_reminded("remind me tomorrow what to buy")
