@@ -260,6 +260,8 @@ def mentions(text: str, phrase: str) -> bool:
         return False
     if _CJK.search(phrase):
         return phrase in text
+    if phrase.isascii() and text.isascii() and phrase.lower() not in text.lower():
+        return False  # not even inside a word: no need to look for it as one (most phrases, most texts)
     return _word(phrase).search(text) is not None
 
 
