@@ -14,6 +14,7 @@ handled carries the actor's role, address and node and the message's ``tenant_id
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 from typing import Any, Callable
 
@@ -124,6 +125,10 @@ class FloraActor(Actor):
             configure_process_logging(message["config"])
             self.runtime = Runtime.from_config(message["config"])
         self.configured(message, sender)
+        # what start-up built (the registry, its plugins, the models' tables) lives as long as the
+        # process: kept out of the collector's full sweeps, which would otherwise walk it all again
+        # every so often in the middle of some message
+        gc.freeze()
         self.send(sender, m.configured(role=self.role, node=current_node(self.runtime.config.actors.node)))
         early, self._early = self._early, []
         for held, held_sender in early:
