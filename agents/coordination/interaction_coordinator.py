@@ -12,7 +12,8 @@ understanding step and chat read a message in its context ("and tomorrow?").
 
 With long-term memory (a MemoryActor, destination ``"memory"``): new work first asks it for
 the memories bearing on the message (``recall``; after ``RECALL_WAIT_S`` without an answer
-the work goes on without them), and they travel with the work; a turn in which the person
+the work goes on without them), and they travel with the work — unless the front desk found
+that no model will read them (``Decision.recall``: a capability named outright); a turn in which the person
 may have told something about themselves is left in the store as pending work and the
 MemoryActor is woken to distil it; "what do you remember about me?" and "forget …" are
 answered from it directly.
