@@ -114,6 +114,9 @@ class ActorsConfig(_Section):
     retry_max_attempts: int = Field(DEFAULT_RETRY_MAX_ATTEMPTS, ge=0, le=20)
     retry_backoff_s: float = Field(DEFAULT_RETRY_BACKOFF_S, gt=0, le=3600)
     retry_backoff_max_s: float = Field(DEFAULT_RETRY_BACKOFF_MAX_S, gt=0, le=86400)
+    # a folder where each process writes where its messages' time goes (common/spans.py), for
+    # bench/pipeline.py's breakdown; empty: nothing is timed
+    spans_dir: str = ""
 
     @model_validator(mode="after")
     def _backoff_grows(self) -> "ActorsConfig":

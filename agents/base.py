@@ -14,12 +14,13 @@ handled carries the actor's role, address and node and the message's ``tenant_id
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 from typing import Any, Callable
 
 from thespian.actors import Actor, ActorExitRequest, ActorSystemMessage, ChildActorExited
 
-from common import log_context
+from common import log_context, spans
 from common import messages as m
 from common.cluster import current_node
 from common.logging_setup import configure_process_logging
@@ -36,13 +37,26 @@ def _in_log_context(receive: Callable[[Any, Any, Any], None]) -> Callable[[Any, 
 
     @functools.wraps(receive)
     def receiveMessage(self: "FloraActor", message: Any, sender: Any) -> None:
-        with log_context.bound(actor=self.role, actor_addr=str(self.myAddress),
-                               node=current_node(self.runtime.config.actors.node) if self.runtime else None,
-                               **log_context.message_fields(message)):
-            receive(self, message, sender)
+        if spans.enabled():  # the whole handling, its log context too
+            with spans.span(f"handler.{self.role}.{_kind(message)}"):
+                _receive_in_context(self, receive, message, sender)
+        else:
+            _receive_in_context(self, receive, message, sender)
 
     receiveMessage._in_log_context = True  # type: ignore[attr-defined]
     return receiveMessage
+
+
+def _receive_in_context(actor: "FloraActor", receive, message: Any, sender: Any) -> None:
+    with log_context.bound(actor=actor.role, actor_addr=str(actor.myAddress),
+                           node=current_node(actor.runtime.config.actors.node) if actor.runtime else None,
+                           **log_context.message_fields(message)):
+        receive(actor, message, sender)
+
+
+def _kind(message: Any) -> str:
+    kind = message.get("message_type") if isinstance(message, dict) else type(message).__name__
+    return kind if isinstance(kind, str) else "?"
 
 
 class FloraActor(Actor):
@@ -111,6 +125,10 @@ class FloraActor(Actor):
             configure_process_logging(message["config"])
             self.runtime = Runtime.from_config(message["config"])
         self.configured(message, sender)
+        # what start-up built (the registry, its plugins, the models' tables) lives as long as the
+        # process: kept out of the collector's full sweeps, which would otherwise walk it all again
+        # every so often in the middle of some message
+        gc.freeze()
         self.send(sender, m.configured(role=self.role, node=current_node(self.runtime.config.actors.node)))
         early, self._early = self._early, []
         for held, held_sender in early:

@@ -152,6 +152,9 @@ class CapabilitySpec:
     # checks a call's values before anyone is asked to approve it (the command policy, a
     # script's syntax): raises CapabilityError / CapabilityInputError with the reason
     precheck: Callable[[dict, "ExecutionContext"], None] | None = None
+    # True: it reads what is remembered of the person (``ExecutionContext.meta["memories"]``: the
+    # agent loop's prompt), so a request that names it still recalls them before it is routed
+    reads_memories: bool = False
 
     @property
     def offered_to_agent(self) -> bool:
@@ -277,6 +280,7 @@ def capability(
     asked_for_by_name: bool = False,
     agent_approval: bool | Callable[[dict, str], bool] = False,
     precheck: Callable[[dict, ExecutionContext], None] | None = None,
+    reads_memories: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as an executable capability.
 
@@ -301,6 +305,7 @@ def capability(
             asked_for_by_name=asked_for_by_name,
             agent_approval=agent_approval,
             precheck=precheck,
+            reads_memories=reads_memories,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

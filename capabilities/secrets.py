@@ -80,6 +80,10 @@ class SecretMasker:
     def from_registry(cls, registry: Any) -> SecretMasker:
         return cls({spec.name: spec.parameters for spec in registry.executables()})
 
+    def keeps_none(self, capability: Any) -> bool:
+        """Whether ``capability`` (a name) is known to have no secret parameters."""
+        return isinstance(capability, str) and bool(capability) and capability not in self._names
+
     def secret_values(self, capability: str, parameters: Any) -> list[str]:
         """The values of ``parameters`` that are secrets of ``capability``."""
         if not isinstance(parameters, dict):

@@ -36,6 +36,7 @@ from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_planner import DEFAULT_MAX_STEPS, TaskPlanner
 from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
 from common import messages as m
+from common import spans
 from common.cluster import current_node
 from common.i18n import language_of, say
 from capabilities.loop.schedule import ScheduleError
@@ -293,7 +294,7 @@ class TaskExecutionService:
             return self._register_loop(task, spec, check.values, loop)
         run = task.meta.get("run") or {}
         meta = {k: run[k] for k in ("loop_task_id", "run_key") if k in run}
-        meta.update({k: task.meta[k] for k in ("allowed_capabilities",) if k in task.meta})
+        meta.update({k: task.meta[k] for k in ("allowed_capabilities", "memories") if k in task.meta})
         if approved_call:
             meta["approved_call"] = approved_call
         context = ExecutionContext(task_id=task_id, user_id=task.user_id, tenant_id=tenant, config=self._config,
@@ -303,7 +304,8 @@ class TaskExecutionService:
                                    events=self._events, request=task.content)
         started = time.perf_counter()
         try:
-            result = spec.invoke(check.values, context)
+            with spans.span("capability"):
+                result = spec.invoke(check.values, context)
         except ApprovalRequired as exc:
             return self._pause_for_call(task, spec, exc, check.values)
         except InputRequired as exc:

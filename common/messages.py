@@ -20,6 +20,7 @@ import types
 import uuid
 from typing import Any, Literal, NotRequired, TypedDict, Union, get_args, get_origin, get_type_hints
 
+from common import spans
 from common.i18n import language_of, say
 
 TaskState = Literal[
@@ -683,7 +684,8 @@ def validate(msg: Any) -> dict:
             f"expected one of: {', '.join(sorted(MESSAGE_TYPES))}",
             field="message_type", error_type="unknown_message_type",
         )
-    _check_fields(cls, msg, prefix="")
+    with spans.span("protocol"):
+        _check_fields(cls, msg, prefix="")
     content = msg.get("content")
     if kind in _BOUNDED_CONTENT and isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
         raise ProtocolError(f"'content' is {len(content):,} characters; a message may hold at most "

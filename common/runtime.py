@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from capabilities.registry import CapabilityRegistry
+from common import spans
 from common.tasks.store import TaskStore, open_store
 from config import FloraConfig, load_config
 from events.event_bus import EventBus
@@ -28,7 +29,10 @@ class Runtime:
         from init_plugins import build_registry
 
         config = config if isinstance(config, FloraConfig) else load_config(config, env={})
+        spans.configure(config.actors.spans_dir)
         store = open_store(config)
+        if spans.enabled():  # each call of the store timed on its own
+            store = spans.Timed(store, "store")
         events = EventBus(store)
         registry = build_registry(config, store=store, events=events)
         return cls(config, store, events, registry)

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from common import spans
+
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -26,6 +28,7 @@ def open_sqlite(path: str | Path) -> sqlite3.Connection:
     _use_wal(db, memory=str(path) == ":memory:")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    spans.count_statements(db)
     return db
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable
 
+from common import spans
 from common.tasks.models import Event, PendingEvent, TaskRecord
 from common.tasks.store import TaskStore
 from events.event_types import STATE_EVENTS, EventType
@@ -61,6 +62,10 @@ class EventBus:
         return task
 
     def _announce(self, event: Event) -> None:
+        with spans.span("events"):
+            self._tell(event)
+
+    def _tell(self, event: Event) -> None:
         log.info("event %s task_id=%s source=%s", event.event_type, event.task_id, event.source,
                  extra={"task_id": event.task_id, "tenant_id": event.tenant_id, "event": event.event_type})
         for wanted, callback in list(self._subscribers):

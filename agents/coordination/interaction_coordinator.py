@@ -12,7 +12,8 @@ understanding step and chat read a message in its context ("and tomorrow?").
 
 With long-term memory (a MemoryActor, destination ``"memory"``): new work first asks it for
 the memories bearing on the message (``recall``; after ``RECALL_WAIT_S`` without an answer
-the work goes on without them), and they travel with the work; a turn in which the person
+the work goes on without them), and they travel with the work — unless the front desk found
+that no model will read them (``Decision.recall``: a capability named outright); a turn in which the person
 may have told something about themselves is left in the store as pending work and the
 MemoryActor is woken to distil it; "what do you remember about me?" and "forget …" are
 answered from it directly.
@@ -37,6 +38,7 @@ from capabilities.context.conversation_log import ConversationLog
 from capabilities.context.conversation_manager import ConversationManager, Decision
 from capabilities.memory import recalled
 from common import messages as m
+from common import spans
 from common.i18n import ZH, is_mostly, language_of, say
 from common.tasks.models import COMPLETED, FAILED, Notification, TaskRecord
 from common.tasks.store import TaskStore
@@ -112,13 +114,15 @@ class InteractionCoordinator:
                                            field=exc.field))]
         msg = {**raw, "msg_id": msg_id, "tenant_id": raw.get("tenant_id") or self._default_tenant}  # type: ignore[union-attr]
         tenant, user = msg["tenant_id"], msg["user_id"]
-        if msg.get("session_id") and self._log is not None and self._log.owner_conflict(tenant, user,
-                                                                                         msg["session_id"]):
-            return [("reply", m.task_error(msg_id=msg_id, error_type="forbidden", field="session_id",
-                                           message=f"Conversation {msg['session_id']} belongs to another user."))]
-        conversation = ConversationLog.conversation_id(tenant, user, msg.get("channel"), msg.get("session_id"))
-        history = self._log.recent(tenant, user, conversation) if self._log is not None else []
-        decision = self._conversation.handle_user_input(msg, history=history)
+        with spans.span("conversation_log"):
+            if msg.get("session_id") and self._log is not None and self._log.owner_conflict(tenant, user,
+                                                                                             msg["session_id"]):
+                return [("reply", m.task_error(msg_id=msg_id, error_type="forbidden", field="session_id",
+                                               message=f"Conversation {msg['session_id']} belongs to another user."))]
+            conversation = ConversationLog.conversation_id(tenant, user, msg.get("channel"), msg.get("session_id"))
+            history = self._log.recent(tenant, user, conversation) if self._log is not None else []
+        with spans.span("front_desk"):
+            decision = self._conversation.handle_user_input(msg, history=history)
         log.info("user input msg_id=%s user=%s action=%s task_id=%s", msg_id, user, decision.action,
                  decision.task_id, extra={"tenant_id": tenant, "task_id": decision.task_id})
         outs: list[Out] = []
@@ -170,9 +174,10 @@ class InteractionCoordinator:
                             persona=persona.to_dict() if persona is not None else None,
                             pick_persona=(persona is None and self._personas is not None) or None,
                             reading=d.reading, operation=d.operation)
-        if not self.remembers or not d.content:
+        if not self.remembers or not d.content or not d.recall:
             return [("agent", task)]
-        wait = SELF_RECALL_WAIT_S if cues.asks_about_self(d.content) else RECALL_WAIT_S
+        with spans.span("memory"):
+            wait = SELF_RECALL_WAIT_S if cues.asks_about_self(d.content) else RECALL_WAIT_S
         self.recalling[msg_id] = Recalling(task, time.monotonic() + wait)
         return [("memory", m.memory_request(op="recall", tenant_id=tenant, user_id=user, request_id=msg_id,
                                             query=d.content))]
@@ -182,6 +187,10 @@ class InteractionCoordinator:
         no personas, or the understanding step is to pick one."""
         if self._personas is None:
             return None
+        with spans.span("persona"):
+            return self._chosen_persona(msg, content, task_id)
+
+    def _chosen_persona(self, msg: dict, content: str, task_id: str):
         persona = self._personas.choose(content or msg.get("content", ""), channel=msg.get("channel"),
                                         user_id=msg["user_id"])
         if persona is not None and self._events is not None:
@@ -197,7 +206,8 @@ class InteractionCoordinator:
         if recalling is None:
             return []  # it went on without them already
         if recalling.task is not None:
-            memories = recalled.facts(msg.get("memories"))
+            with spans.span("memory"):
+                memories = recalled.facts(msg.get("memories"))
             return [("agent", {**recalling.task, "memories": memories} if memories else recalling.task)]
         waiting = self.waiting.pop(msg["request_id"], None)
         if waiting is None:
@@ -229,6 +239,10 @@ class InteractionCoordinator:
 
     def _remember(self, tenant: str, user: str, said: dict, reply: dict) -> list[Out]:
         """Leave a turn in which the person may have told about themselves for the MemoryActor."""
+        with spans.span("memory"):
+            return self._remembered(tenant, user, said, reply)
+
+    def _remembered(self, tenant: str, user: str, said: dict, reply: dict) -> list[Out]:
         content = said.get("content") or ""
         if not self.remembers or not isinstance(content, str) or not cues.may_tell_about_self(content):
             return []
@@ -254,12 +268,14 @@ class InteractionCoordinator:
 
     def _recorded(self, msg: dict, conversation: str, reply: dict) -> dict:
         if self._log is not None and _worth_keeping(msg):
-            self._log.record(msg["tenant_id"], msg["user_id"], conversation, msg, reply)
+            with spans.span("conversation_log"):
+                self._log.record(msg["tenant_id"], msg["user_id"], conversation, msg, reply)
         return reply
 
     def _kept(self, waiting: Waiting, reply: dict) -> dict:
         if self._log is not None and waiting.conversation_id and waiting.said and _worth_keeping(waiting.said):
-            self._log.record(waiting.tenant_id, waiting.user_id, waiting.conversation_id, waiting.said, reply)
+            with spans.span("conversation_log"):
+                self._log.record(waiting.tenant_id, waiting.user_id, waiting.conversation_id, waiting.said, reply)
         return reply
 
     def expire_tenant(self, tenant_id: str, reason: str) -> list[Out]:

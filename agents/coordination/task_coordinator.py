@@ -41,6 +41,7 @@ from capabilities.loop.schedule import ScheduleError
 from capabilities.memory.results import memory_meta, with_memory
 from capabilities.routing.task_operations import read_operation
 from common import messages as m
+from common import spans
 from common.cluster import current_node
 from common.i18n import language_of, say
 from common.tasks.models import COMPLETED, CREATED, FAILED, PAUSED_STATES, InvalidTransition, TaskRecord
@@ -79,6 +80,10 @@ class TaskCoordinator:
     def on_agent_task(self, msg: m.AgentTask) -> list[Out]:
         """Route by rules here when they are sure (cheap, never blocks); a worker is asked
         only when the model must decide or write a chat reply."""
+        with spans.span("rules"):
+            return self._route(msg)
+
+    def _route(self, msg: m.AgentTask) -> list[Out]:
         reading = Reading.from_dict(msg.get("reading"))
         pointed = Pointed.from_dict(msg.get("operation"))
         if pointed is not None:  # read at the front desk: an operation on one of the person's tasks or loop tasks

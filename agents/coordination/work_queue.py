@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common import messages as m
+from common import spans
 from common.i18n import language_of, say
 from common.tasks.limits import Admission
 from common.tasks.models import FINAL_STATES, QUEUED, InvalidTransition, Notification, TaskNotFound, TaskRecord
@@ -81,6 +82,10 @@ class WorkQueue:
     def admit(self, task: TaskRecord, start: dict | None = None) -> list[Out]:
         """Start ``task`` (just recorded, or resumed by its user: ``start`` is then its
         ``resume_execution``) or queue it; from the queue it starts with ``execute``."""
+        with spans.span("limits"):
+            return self._admitted(task, start)
+
+    def _admitted(self, task: TaskRecord, start: dict | None) -> list[Out]:
         refusal = self.admission.try_start(task) if self.admission is not None else None
         if refusal is None:
             return [("worker", start or _execute(task))]
@@ -126,12 +131,18 @@ class WorkQueue:
         slot back and start what fits now. Returns whether the answer still goes to a waiting
         ask (False: the ask was answered with ``task_queued``, and the answer is kept as a
         notification instead), and what to send."""
+        with spans.span("limits"):
+            return self._finished(task, answer)
+
+    def _finished(self, task: TaskRecord, answer: dict) -> tuple[bool, list[Out]]:
         self._starting.discard(task.task_id)
         if self.admission is not None:
             self.admission.release(task)
         detached = (task.meta.get("queue") or {}).get("msg_id") == task.msg_id
         pushed = [("notify", self._notify(task, answer))] if detached else []
-        return not detached, [*pushed, *self.drain(task.tenant_id)]
+        # with no limits a freed slot starts nothing: only retries wait then, each started by its wake-up
+        started = self.drain(task.tenant_id) if self.admission is not None else []
+        return not detached, [*pushed, *started]
 
     def _notify(self, task: TaskRecord, answer: dict) -> dict:
         """Keep the answer as the user's notification; the message that pushes it to them."""

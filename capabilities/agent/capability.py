@@ -40,6 +40,7 @@ ALLOWED = "allowed_capabilities"  # ExecutionContext.meta: a persona's list of t
               "write a script that renames these photos and run it", "summarise https://example.org/page",
               "what's the time in Tokyo?", "what does todo.md in my workspace say about the deadline?",
               "看看 report.txt 里写的负责人是谁", "use python to work out the md5 of my name"),
+    reads_memories=True,
 )
 def agent(context: ExecutionContext, request: str = "", answer: str | None = None) -> dict:
     request = (request or "").strip() or context.request.strip()

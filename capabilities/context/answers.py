@@ -258,9 +258,27 @@ def mentions(text: str, phrase: str) -> bool:
     in "api_key"), anywhere for CJK, which has no spaces between words."""
     if not phrase:
         return False
-    if _CJK.search(phrase):
+    cjk, folded = _phrase(phrase)
+    if cjk:
         return phrase in text
+    if folded is not None:
+        text_folded = _ascii_folded(text)
+        if text_folded is not None and folded not in text_folded:
+            return False  # not even inside a word: no need to look for it as one (most phrases, most texts)
     return _word(phrase).search(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _phrase(phrase: str) -> tuple[bool, str | None]:
+    """Whether ``phrase`` is CJK; its lower case when it is ASCII (a capability's keywords: asked
+    of every message)."""
+    return _CJK.search(phrase) is not None, phrase.lower() if phrase.isascii() else None
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_folded(text: str) -> str | None:
+    """``text`` in lower case when it is ASCII (the same message is asked about every keyword)."""
+    return text.lower() if text.isascii() else None
 
 
 def text_after(text: str, phrases) -> str:

@@ -77,7 +77,10 @@ class ConversationLog:
         """The turn with its secrets masked: those of the tasks it speaks of (their records hold
         the values the person gave), and those :class:`SecretMasker` finds on its own."""
         known: list[str] = []
-        for task_id in {said.get("task_id"), reply.get("task_id")} - {None, ""}:
+        speaks_of = {said.get("task_id"), reply.get("task_id")} - {None, ""}
+        if reply.get("task_id") != said.get("task_id") and self._secrets.keeps_none(reply.get("capability")):
+            speaks_of.discard(reply.get("task_id"))  # the reply names its task's capability, which has no secrets
+        for task_id in speaks_of:
             try:
                 task = self._store.get_task(tenant_id, str(task_id))
             except Exception as exc:  # the turn is still masked by what it says itself

@@ -27,6 +27,7 @@ from capabilities.params import check_parameters
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_operations import read_operation
 from capabilities.routing.task_router import TaskRouter
+from common import spans
 from common.i18n import language_of, say
 from common.messages import MissingParameter, Option, new_id
 from common.tasks.cancel import cancel_task_tree
@@ -71,6 +72,10 @@ class Decision:
     pending_task_id: str | None = None  # new_task: a paused task the message might be answering
     reading: dict | None = None  # new_task: what the message resembles (semantic.Reading.to_dict())
     operation: dict | None = None  # new_task: an operation on another task or loop task (pointing.Pointed)
+    # new_task: whether the memories bearing on the message may matter to it. Not for a message
+    # that names a capability outright (nothing to weigh, no model reads it) unless the
+    # capability reads them itself (``CapabilitySpec.reads_memories``)
+    recall: bool = True
 
 
 def in_context(text: str, history: list[dict]) -> str:
@@ -132,7 +137,8 @@ class ConversationManager:
         paused = self._paused(tenant, user)
         # while a question waits, "how about 3pm?" may be its answer: read as it is
         read_as = text if paused else in_context(text, history or [])
-        reading = _Once(lambda: self._read(tenant, user, read_as, waiting=bool(paused)))
+        named = _Once(lambda: self._router.named(read_as))  # a capability asked for outright
+        reading = _Once(lambda: self._read(tenant, user, read_as, waiting=bool(paused), named=named()))
         if paused:
             decision = self._answer_paused(tenant, user, paused, text, reading)
             if decision is not None:
@@ -144,16 +150,24 @@ class ConversationManager:
         if cues.states_about_self(text) and not _reads_as_more_than_talk(reading(), text):
             # "I go running every morning", "我下周要去上海出差三天": about the person, not a request
             return Decision("chat", needs_backend=True, content=text, intent="chat")
-        return Decision("new_task", needs_backend=True, content=text, reading=_as_dict(reading()))
+        return Decision("new_task", needs_backend=True, content=text, reading=_as_dict(reading()),
+                        recall=named() is None or named().reads_memories)
 
-    def _read(self, tenant: str, user: str, text: str, *, waiting: bool) -> Reading | None:
+    def _read(self, tenant: str, user: str, text: str, *, waiting: bool, named) -> Reading | None:
         """What the message resembles among the labelled examples, among the readings the
         person's situation allows: an operation on a task only when they have one, on a loop
         task only when they have one, an answer only while a question waits ("照这个再弄一份吧"
-        from someone with no task yet points at nothing). None without a reader."""
-        reader = self._registry.get_capability("semantic_reader", None)
-        if reader is None or self._router.named(text) is not None:
+        from someone with no task yet points at nothing). None without a reader, or when ``named``
+        (the capability the words name outright) is not None."""
+        if named is not None:
             return None  # a capability called by its name is asked for outright: nothing to weigh
+        with spans.span("reading"):
+            return self._read_allowed(tenant, user, text, waiting=waiting)
+
+    def _read_allowed(self, tenant: str, user: str, text: str, *, waiting: bool) -> Reading | None:
+        reader = self._registry.get_capability("semantic_reader", None)
+        if reader is None:
+            return None
         impossible = [] if waiting else ["answer"]
         if not self._store.list_tasks(tenant, user_id=user, limit=1):
             impossible.append("task_op")

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
-    CHANNEL_OPEN_STATES, MUTABLE_FIELDS, can_move, ChannelDelivery, ChannelMessage, Draft, Event,
+    CHANNEL_OPEN_STATES, MUTABLE_FIELDS, TRANSITIONS, can_move, ChannelDelivery, ChannelMessage, Draft, Event,
     InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, TaskNotFound, TaskRecord,
     WhiteboardEntry, WorkItem,
 )
@@ -197,17 +197,19 @@ class SQLiteTaskStore(TaskStore):
 
     def transition_recorded(self, tenant_id: str, task_id: str, state: str, event: PendingEvent | None, *,
                             expect: Iterable[str] | None = None, **changes: Any) -> tuple[TaskRecord, Event | None]:
+        # the move is one UPDATE that only a task in a state it may leave from matches, returning
+        # the task as written: the change and its event are two statements in one transaction
+        allowed = set(expect) if expect is not None else None
+        sources = [s for s in TRANSITIONS if can_move(s, state) and (allowed is None or s in allowed)]
         with self._lock, immediate(self._db):
-            row = self._db.execute("SELECT * FROM tasks WHERE tenant_id=? AND task_id=?",
-                                   (tenant_id, task_id)).fetchone()
+            row = self._write(tenant_id, task_id, {**changes, "state": state}, states=sources)
             if row is None:
-                raise TaskNotFound(task_id)
-            current = row["state"]
-            allowed = set(expect) if expect is not None else None
-            if (allowed is not None and current not in allowed) or not can_move(current, state):
-                raise InvalidTransition(task_id, current, state)
-            stamped = self._write(tenant_id, task_id, {**changes, "state": state})
-            task = replace(_task(row), **stamped)
+                current = self._db.execute("SELECT state FROM tasks WHERE tenant_id=? AND task_id=?",
+                                           (tenant_id, task_id)).fetchone()
+                if current is None:
+                    raise TaskNotFound(task_id)
+                raise InvalidTransition(task_id, current["state"], state)
+            task = _task(row)
             written = self._insert_event(task, event) if event else None
         return task, written
 
@@ -225,21 +227,26 @@ class SQLiteTaskStore(TaskStore):
         if "state" in changes:
             raise ValueError("use transition() to change a task's state")
         with self._lock:
-            if self._write(tenant_id, task_id, changes) is None:
-                raise TaskNotFound(task_id)
-        return self.get_task(tenant_id, task_id)  # type: ignore[return-value]
+            row = self._write(tenant_id, task_id, changes)
+        if row is None:
+            raise TaskNotFound(task_id)
+        return _task(row)
 
-    def _write(self, tenant_id: str, task_id: str, changes: dict) -> dict | None:
-        """Apply ``changes``; returns them as written (with ``updated_at``), None if no such task."""
+    def _write(self, tenant_id: str, task_id: str, changes: dict,
+               states: list[str] | None = None) -> sqlite3.Row | None:
+        """Apply ``changes`` in one statement (to a task in one of ``states``, when given); the
+        task as written, None if no such task (in those states)."""
         unknown = set(changes) - MUTABLE_FIELDS - {"state"}
         if unknown:
             raise ValueError(f"unknown task fields: {sorted(unknown)}")
-        stamped = {**changes, "updated_at": time.time()}
-        encoded = _encode(stamped)
+        encoded = _encode({**changes, "updated_at": time.time()})
         assignments = ", ".join(f"{k}=?" for k in encoded)
-        cur = self._db.execute(f"UPDATE tasks SET {assignments} WHERE tenant_id=? AND task_id=?",
-                               [*encoded.values(), tenant_id, task_id])
-        return stamped if cur.rowcount else None
+        where, args = "tenant_id=? AND task_id=?", [tenant_id, task_id]
+        if states is not None:
+            where += f" AND state IN ({', '.join('?' for _ in states)})" if states else " AND 0"
+            args += states
+        return self._db.execute(f"UPDATE tasks SET {assignments} WHERE {where} RETURNING *",
+                                [*encoded.values(), *args]).fetchone()
 
     def list_tasks(self, tenant_id: str, *, user_id: str | None = None,
                    states: Iterable[str] | None = None, limit: int = 100) -> list[TaskRecord]:

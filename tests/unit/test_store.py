@@ -616,3 +616,41 @@ def test_processes_opening_a_new_store_at_once_all_open_it(tmp_path):
             assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             store.close()
         assert not errors, errors
+
+
+# -- one transaction per transition (SQLite) ------------------------------------------------
+def test_a_transition_is_one_update_and_its_event_in_one_transaction(store, db_path):
+    add(store, "t1")
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    store.transition_recorded(TENANT, "t1", RUNNING, PendingEvent("task_started", "test", {}),
+                              parameters={"city": "Paris"}, missing=[], meta={"node": "n1"})
+    store._db.set_trace_callback(None)
+    verbs = [s.split()[0].upper() for s in statements]
+    assert verbs == ["BEGIN", "UPDATE", "INSERT", "COMMIT"], statements  # every field in the one UPDATE
+    task = store.get_task(TENANT, "t1")
+    assert (task.state, task.parameters, task.meta) == (RUNNING, {"city": "Paris"}, {"node": "n1"})
+
+
+def test_a_transition_whose_event_cannot_be_written_leaves_the_task_as_it_was(store, db_path, monkeypatch):
+    add(store, "t1", parameters={"city": "Paris"})
+
+    def refused(task, event):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store, "_insert_event", refused)
+    with pytest.raises(sqlite3.OperationalError):
+        store.transition_recorded(TENANT, "t1", RUNNING, PendingEvent("task_started", "test", {}),
+                                  parameters={"city": "Rome"})
+    monkeypatch.undo()
+    task = store.get_task(TENANT, "t1")
+    assert (task.state, task.parameters) == (CREATED, {"city": "Paris"})  # all or nothing
+    assert store.events(TENANT, task_id="t1") == []
+    store.transition(TENANT, "t1", RUNNING)  # the connection is usable again
+
+
+def test_a_refused_transition_says_what_state_the_task_is_in(store, db_path):
+    add(store, "t1", state=COMPLETED)
+    with pytest.raises(InvalidTransition, match="is completed"):
+        store.transition_recorded(TENANT, "t1", RUNNING, PendingEvent("task_started", "test", {}))
+    assert store.events(TENANT, task_id="t1") == []

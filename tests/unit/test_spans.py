@@ -1,0 +1,46 @@
+"""Spans (common/spans.py): nothing recorded and nothing allocated when off; when on, each name's
+own time (its nested spans' time is theirs), its count and the SQL statements run inside it,
+written to a file per process and added up by the bench."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from common import spans
+
+
+def test_off_a_span_is_one_shared_object_that_records_nothing(monkeypatch):
+    monkeypatch.setattr(spans, "_recorder", None)
+    assert spans.span("store.get_task") is spans.span("reading")
+    with spans.span("reading"):
+        pass
+    assert not spans.enabled()
+
+
+def test_on_nested_spans_keep_their_own_time_and_their_statements(tmp_path, monkeypatch):
+    monkeypatch.setattr(spans, "_recorder", None)
+    spans.configure(str(tmp_path))
+    db = sqlite3.connect(":memory:")
+    spans.count_statements(db)
+    with spans.span("handler.agent.agent_task"):
+        time.sleep(0.02)
+        with spans.span("store.get_task"):
+            db.execute("SELECT 1").fetchall()
+            db.execute("SELECT 2").fetchall()
+            time.sleep(0.02)
+    spans._recorder.flush()
+    totals = spans.read_totals(tmp_path)
+    outer, inner = totals["handler.agent.agent_task"], totals["store.get_task"]
+    assert (outer[0], inner[0]) == (1, 1) and (outer[2], inner[2]) == (0, 2)
+    assert 0.015 < outer[1] < 0.035 and 0.015 < inner[1] < 0.035  # the outer one's own time excludes the inner
+    assert spans.difference(totals, {"store.get_task": [1, inner[1], 2]}) == {"handler.agent.agent_task": outer}
+
+
+def test_a_forked_process_records_afresh(tmp_path, monkeypatch):
+    monkeypatch.setattr(spans, "_recorder", None)
+    spans.configure(str(tmp_path))
+    parent = spans._recorder
+    monkeypatch.setattr(parent, "pid", -1)  # as a child of it sees it
+    spans.configure(str(tmp_path))
+    assert spans._recorder is not parent and spans._recorder.totals == {}
