@@ -10,6 +10,8 @@ import redis
 
 from common.accounts.store import Conversation, LinkStore
 
+CODE_SWEEP_S = 24 * 3600  # an unused code's key is dropped after this, long after it expired
+
 # set the link only when the account has none; answer whoever it is linked to afterwards
 _LINK = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
@@ -60,12 +62,16 @@ class RedisLinkStore(LinkStore):
         return sorted(self._redis.smembers(self._key(tenant_id, "user", user_id)))
 
     def put_code(self, tenant_id: str, code_hash: str, data: dict, expires_at: float) -> None:
-        ttl_ms = max(1, int((expires_at - float(self._redis.time()[0])) * 1000))
-        self._redis.set(self._key(tenant_id, "code", code_hash), json.dumps(data), px=ttl_ms)
+        # the expiry is checked against the caller's clock on taking; Redis's TTL only sweeps
+        self._redis.set(self._key(tenant_id, "code", code_hash), json.dumps({"data": data, "expires_at": expires_at}),
+                        ex=CODE_SWEEP_S)
 
     def take_code(self, tenant_id: str, code_hash: str, now: float) -> dict | None:
-        raw = self._redis.getdel(self._key(tenant_id, "code", code_hash))  # Redis expires it itself
-        return json.loads(raw) if raw else None
+        raw = self._redis.getdel(self._key(tenant_id, "code", code_hash))
+        if not raw:
+            return None
+        kept = json.loads(raw)
+        return kept["data"] if kept["expires_at"] > now else None
 
     def count_failure(self, tenant_id: str, key: str, window_s: float, now: float) -> int:
         zkey = self._key(tenant_id, "fail", key)
