@@ -155,8 +155,8 @@ def test_the_notification_desk_readdresses_a_note_whose_chat_left_its_person(lin
 
 # -- in the chats ----------------------------------------------------------------------------------
 def service(name, store, links, **settings):
-    config = load_config({"channels": {name: {"type": "telegram", "mode": "polling", "token_env": "T", "allow": ["*"], **settings}}},
-                         env={})
+    settings = {"type": "telegram", "mode": "polling", "token_env": "T", "allow": ["*"], **settings}
+    config = load_config({"channels": {name: settings}}, env={})
     return ChannelService(name, config.channels[name], store, tenant_id="acme", links=links)
 
 
