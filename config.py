@@ -34,6 +34,7 @@ DEFAULT_ADMIN_PORT = 0  # 0: a free port each start (embedded); fix it for a con
 DEFAULT_BIND_ADDRESS = "127.0.0.1"  # actor and admin sockets: loopback unless a cluster names its private address
 DEFAULT_EXECUTION_POOL_SIZE = 2
 DEFAULT_ASK_TIMEOUT_S = 120.0
+DEFAULT_RECONFIRM_AFTER_S = 24 * 3600.0  # a paused task resumed later than this asks again before side effects
 DEFAULT_HEARTBEAT_INTERVAL_S = 5.0
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"  # writes the replies people read
 DEFAULT_UNDERSTANDING_MODEL = "qwen2.5-coder-0.5b"  # reads each message first: small and fast
@@ -190,6 +191,14 @@ class LimitsConfig(_Section):
         if any(not name.strip() for name in value):
             raise ValueError("capability names must not be empty")
         return value
+
+
+class TasksConfig(_Section):
+    """Tasks that wait. ``reconfirm_after`` (seconds; 0: never): a paused task resumed longer
+    than this after it was asked restates what it is about to do and asks once more before
+    a step with side effects (docs/agent.md, "Stale work")."""
+
+    reconfirm_after: float = Field(DEFAULT_RECONFIRM_AFTER_S, ge=0)
 
 
 class StoreConfig(_Section):
@@ -849,6 +858,7 @@ class FloraConfig(_Section):
     log_format: Literal["text", "json"] = "text"
     actors: ActorsConfig = Field(default_factory=ActorsConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
+    tasks: TasksConfig = Field(default_factory=TasksConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     capabilities: CapabilitiesConfig = Field(default_factory=CapabilitiesConfig)
     rabbitmq: RabbitMQConfig = Field(default_factory=RabbitMQConfig)

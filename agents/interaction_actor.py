@@ -28,6 +28,8 @@ from agents.base import FloraActor
 from agents.coordination.agent_routes import AgentRoutes
 from agents.coordination.interaction_coordinator import InteractionCoordinator
 from agents.coordination.notification_desk import NotificationDesk
+from common.accounts.linking import AccountLinks
+from common.accounts.store import open_link_store
 from capabilities.cognition.personas import PersonaBook
 from capabilities.context.conversation_log import ConversationLog
 from capabilities.secrets import SecretMasker
@@ -70,7 +72,8 @@ class InteractionActor(FloraActor):
                                                   personas=PersonaBook.from_config(rt.config), events=rt.events,
                                                   store=rt.store)
         self.notifications = NotificationDesk(rt.store, default_tenant=rt.config.default_tenant,
-                                              channels=message.get("channels"))
+                                              channels=message.get("channels"),
+                                              links=AccountLinks(open_link_store(rt.config)))
         self.sweep_s = min(SWEEP_INTERVAL_S, rt.config.actors.ask_timeout_s / 2)
         self.wakeupAfter(self.sweep_s)
         self.routes = AgentRoutes(message.get("router"))
@@ -99,8 +102,8 @@ class InteractionActor(FloraActor):
                 if to is not None:
                     self.send(to, message)
         elif kind == "notification" and (sender == self.scheduler or self.routes.is_agent(sender)):
-            for address in self.notifications.recipients(message):
-                self.send(address, message)
+            for address, note in self.notifications.deliveries(message):
+                self.send(address, note)
         elif kind in ("subscribe", "notifications_request"):
             self.send(sender, self.notifications.on_request(message, sender))
         elif kind == "memory_reply" and sender == self.memory:
@@ -148,8 +151,8 @@ class InteractionActor(FloraActor):
                     self.send(to, msg)
                 continue
             if destination == "notify":  # a reply that came too late for its asker: kept, and pushed
-                for address in self.notifications.recipients(msg):
-                    self.send(address, msg)
+                for address, note in self.notifications.deliveries(msg):
+                    self.send(address, note)
                 continue
             if sender is not None:  # None: work that waited for its memories; its asker is known
                 self.askers[msg["msg_id"]] = sender

@@ -29,6 +29,8 @@ from api.auth import AuthError, KeyRing, Principal
 from api.gateway import ActorGateway
 from api.metrics import HTTPMetrics
 from api.service import APIError, Caller, FloraService, Message, event_view, task_view
+from common.accounts.linking import AccountLinks
+from common.accounts.store import open_link_store
 from common.messages import channel_update
 from common.status import StatusCache, collect_status, health_report, memory_health, tools_isolation
 from common.status import metrics_text as status_metrics_text
@@ -60,6 +62,10 @@ class MessageBody(_Body):
     session_id: str | None = Field(None, min_length=1, max_length=200, description="append to this session")
     msg_id: str | None = Field(None, min_length=1, max_length=200)
     stream: bool = Field(False, description="answer as server-sent events: the task's events, then the reply")
+
+
+class LinkBody(_Body):
+    code: str = Field(..., min_length=4, max_length=32, description="the code /link gave in a chat")
 
 
 class AnswerBody(_Body):
@@ -126,7 +132,8 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
                            private=config.actors.system_base != "simpleSystemBase")
     service = FloraService(gateway=gateway, store=store, interaction=flora.interaction, scheduler=flora.scheduler,
                            router=flora.router, default_user=config.http.default_user,
-                           ask_timeout_s=config.actors.ask_timeout_s, poll_s=config.http.stream_poll_s)
+                           ask_timeout_s=config.actors.ask_timeout_s, poll_s=config.http.stream_poll_s,
+                           links=AccountLinks(open_link_store(config)))
     metrics = HTTPMetrics()
 
     @asynccontextmanager
@@ -243,6 +250,23 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     @app.get("/v1/notifications", tags=["events"], summary="Loop runs' results not fetched yet")
     async def notifications(who: As, all: bool = False, mark_read: bool = True) -> list[dict]:
         return await asyncio.to_thread(service.notifications, who, all=all, mark_read=mark_read)
+
+    # -- linked accounts -----------------------------------------------------------------
+    @app.get("/v1/links", tags=["accounts"], summary="The chat accounts linked to the user")
+    async def linked_accounts(who: As) -> dict:
+        return await asyncio.to_thread(service.linked, who)
+
+    @app.post("/v1/links/code", tags=["accounts"], summary="A one-time code to send as /link <code> from a chat")
+    async def link_code(who: As) -> dict:
+        return await asyncio.to_thread(service.link_code, who)
+
+    @app.post("/v1/links", tags=["accounts"], summary="Link the chat account that gave this code (/link there)")
+    async def link_account(body: LinkBody, who: As) -> dict:
+        return await asyncio.to_thread(service.link, who, body.code)
+
+    @app.delete("/v1/links/{account}", tags=["accounts"], summary="Unlink one of the user's chat accounts")
+    async def unlink_account(account: Id, who: As) -> dict:
+        return await asyncio.to_thread(service.unlink, who, account)
 
     # -- loop tasks ----------------------------------------------------------------------
     @app.get("/v1/loops", tags=["loops"], summary="The user's loop tasks with their next run")

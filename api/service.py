@@ -19,6 +19,7 @@ from api.gateway import ActorGateway
 from capabilities.loop.requests import looks_like_loop_request
 from capabilities.memory.whiteboard import board_of, view as whiteboard_view
 from common import messages as m
+from common.accounts.linking import AccountLinks, LinkRefused
 from common.tasks.cancel import cancel_task_tree
 from common.tasks.limits import queue_position
 from common.tasks.models import QUEUED, Event, InvalidTransition, Session, TaskRecord
@@ -71,12 +72,13 @@ class Message:
 
 class FloraService:
     def __init__(self, *, gateway: ActorGateway, store: TaskStore, interaction: Any, scheduler: Any, router: Any,
-                 default_user: str, ask_timeout_s: float, poll_s: float = 0.1):
+                 default_user: str, ask_timeout_s: float, poll_s: float = 0.1, links: AccountLinks | None = None):
         self.gateway = gateway
         self.store = store
         self.events = EventBus(store)
         self.interaction, self.scheduler, self.router = interaction, scheduler, router
         self.default_user = default_user
+        self.links = links
         self.ask_timeout_s = ask_timeout_s
         self.poll_s = poll_s
 
@@ -294,6 +296,35 @@ class FloraService:
         return session
 
     # -- health ---------------------------------------------------------------------------
+    # -- linked accounts (docs/channels.md) -------------------------------------------
+    def _linking(self) -> AccountLinks:
+        if self.links is None:
+            raise APIError(503, "unavailable", "account linking is not set up on this server")
+        return self.links
+
+    def link_code(self, caller: Caller) -> dict:
+        """A one-time code that links the chat account sending ``/link <code>`` to the caller."""
+        return {"code": self._linking().issue(caller.tenant_id, caller.user_id), "user_id": caller.user_id}
+
+    def link(self, caller: Caller, code: str) -> dict:
+        """Link the chat account that asked for ``code`` (``/link`` there) to the caller."""
+        try:
+            account = self._linking().redeem_in_browser(caller.tenant_id, code, caller.user_id)
+        except LinkRefused as exc:
+            raise APIError(429 if exc.reason == "too_many" else 409 if exc.reason in ("taken", "fixed", "same")
+                           else 400, exc.reason, str(exc), field="code") from None
+        return {"account": account, **self.linked(caller)}
+
+    def linked(self, caller: Caller) -> dict:
+        return {"user_id": caller.user_id, "accounts": self._linking().accounts(caller.tenant_id, caller.user_id)}
+
+    def unlink(self, caller: Caller, account: str) -> dict:
+        try:
+            self._linking().unlink_for(caller.tenant_id, caller.user_id, account)
+        except LinkRefused as exc:
+            raise APIError(404, "not_found", str(exc)) from None
+        return self.linked(caller)
+
     async def ready(self, timeout: float = 5.0) -> dict:
         """The RouterActor's live counts, or APIError 503 when it does not answer."""
         try:

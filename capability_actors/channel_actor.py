@@ -31,6 +31,8 @@ from capabilities.channels.delivery import Deliverer
 from capabilities.channels.model import DeliveryError, Inbound, MalformedUpdate, Unauthorized
 from capabilities.channels.adapters import build_adapter, build_poller
 from capabilities.channels.service import ChannelService
+from common.accounts.linking import AccountLinks
+from common.accounts.store import open_link_store
 from common import messages as m
 from common.tasks.models import CHANNEL_REPLIED
 
@@ -66,7 +68,8 @@ class ChannelActor(FloraActor):
             raise m.ProtocolError(f"no channel {name!r} in the configuration", field="channel")
         self.interaction = message.get("interaction")
         self.adapter = build_adapter(name, settings)
-        self.service = ChannelService(name, settings, rt.store, tenant_id=settings.tenant or rt.config.default_tenant)
+        self.service = ChannelService(name, settings, rt.store, tenant_id=settings.tenant or rt.config.default_tenant,
+                                      links=AccountLinks(open_link_store(rt.config)))
         self.deliverer = Deliverer(self.adapter, rt.store, tenant_id=self.service.tenant_id, channel=name,
                                    retry=settings.retry)
         self._start(self._send_forever, "sender")
@@ -107,6 +110,10 @@ class ChannelActor(FloraActor):
             self._dispatch(record)
 
     def _dispatch(self, record) -> None:
+        reply = self.service.command(record)  # /link, /unlink, /whoami: answered here
+        if reply is not None:
+            self._answer(record, reply)
+            return
         try:
             msg = self.service.user_input(record)
         except (MalformedUpdate, m.ProtocolError) as exc:
@@ -129,8 +136,11 @@ class ChannelActor(FloraActor):
         if record is None:
             self.log.info("channel %s: a %s nobody here waits for", self.service.name, message.get("message_type"))
             return
-        self.service.replied(record, message)
-        self.outbox.put(("reply", record, self.service.outbound(record, message)))
+        self._answer(record, message)
+
+    def _answer(self, record, reply: dict) -> None:
+        self.service.replied(record, reply)
+        self.outbox.put(("reply", record, self.service.outbound(record, reply)))
 
     def on_notification(self, message, sender):
         m.validate(message)

@@ -19,11 +19,12 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 
 from capabilities.loop.intake import TriggerIntake
 from capabilities.loop.queues import TriggerQueue
 from capabilities.loop.rabbit_bridge import Trigger
-from capabilities.loop.schedule import ScheduleError
+from capabilities.loop.schedule import Schedule, ScheduleError, late_by
 from capabilities.loop.service import LoopRequestError, LoopService, RunStart
 from capability_actors.loop_scheduler import Fire
 from common.i18n import language_of, say
@@ -125,16 +126,34 @@ class LoopCoordinator:
         framing = {"task_error": "loop_failed", "task_paused": "loop_waiting"}.get(kind)  # a result is told as it is
         if framing is not None:
             text = say(language_of(what), framing, loop_id=start.loop_task_id, what=what, text=text)
+        late = self._late(loop, start)
+        if late is not None:  # the next run was due before this result: told as late, not as news
+            due, seconds = late
+            text = say(language_of(what), "loop_late", due=due.strftime("%Y-%m-%d %H:%M"),
+                       ago=_ago(language_of(what), seconds), text=text)
         note = self._store.add_notification(Notification(
             notification_id=m.new_id("note"), tenant_id=start.tenant_id, user_id=start.user_id, message=text,
             kind=_NOTE_KINDS[kind],
             task_id=start.task_id, loop_task_id=start.loop_task_id,
             channel=loop.channel if loop is not None else "",
-            data={"run_key": start.run_key, "result": msg.get("result"), "error_type": msg.get("error_type")}))
+            data={"run_key": start.run_key, "result": msg.get("result"), "error_type": msg.get("error_type"),
+                  **({"late_s": round(late[1])} if late is not None else {})}))
         return [("notify", m.notification(notification_id=note.notification_id, tenant_id=note.tenant_id,
                                           user_id=note.user_id, message=note.message, kind=note.kind,
                                           task_id=note.task_id, loop_task_id=note.loop_task_id,
                                           channel=note.channel or None, data=note.data))]
+
+    def _late(self, loop, start: RunStart) -> tuple[datetime, float] | None:
+        """The run's time and how late its result is, when it is later than the schedule's period."""
+        if loop is None or not loop.schedule or not start.run_key.startswith(start.loop_task_id + ":"):
+            return None
+        try:
+            due = datetime.fromisoformat(start.run_key[len(start.loop_task_id) + 1:].replace("Z", "+00:00"))
+            seconds = late_by(Schedule.from_dict(loop.schedule), due, self.service.now())
+        except (ValueError, ScheduleError) as exc:
+            log.warning("run %s: cannot tell whether it is late: %s", start.run_key, exc)
+            return None
+        return None if seconds is None else (due, seconds)
 
     # -- a user's operations -------------------------------------------------------------
     def on_command(self, msg: m.LoopCommand) -> list[Out]:
@@ -191,3 +210,9 @@ class LoopCoordinator:
 
     def _view(self, task: LoopTask) -> dict:
         return {**task.to_dict(), "description": self.service.describe(task)}
+
+
+def _ago(language: str, seconds: float) -> str:
+    if seconds < 3600:
+        return say(language, "ago_minutes", n=max(1, round(seconds / 60)))
+    return say(language, "ago_hours", n=f"{seconds / 3600:.1f}".removesuffix(".0"))

@@ -37,6 +37,7 @@ from capabilities.routing.task_planner import DEFAULT_MAX_STEPS, TaskPlanner
 from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
 from common import messages as m
 from common import spans
+from config import DEFAULT_RECONFIRM_AFTER_S
 from common.cluster import current_node
 from common.i18n import language_of, say
 from capabilities.loop.schedule import ScheduleError
@@ -51,6 +52,7 @@ from events.event_types import EventType
 log = logging.getLogger("flora.execution")
 
 SOURCE = "ExecutionActor"
+ASKED_AT_META = "approval_asked_at"  # task.meta: when the person was last asked to approve this task
 APPROVAL_META = "approval"  # task.meta while a task waits for the yes to one call: {call_id, tool, arguments}
 TIME_PARAMETER = "time"
 TIME_DESCRIPTION = "when to run it: 15:30, tomorrow at 9:00, every day at 9:00, every Monday at 10:00, in 20 minutes"
@@ -274,6 +276,8 @@ class TaskExecutionService:
             missing += asked
         if missing:
             return self._pause(tenant, task_id, spec, missing, check.values)
+        if resumed and self._stale(task) and self._has_effects(task, spec, check.values):
+            return self._reconfirm(task, spec, check.values)
         if spec.approval_needed(check.values) and not task.approved and not self._waived(task, spec.name):
             refused = self._refused(task, spec, check.values)  # never offered for approval
             return refused or self._pause(tenant, task_id, spec, [], check.values, kind=WAITING_APPROVAL)
@@ -386,12 +390,58 @@ class TaskExecutionService:
             return _failed(task.tenant_id, task.task_id, spec.name, exc.error_type, str(exc))
         return None
 
+    # -- stale work ------------------------------------------------------------------------
+    def _stale(self, task: TaskRecord) -> bool:
+        """Whether the person last spoke about this task (asked for it, or was asked to approve
+        it) longer ago than ``tasks.reconfirm_after``: what they wanted then may not hold now."""
+        after = self._config.tasks.reconfirm_after if self._config is not None else DEFAULT_RECONFIRM_AFTER_S
+        asked = max(task.created_at, float(task.meta.get(ASKED_AT_META) or 0.0))
+        return after > 0 and time.time() - asked > after
+
+    @staticmethod
+    def _has_effects(task: TaskRecord, spec: CapabilitySpec, values: dict) -> bool:
+        """Whether the next step changes something or sends something out: the capability
+        asks approval for these values (whether or not it was given or waived), or the task
+        waits to make one such call (the agent's)."""
+        return (spec.approval_needed(values) or spec.agent_approval_needed(values, task.content)
+                or bool(task.meta.get(APPROVAL_META)))
+
+    def _reconfirm(self, task: TaskRecord, spec: CapabilitySpec, values: dict) -> dict:
+        """Pause a stale task for one more yes, restating what was asked and what comes next;
+        any earlier yes is spent (an approved call waits for the new one)."""
+        lang = language_of(task.content)
+        call = task.meta.get(APPROVAL_META)
+        try:
+            self._store.update_task(task.tenant_id, task.task_id, approved=False,
+                                    meta={**task.meta, ASKED_AT_META: time.time()})
+            if task.state != WAITING_APPROVAL:  # answered a question: now it waits for the yes
+                self._conversation.pause_task_for_parameters(task.tenant_id, task.task_id, [], values,
+                                                             kind=WAITING_APPROVAL)
+        except (InvalidTransition, TaskNotFound) as exc:
+            return _failed(task.tenant_id, task.task_id, spec.name, "conflict", str(exc))
+        if call:
+            tool = next((s for s in self._registry.executables() if s.name == call["tool"]), None)
+            what = say(lang, "run_capability", capability=call["tool"])
+            description, shown = (tool.description if tool else call["tool"]), shown_values(tool, call["arguments"])
+        else:
+            what, description, shown = say(lang, "run_capability", capability=spec.name), spec.description, \
+                shown_values(spec, values)
+        request = " ".join(task.content.split())[:120]
+        text = say(lang, "reconfirm", ago=_ago(lang, time.time() - task.created_at), request=request) + "\n" + \
+            say(lang, "needs_approval", what=what, description=description, parameters=shown)
+        log.info("task_id=%s resumed %.0f s after it was asked: asking again before %s", task.task_id,
+                 time.time() - task.created_at, call["tool"] if call else spec.name)
+        return m.task_paused(msg_id=task.msg_id or m.new_id("msg"), task_id=task.task_id, message=text,
+                             missing_parameters=[], pause_kind=WAITING_APPROVAL, capability=spec.name,
+                             tool_call={"call_id": call["call_id"], "tool": call["tool"],
+                                        "arguments": call["arguments"]} if call else None)
+
     def _pause_for_call(self, task: TaskRecord, spec: CapabilitySpec, call: ApprovalRequired, values: dict) -> dict:
         """A capability (the agent) is about to call a tool that needs the person's yes: the task
         waits for approval of that one call, which the question shows exactly."""
         try:
             self._store.update_task(task.tenant_id, task.task_id, approved=False, meta={
-                **self._store.get_task(task.tenant_id, task.task_id).meta,
+                **self._store.get_task(task.tenant_id, task.task_id).meta, ASKED_AT_META: time.time(),
                 APPROVAL_META: {"call_id": call.call_id, "tool": call.tool, "arguments": call.arguments}})
             self._conversation.pause_task_for_parameters(task.tenant_id, task.task_id, [], values,
                                                          kind=WAITING_APPROVAL)
@@ -413,6 +463,7 @@ class TaskExecutionService:
         except InvalidTransition as exc:
             return _failed(tenant, task_id, spec.name, "conflict", str(exc))
         if kind == WAITING_APPROVAL:
+            task = self._store.update_task(tenant, task_id, meta={**task.meta, ASKED_AT_META: time.time()})
             lang = language_of(task.content)
             said = " ".join(task.content.split())[:80]
             what = say(lang, "do_request", request=said, capability=spec.name) if said else \
@@ -475,3 +526,11 @@ def _time_ask(reason: str = "", *, reason_zh: str = "") -> dict:
     if reason_zh:
         ask["reason_in"] = {"zh": reason_zh}
     return ask
+
+
+def _ago(language: str, seconds: float) -> str:
+    """A time span as a person says it: hours below two days, then days."""
+    hours = seconds / 3600
+    if hours < 48:
+        return say(language, "ago_hours", n=f"{hours:.0f}")
+    return say(language, "ago_days", n=f"{hours / 24:.0f}")

@@ -134,6 +134,9 @@ class UserInput(TypedDict):
     always_allow: NotRequired[bool]  # with approve: never ask again for this tool (per tenant and user)
     channel: NotRequired[str]
     session_id: NotRequired[str]  # the conversation this message belongs to (default: one per user and channel)
+    # said in a group chat (``<channel>:<chat id>``): what is remembered and recalled is the
+    # group's, not the sender's (the task, its approvals and the conversation stay the sender's)
+    group: NotRequired[str]
     stream: NotRequired[bool]  # send the reply's text as reply_chunk messages while it is written, then the reply
 
 
@@ -775,11 +778,11 @@ def _build(cls: type, **fields: Any) -> dict:
 def user_input(*, user_id: str, content: str, msg_id: str | None = None, tenant_id: str | None = None,
                task_id: str | None = None, parameters: dict | None = None, approve: bool | None = None,
                channel: str | None = None, session_id: str | None = None, stream: bool | None = None,
-               always_allow: bool | None = None) -> UserInput:
+               always_allow: bool | None = None, group: str | None = None) -> UserInput:
     return _build(UserInput, user_id=user_id, content=content, msg_id=msg_id or new_id("msg"),
                   tenant_id=tenant_id, task_id=task_id, parameters=parameters, approve=approve,
                   always_allow=always_allow,
-                  channel=channel, session_id=session_id, stream=stream)  # type: ignore[return-value]
+                  channel=channel, session_id=session_id, stream=stream, group=group)  # type: ignore[return-value]
 
 
 def task_completed(*, msg_id: str, task_id: str, message: str, result: Any,

@@ -130,7 +130,7 @@ class InteractionCoordinator:
             outs.append((to, out))
             if to == "reply":
                 self._recorded(msg, conversation, out)
-                outs += self._remember(tenant, user, msg, out)
+                outs += self._remember(tenant, memory_owner(msg), msg, out)
         return outs
 
     def _act(self, msg: dict, d: Decision, conversation: str, history: list[dict]) -> list[Out]:
@@ -142,7 +142,7 @@ class InteractionCoordinator:
             self.recalling[msg_id] = Recalling(None, self._deadline(), language)
             self.waiting[msg_id] = Waiting(tenant, user, msg.get("content", ""), "", self._deadline(), conversation,
                                            {"content": msg.get("content")})
-            return [("memory", m.memory_request(op=d.intent or "list", tenant_id=tenant, user_id=user,
+            return [("memory", m.memory_request(op=d.intent or "list", tenant_id=tenant, user_id=memory_owner(msg),
                                                 request_id=msg_id, query=d.content or None))]
         if d.action == "error":
             return [("reply", m.task_error(msg_id=msg_id, error_type=d.error_type or "internal", message=d.message,
@@ -179,8 +179,8 @@ class InteractionCoordinator:
         with spans.span("memory"):
             wait = SELF_RECALL_WAIT_S if cues.asks_about_self(d.content) else RECALL_WAIT_S
         self.recalling[msg_id] = Recalling(task, time.monotonic() + wait)
-        return [("memory", m.memory_request(op="recall", tenant_id=tenant, user_id=user, request_id=msg_id,
-                                            query=d.content))]
+        return [("memory", m.memory_request(op="recall", tenant_id=tenant, user_id=memory_owner(msg),
+                                            request_id=msg_id, query=d.content))]
 
     def _choose_persona(self, msg: dict, content: str, task_id: str):
         """The persona the rules (or the default) give this work, published; None when there are
@@ -377,3 +377,9 @@ def in_their_language(reply: dict, said: str) -> dict:
     if reply.get("message_type") != "task_error" or not text or language_of(said or "") != ZH or is_mostly(text, ZH):
         return reply
     return {**reply, "message": say(ZH, "task_failed", reason=text)}
+
+
+def memory_owner(msg: dict) -> str:
+    """Whose memory a message reads and adds to: the group's when it was said in a group chat
+    (a member's own memories are not for a chat others read), else its sender's."""
+    return msg.get("group") or msg["user_id"]

@@ -40,7 +40,8 @@ class Inbound:
     replying to a question mail); ``thread``: what a reply needs to join the conversation
     (an e-mail's Message-ID, References and Subject); ``unverified``: why the sender could
     not be shown to be who the message says (an e-mail's forged From), "" when they were;
-    such a message is refused whoever it names."""
+    such a message is refused whoever it names. ``group``: whether the chat is one of
+    several people, where the service says; None when it does not (see :meth:`in_group`)."""
 
     key: str
     chat_id: str
@@ -51,6 +52,13 @@ class Inbound:
     task_id: str = ""
     thread: dict = field(default_factory=dict)
     unverified: str = ""
+    group: bool | None = None
+
+    def in_group(self) -> bool:
+        """Whether others read this chat. Where the service does not say, a chat that is not
+        the sender's own (its id differs from theirs) counts as a group: a person's memories
+        are never recalled into a room that might hold others."""
+        return self.group if self.group is not None else self.chat_id != self.sender_id
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -130,6 +130,18 @@ def previous_fire(schedule: Schedule, at_or_before: datetime) -> datetime | None
     return _cron_at_or_before(schedule, limit)
 
 
+def late_by(schedule: Schedule, scheduled_at: datetime, now: datetime) -> float | None:
+    """The seconds since a run's time when they exceed the schedule's own period (the next run
+    was due before this one's result came: it is no longer news); None otherwise, and for a
+    one-shot, which has no period."""
+    scheduled_at, now = _aware("scheduled_at", scheduled_at), _aware("now", now)
+    following = next_fire(schedule, scheduled_at)
+    if following is None:
+        return None
+    lag = now - scheduled_at
+    return lag.total_seconds() if lag > following - scheduled_at else None
+
+
 def due_runs(schedule: Schedule, last_fire: datetime | None, now: datetime, policy: str,
              limit: int = 100, *, grace_s: float = DEFAULT_GRACE_S) -> list[datetime]:
     """The runs to start now: scheduled times in (``last_fire``, ``now``], oldest first, UTC.

@@ -222,6 +222,32 @@ def test_a_runs_result_becomes_a_stored_notification(service, store, clock):
     assert desk.on_result(done) == []  # a repeated result changes nothing
 
 
+def test_a_result_that_comes_after_the_next_run_was_due_is_marked_late_not_news(service, store, clock):
+    task = daily(service, channel="cli")
+    desk = coordinator(service, store)
+    clock.now = NINE
+    first, = [msg for _, msg in desk.tick()]
+    clock.now = NINE + timedelta(hours=2)  # within the day: still news
+    on_time = m.task_completed(msg_id=first["msg_id"], task_id=first["task_id"], message="复习GRPO", result={})
+    [(_, note)] = desk.on_result(on_time)
+    assert note["message"] == "复习GRPO" and "late_s" not in note["data"]
+    clock.now = NINE + timedelta(days=1, seconds=1)
+    second, = [msg for _, msg in desk.tick()]
+    clock.now = NINE + timedelta(days=2, hours=3)  # its result after the next day's run was due
+    late = m.task_completed(msg_id=second["msg_id"], task_id=second["task_id"], message="复习GRPO", result={})
+    [(_, note)] = desk.on_result(late)
+    assert note["message"].startswith("⏰ 迟到的通知") and "2026-03-03 01:00" in note["message"]
+    assert note["message"].endswith("复习GRPO") and note["data"]["late_s"] == 27 * 3600
+
+
+def test_late_by_counts_only_past_the_schedules_own_period():
+    from capabilities.loop.schedule import late_by
+    hourly = Schedule.every(3600, timezone=TZ)
+    assert late_by(hourly, NINE, NINE + timedelta(minutes=59)) is None
+    assert late_by(hourly, NINE, NINE + timedelta(minutes=61)) == 61 * 60
+    assert late_by(Schedule.once(NINE, timezone=TZ), NINE, NINE + timedelta(days=9)) is None  # no period
+
+
 def test_a_failed_run_is_told_and_a_conflict_is_left_to_the_run_that_holds_the_task(service, store, clock):
     task = daily(service)
     desk = coordinator(service, store)

@@ -89,10 +89,13 @@ class DingTalkAdapter:
         with self._lock:
             self._sessions[chat] = (webhook, expires)
         thread = {"session_webhook": webhook, "expires": expires}
+        group = str(data.get("conversationType", "2")) != "1"  # "1": one to one, "2": a group
         action = parse_button(content)
         if action is not None:
-            return [Inbound(key=str(data["msgId"]), chat_id=chat, sender_id=sender, action=action, thread=thread)]
-        return [Inbound(key=str(data["msgId"]), chat_id=chat, sender_id=sender, text=content, thread=thread)]
+            return [Inbound(key=str(data["msgId"]), chat_id=chat, sender_id=sender, action=action, thread=thread,
+                            group=group)]
+        return [Inbound(key=str(data["msgId"]), chat_id=chat, sender_id=sender, text=content, thread=thread,
+                        group=group)]
 
     # -- out --------------------------------------------------------------------------
     def render(self, out: Outbound) -> list[dict]:

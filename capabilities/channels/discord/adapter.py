@@ -88,12 +88,13 @@ class DiscordAdapter:
             user = (interaction.get("member") or {}).get("user") or interaction["user"]
             sender = str(user["id"])
             data = interaction.get("data") or {}
+            group = bool(interaction.get("guild_id"))  # a server's channel; a DM has no guild
             if kind == MESSAGE_COMPONENT:
                 action = parse_button(str(data.get("custom_id", "")))
-                return [Inbound(key=key, chat_id=chat, sender_id=sender, action=action)] if action else []
+                return [Inbound(key=key, chat_id=chat, sender_id=sender, action=action, group=group)] if action else []
             if kind == APPLICATION_COMMAND:
                 texts = [o["value"] for o in data.get("options", []) if isinstance(o.get("value"), str)]
-                return [Inbound(key=key, chat_id=chat, sender_id=sender, text=texts[0] if texts else "")]
+                return [Inbound(key=key, chat_id=chat, sender_id=sender, text=texts[0] if texts else "", group=group)]
         except (KeyError, TypeError) as exc:
             raise MalformedUpdate(f"the Discord interaction lacks {exc}") from None
         return []

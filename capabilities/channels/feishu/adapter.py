@@ -95,7 +95,8 @@ class FeishuAdapter:
                     return []
                 text = json.loads(message["content"]).get("text", "")
                 return [Inbound(key=message["message_id"], chat_id=message["chat_id"],
-                                sender_id=event["sender"]["sender_id"]["open_id"], text=text)]
+                                sender_id=event["sender"]["sender_id"]["open_id"], text=text,
+                                group=message.get("chat_type", "group") != "p2p")]
             if kind == "card.action.trigger":
                 action = parse_button(str((event["action"].get("value") or {}).get("flora", "")))
                 if action is None:

@@ -101,7 +101,9 @@ class SlackAdapter:
             raise MalformedUpdate(f"Slack event {data.get('event_id')} lacks {exc}") from None
         text = _MENTION.sub("", str(event.get("text", "")), count=1)
         thread = {"thread_ts": str(event["thread_ts"])} if event.get("thread_ts") else {}
-        return [Inbound(key=f"{channel}:{ts}", chat_id=channel, sender_id=user, text=text, thread=thread)]
+        group = event.get("channel_type", "im" if channel.startswith("D") else "channel") != "im"
+        return [Inbound(key=f"{channel}:{ts}", chat_id=channel, sender_id=user, text=text, thread=thread,
+                        group=group)]
 
     def parse_interaction(self, payload: Any) -> list[Inbound]:
         """A ``block_actions`` payload (a button pressed) as the action it stands for."""

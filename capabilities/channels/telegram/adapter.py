@@ -61,7 +61,7 @@ class TelegramAdapter:
             if not isinstance(text, str):
                 return []  # a photo, a sticker, a member joining: nothing to answer
             return [Inbound(key=key, chat_id=str(message["chat"]["id"]), sender_id=str(message["from"]["id"]),
-                            text=text)]
+                            text=text, group=message["chat"].get("type", "private") != "private")]
         except (KeyError, TypeError) as exc:
             raise MalformedUpdate(f"Telegram update {key} lacks {exc}") from None
 
