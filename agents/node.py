@@ -234,14 +234,15 @@ def start_flora(config: ConfigSource = None) -> Flora:
                                                           scheduler=flora.scheduler, memory=flora.memory,
                                                           channels=flora.channels or None, role="interaction"),
                            STARTUP_TIMEOUT_S), "configured", "InteractionActor")
-        if supervisor is not None:
-            _expect(system.ask(supervisor, m.configure(config=wire, interaction=flora.interaction,
-                                                       role="channel_supervisor"), STARTUP_TIMEOUT_S),
-                    "configured", "ChannelSupervisorActor")
         _expect(system.ask(flora.scheduler, m.configure(config=wire, router=flora.router,  # 7. LoopSchedulerActor
                                                         interaction=flora.interaction, role="loop_scheduler"),
                            STARTUP_TIMEOUT_S), "configured", "LoopSchedulerActor")
-        recover_interrupted(system, flora.scheduler, config, started_at)  # 8. what a crash left behind
+        recovered = recover_interrupted(system, flora.scheduler, config, started_at)  # 8. what a crash left behind
+        if supervisor is not None:  # 9. the channels, the chats' "interrupted" notices in their outboxes first
+            queue_for_chats(config, recovered.notes)
+            _expect(system.ask(supervisor, m.configure(config=wire, interaction=flora.interaction,
+                                                       role="channel_supervisor"), STARTUP_TIMEOUT_S),
+                    "configured", "ChannelSupervisorActor")
         if config.loops.queue == "rabbitmq":
             flora.bridge = start_trigger_bridge(system, flora.scheduler, config)
     except BaseException:
@@ -487,6 +488,29 @@ def recover_interrupted(system: Any, scheduler: Any, config: FloraConfig, starte
                             finish_run=finish_run).recover(started_at=started_at)
     finally:
         runtime.close()
+
+
+def queue_for_chats(config: FloraConfig, notes: list) -> None:
+    """Put the "interrupted" notices of tasks asked in a chat into that channel's outbox, which
+    its ChannelActor sends from when it starts (the rest wait in the store to be fetched)."""
+    from capabilities.channels.delivery import Deliverer
+    from capabilities.channels.service import ChannelService
+    from common.tasks.store import open_store
+
+    chats = [n for n in notes if n.channel.partition(":")[0] in config.channels]
+    if not chats:
+        return
+    store = open_store(config)
+    try:
+        for note in chats:
+            name = note.channel.partition(":")[0]
+            settings = config.channels[name]
+            service = ChannelService(name, settings, store, tenant_id=settings.tenant or config.default_tenant)
+            out = service.notification(note.to_dict())
+            if settings.enabled and out is not None:
+                Deliverer(None, store, tenant_id=service.tenant_id, channel=name, retry=settings.retry).enqueue(out)
+    finally:
+        store.close()
 
 
 def start_trigger_bridge(system: Any, scheduler: Any, config: FloraConfig):

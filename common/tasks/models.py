@@ -132,6 +132,13 @@ class Notification:
         return asdict(self)
 
 
+def origin_channel(task: "TaskRecord") -> str:
+    """The chat a task was asked in (``<channel>:<chat id>``, ``meta["channel"]``), "" when it
+    came from elsewhere: where its later news (a queued task's result, an "interrupted"
+    notice) is sent."""
+    return str(task.meta.get("channel") or "")
+
+
 @dataclass
 class Session:
     """A conversation kept for a client (the browser's chat list): its messages in order,
