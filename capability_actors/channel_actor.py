@@ -101,7 +101,7 @@ class ChannelActor(FloraActor):
         self._start(self._send_forever, "sender")
         poller = build_poller(name, settings, self.adapter, self._receive, self._stop)
         if poller is not None:
-            self._start(lambda: self._guarded(poller.run), "poller")
+            self._start(lambda: self._poll(name, settings), "poller")
             self.wakeupAfter(INBOX_TICK_S)
         self._set_state(CHANNEL_RUNNING)
         self.log.info("channel %s (%s, %s) started", name, settings.type, settings.mode)
@@ -192,6 +192,30 @@ class ChannelActor(FloraActor):
                     self._set_state(CHANNEL_RETRYING if entry.state == DELIVERY_PENDING
                                     else CHANNEL_RUNNING if entry.state == DELIVERED else self._state)
 
+    def _poll(self, name: str, settings: Any) -> None:
+        """Poll; with the shared Redis store (several nodes), only while this node holds the
+        channel's lease (capabilities/channels/lease.py)."""
+        config = self.runtime.config
+        if config.store.backend != "redis":
+            poller = build_poller(name, settings, self.adapter, self._receive, self._stop)
+            self._guarded(poller.run)
+            return
+        import redis
+
+        from capabilities.channels.lease import PollerLease
+
+        def poll_until(lost: threading.Event) -> None:
+            watched = _Either(self._stop, lost)
+            self._guarded(build_poller(name, settings, self.adapter, self._receive, watched).run)
+
+        client = redis.Redis.from_url(config.redis.url, decode_responses=True)
+        holder = f"{current_node(config.actors.node)}:{m.new_id('poll')}"
+        try:
+            PollerLease(client, f"{config.loops.redis_prefix}:poller:{name}", holder).run_while_held(
+                poll_until, self._stop)
+        finally:
+            client.close()
+
     def _guarded(self, work, *args):
         """``work(*args)`` on a thread: bad credentials stop the channel; other failures are
         logged (the store unreachable, say: what was open stays open for the next start)."""
@@ -247,3 +271,25 @@ class ChannelActor(FloraActor):
                 thread.join(timeout=2.0)
             if self.adapter is not None:
                 self.adapter.close()
+
+
+class _Either:
+    """A stop flag set when either of two events is: a poller stops when the channel stops or
+    its node lost the lease."""
+
+    def __init__(self, first: threading.Event, second: threading.Event):
+        self._events = (first, second)
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self._events)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        slice_s = 0.1
+        waited = 0.0
+        while not self.is_set() and (timeout is None or waited < timeout):
+            self._events[0].wait(slice_s if timeout is None else min(slice_s, timeout - waited))
+            waited += slice_s
+        return self.is_set()
+
+    def set(self) -> None:
+        self._events[0].set()
