@@ -58,7 +58,7 @@ class Flora:
     warming: Any = None  # the thread warming the model hosts up after start (join it to wait)
     scheduler: Any = None
     memory: Any = None  # the MemoryActor, when long-term memory is on
-    channels: dict = field(default_factory=dict)  # chat channel name -> its ChannelActor (docs/channels.md)
+    channels: dict = field(default_factory=dict)  # chat channel name -> the ChannelSupervisorActor of its ChannelActor (docs/channels.md)
     bridge: Any = None
     beacon: Any = None  # keeps this node's entry in the node registry alive
     actor_group: int | None = None  # OS process group of the Thespian admin and the actors
@@ -158,7 +158,7 @@ def start_flora(config: ConfigSource = None) -> Flora:
     from capabilities.llm import build_model_host, persona_models, understanding_settings
     from capability_actors.loop_scheduler_actor import LoopSchedulerActor
     from capabilities.channels.adapters import ChannelSetupError, check_credentials
-    from capability_actors.channel_actor import ChannelActor
+    from capability_actors.channel_supervisor_actor import ChannelSupervisorActor
     from capability_actors.memory_actor import MemoryActor
     from capabilities.tools.kernel_sandbox import warn_at_start
     from init_plugins import build_registry
@@ -224,22 +224,25 @@ def start_flora(config: ConfigSource = None) -> Flora:
             flora.memory = system.createActor(MemoryActor)
             _expect(system.ask(flora.memory, m.configure(config=wire, role="memory"), STARTUP_TIMEOUT_S),
                     "configured", "MemoryActor")
-        # chat channels: created before the InteractionActor (it pushes their notifications), configured after
-        flora.channels = {name: system.createActor(ChannelActor)
-                          for name, settings in config.channels.items() if settings.enabled}
+        # chat channels: their supervisor is created before the InteractionActor (it pushes their
+        # notifications there), configured after; it starts each channel's actor, and again if it dies
+        enabled = [name for name, settings in config.channels.items() if settings.enabled]
+        supervisor = system.createActor(ChannelSupervisorActor) if enabled else None
+        flora.channels = {name: supervisor for name in enabled}
         flora.interaction = system.createActor(InteractionActor)  # 5. InteractionActor
         _expect(system.ask(flora.interaction, m.configure(config=wire, router=flora.router, agent=flora.agent,  # 6.
                                                           scheduler=flora.scheduler, memory=flora.memory,
                                                           channels=flora.channels or None, role="interaction"),
                            STARTUP_TIMEOUT_S), "configured", "InteractionActor")
-        for name, address in flora.channels.items():
-            _expect(system.ask(address, m.configure(config=wire, interaction=flora.interaction, channel=name,
-                                                    role="channel"), STARTUP_TIMEOUT_S), "configured",
-                    f"ChannelActor {name}")
         _expect(system.ask(flora.scheduler, m.configure(config=wire, router=flora.router,  # 7. LoopSchedulerActor
                                                         interaction=flora.interaction, role="loop_scheduler"),
                            STARTUP_TIMEOUT_S), "configured", "LoopSchedulerActor")
-        recover_interrupted(system, flora.scheduler, config, started_at)  # 8. what a crash left behind
+        recovered = recover_interrupted(system, flora.scheduler, config, started_at)  # 8. what a crash left behind
+        if supervisor is not None:  # 9. the channels, the chats' "interrupted" notices in their outboxes first
+            queue_for_chats(config, recovered.notes)
+            _expect(system.ask(supervisor, m.configure(config=wire, interaction=flora.interaction,
+                                                       role="channel_supervisor"), STARTUP_TIMEOUT_S),
+                    "configured", "ChannelSupervisorActor")
         if config.loops.queue == "rabbitmq":
             flora.bridge = start_trigger_bridge(system, flora.scheduler, config)
     except BaseException:
@@ -485,6 +488,29 @@ def recover_interrupted(system: Any, scheduler: Any, config: FloraConfig, starte
                             finish_run=finish_run).recover(started_at=started_at)
     finally:
         runtime.close()
+
+
+def queue_for_chats(config: FloraConfig, notes: list) -> None:
+    """Put the "interrupted" notices of tasks asked in a chat into that channel's outbox, which
+    its ChannelActor sends from when it starts (the rest wait in the store to be fetched)."""
+    from capabilities.channels.delivery import Deliverer
+    from capabilities.channels.service import ChannelService
+    from common.tasks.store import open_store
+
+    chats = [n for n in notes if n.channel.partition(":")[0] in config.channels]
+    if not chats:
+        return
+    store = open_store(config)
+    try:
+        for note in chats:
+            name = note.channel.partition(":")[0]
+            settings = config.channels[name]
+            service = ChannelService(name, settings, store, tenant_id=settings.tenant or config.default_tenant)
+            out = service.notification(note.to_dict())
+            if settings.enabled and out is not None:
+                Deliverer(None, store, tenant_id=service.tenant_id, channel=name, retry=settings.retry).enqueue(out)
+    finally:
+        store.close()
 
 
 def start_trigger_bridge(system: Any, scheduler: Any, config: FloraConfig):

@@ -32,7 +32,9 @@ from api.service import APIError, Caller, FloraService, Message, event_view, tas
 from common.accounts.linking import AccountLinks
 from common.accounts.store import open_link_store
 from common.messages import channel_update
-from common.status import StatusCache, collect_status, health_report, memory_health, tools_isolation
+from common.status import (
+    StatusCache, StatusUnavailable, channel_states, collect_status, health_report, memory_health, tools_isolation,
+)
 from common.status import metrics_text as status_metrics_text
 from common.tasks.models import TRANSITIONS
 from common.tasks.store import open_store
@@ -153,6 +155,7 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
     # -- health --------------------------------------------------------------------------
     # whether memory can be reached, at most once a second however often /health is probed
     memory_state = StatusCache(lambda: memory_health(config), max_age_s=STATUS_MAX_AGE_S)
+    channel_state = StatusCache(lambda: channel_states(config), max_age_s=STATUS_MAX_AGE_S)
 
     @app.get("/health", tags=["health"], summary="The process is up; whether memory answers and the model hosts are up")
     async def health() -> dict:
@@ -160,11 +163,17 @@ def create_app(flora: Any, *, env: Mapping[str, str] | None = None) -> FastAPI:
         down or the tool sandbox cannot be set up (``reasons`` says why); ``models``: each model host
         this Flora started, ``loaded`` or ``unloaded_idle`` (freed after ``llm.idle_unload_s``
         without use; the next request loads it again), or ``down`` with its ``reason`` while it died
-        and is started again; ``since``, ``restarts``; ``tools``: the isolation in force."""
+        and is started again; ``since``, ``restarts``; ``tools``: the isolation in force; ``channels``:
+        each chat channel's state (``running``, ``retrying``, ``stopped: bad credentials``) and its
+        undelivered messages (``pending``, ``failed``)."""
         memory = await asyncio.to_thread(memory_state.get)
         hosts = flora.hosts() if hasattr(flora, "hosts") else []
         tools = await asyncio.to_thread(tools_isolation, config)
-        return health_report(memory["state"], [host.state() for host in hosts], tools)
+        try:
+            channels = await asyncio.to_thread(channel_state.get)
+        except StatusUnavailable:  # the store cannot be read: /metrics says so (flora_store_up 0)
+            channels = None
+        return health_report(memory["state"], [host.state() for host in hosts], tools, channels)
 
     @app.get("/ready", tags=["health"], summary="The actor system answers",
              responses={503: {"description": "not ready"}})

@@ -93,7 +93,32 @@ def collect_status(config: FloraConfig, nodes: NodesSource | None = None) -> dic
         "memory": memory_health(config),
         "models": model_states(config),
         "tools": tools_isolation(config),
+        "channels": channel_states(config),
     }
+
+
+def channel_states(config: FloraConfig) -> dict[str, dict]:
+    """Each enabled chat channel's state (``running``, ``retrying``, ``stopped: bad
+    credentials``; ``not started`` before its actor first recorded one) and its outbox's
+    entries not delivered: ``pending`` (being tried) and ``failed`` (given up)."""
+    names = [name for name, settings in config.channels.items() if settings.enabled]
+    backend = config.store.backend
+    if not names or (backend == "sqlite" and not Path(config.sqlite_path).exists()):
+        return {name: {"state": "not started", "pending": 0, "failed": 0} for name in names}
+    with _reaching(config, backend):
+        store = open_store(config)
+        try:
+            states = store.channel_states()
+            report = {}
+            for name in names:
+                tenant = config.channels[name].tenant or config.default_tenant
+                counts = store.count_channel_deliveries(tenant, name)
+                known = states.get(name)
+                report[name] = {"state": known.label if known else "not started", "node": known.node if known else "",
+                                "pending": counts.get("pending", 0), "failed": counts.get("failed", 0)}
+        finally:
+            store.close()
+    return report
 
 
 def tools_isolation(config: FloraConfig) -> dict:
@@ -135,18 +160,26 @@ def memory_health(config: FloraConfig) -> dict[str, str]:
     return {**report, "state": "ok"}
 
 
-def health_report(memory_state: str, models: list[dict], tools: dict | None = None) -> dict:
+def health_report(memory_state: str, models: list[dict], tools: dict | None = None,
+                  channels: dict[str, dict] | None = None) -> dict:
     """``GET /health``'s answer: ``status`` "ok", or "degraded" with ``reasons`` while long-term
     memory cannot be reached, a model host is down (it died and is being started again) or the
-    tool sandbox cannot be set up; ``memory``, ``models`` (each host's state, a down one's
-    ``reason``) and ``tools`` (the isolation in force) as they are."""
+    tool sandbox cannot be set up, or a chat channel is not running or has undelivered
+    messages; ``memory``, ``models`` (each host's state, a down one's ``reason``), ``tools``
+    (the isolation in force) and ``channels`` (:func:`channel_states`) as they are."""
     reasons = [] if memory_state in ("ok", "off") else [f"memory {memory_state}"]
     reasons += [f"model host {m.get('model', '?')} is down: {m.get('reason') or 'no reason given'}"
                 for m in models if m.get("state") == "down"]
     if tools is not None and tools.get("state") == "unavailable":
         reasons.append(f"the tool sandbox cannot be set up: {tools.get('reason')}")
+    for name, channel in (channels or {}).items():
+        if channel["state"] not in ("running", "not started"):
+            reasons.append(f"channel {name} is {channel['state']}")
+        if channel["pending"] or channel["failed"]:
+            reasons.append(f"channel {name} has undelivered messages: {channel['pending']} pending, "
+                           f"{channel['failed']} failed")
     report = {"status": "degraded" if reasons else "ok", "memory": memory_state, "models": models,
-              **({"tools": tools} if tools is not None else {})}
+              **({"tools": tools} if tools is not None else {}), **({"channels": channels} if channels else {})}
     return {**report, "reasons": reasons} if reasons else report
 
 
@@ -307,6 +340,10 @@ def render_text(status: dict) -> str:
         rows.append(("loop tasks", "(all)", "-", "0"))
     rows += [("node", str(node.get("name", "?")), _node_detail(node), "") for node in status["nodes"]]
     rows += [("model", str(model.get("model", "?")), model_line(model), "") for model in status.get("models", [])]
+    for name, channel in status.get("channels", {}).items():
+        rows += [("channel", name, channel["state"], ""),
+                 ("channel", name, "undelivered pending", str(channel["pending"])),
+                 ("channel", name, "undelivered failed", str(channel["failed"]))]
     header = ("WHAT", "TENANT/NODE", "STATE", "COUNT")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     lines = [f"store: {status['store']['backend']} {status['store']['location']}",
@@ -371,7 +408,21 @@ def render_prometheus(status: dict) -> str:
                   "# TYPE flora_model_host_restarts_total counter"]
         lines += [f"flora_model_host_restarts_total{_labels(model=m.get('model', '?'))} {int(m.get('restarts') or 0)}"
                   for m in status["models"]]
+    if status.get("channels"):
+        lines += ["# HELP flora_channel_up Whether a chat channel runs (1), backs off (0.5) or stopped (0).",
+                  "# TYPE flora_channel_up gauge"]
+        lines += [f"flora_channel_up{_labels(channel=name, state=c['state'])} {_channel_up(c['state'])}"
+                  for name, c in status["channels"].items()]
+        lines += ["# HELP flora_channel_undelivered Outbox entries of a chat channel not delivered, by state.",
+                  "# TYPE flora_channel_undelivered gauge"]
+        for name, c in status["channels"].items():
+            lines += [f"flora_channel_undelivered{_labels(channel=name, state=state)} {c[state]}"
+                      for state in ("pending", "failed")]
     return "\n".join(lines) + "\n"
+
+
+def _channel_up(state: str) -> str:
+    return "1" if state == "running" else "0.5" if state == "retrying" else "0"
 
 
 def render_prometheus_unavailable() -> str:

@@ -247,7 +247,9 @@ class TaskCoordinator:
                           content=request["content"], msg_id=request["msg_id"], intent=intent,
                           capability=capability, parameters={**parameters, **request.get("parameters", {})},
                           # whose restart answers for it until it runs; what its persona may use; memories it got (ids, facts)
-                          meta={**(meta or {}), **task_meta(persona), "node": self._node, **memory_meta(request)})
+                          meta={**(meta or {}), **task_meta(persona), "node": self._node, **memory_meta(request),
+                                # the chat it was asked in: its later news goes there
+                                **({"channel": request["channel"]} if request.get("channel") else {})})
         task = self._events.create_task(task, source=SOURCE, agent_id=self._agent_id,
                                         data={"capability": task.capability, "intent": intent, "content": task.content})
         return _stamped(self.queue.admit(task), task)

@@ -35,7 +35,7 @@ from common import messages as m
 from common import spans
 from common.i18n import language_of, say
 from common.tasks.limits import Admission
-from common.tasks.models import FINAL_STATES, QUEUED, InvalidTransition, Notification, TaskNotFound, TaskRecord
+from common.tasks.models import FINAL_STATES, QUEUED, InvalidTransition, Notification, TaskNotFound, TaskRecord, origin_channel
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
 from events.event_types import EventType
@@ -153,10 +153,11 @@ class WorkQueue:
         note = self._store.add_notification(Notification(
             notification_id=m.new_id("note"), tenant_id=task.tenant_id, user_id=task.user_id, message=text,
             kind={"task_completed": "task_completed", "task_paused": "task_paused"}.get(kind, "task_failed"),
-            task_id=task.task_id, data={"result": answer.get("result"), "error_type": answer.get("error_type"),
-                                        "queued": True}))
+            task_id=task.task_id, channel=origin_channel(task),
+            data={"result": answer.get("result"), "error_type": answer.get("error_type"), "queued": True}))
         return m.notification(notification_id=note.notification_id, tenant_id=note.tenant_id, user_id=note.user_id,
-                              message=note.message, kind=note.kind, task_id=note.task_id, data=note.data)
+                              message=note.message, kind=note.kind, task_id=note.task_id, data=note.data,
+                              channel=note.channel or None)
 
     # -- supervision ----------------------------------------------------------------------
     def lost(self, message: dict, reason: str) -> list[Out] | None:

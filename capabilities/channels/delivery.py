@@ -1,66 +1,110 @@
-"""Deliverer: an outbound message sent through a channel adapter, retried, and recorded.
+"""Deliverer: a channel's durable outbox. Every outbound message — a reply, a question, an
+approval, a notification (a loop run's, a queued task's result, an "interrupted" notice) — is
+first recorded as a ``pending`` :class:`ChannelDelivery` holding what to send, then tried.
 
-A send that fails temporarily is tried again up to ``retry.max_attempts`` times in all: a
-429's ``retry_after`` is waited out as asked, other failures back off from ``backoff_s``
-doubling to ``backoff_max_s``. A failure the same call would get again (a 400, a 403) is
-not retried. Every outbound message ends as one ``ChannelDelivery`` record, ``sent`` or
-``failed`` with the reason. It runs on the channel actor's sender thread, where waiting
-holds up nobody but the channel's own queue of sends.
+- ``enqueue`` records it; ``attempt`` tries the pieces not sent yet once each, in order, and
+  records the outcome: ``delivered`` once the service acknowledged every piece (an adapter's
+  ``send`` returns only on the service's success answer), ``pending`` with ``next_attempt_at``
+  after a temporary failure, ``failed`` when the service refused it for good or it failed
+  ``retry.max_attempts`` times. A 429's ``retry_after`` is waited out as asked; other failures
+  back off from ``backoff_s`` doubling to ``backoff_max_s``.
+- What is still ``pending`` after a restart (:meth:`pending`) is sent by the next life, from
+  the first piece the service had not taken.
+- :class:`CredentialsRefused` (the service refuses the channel's credentials) leaves the entry
+  ``pending`` and propagates: the channel stops, and sends it once its credentials are fixed.
+
+It runs on the channel actor's sender thread, where waiting holds up nobody but the
+channel's own sends.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import asdict
 from typing import Any, Callable
 
 from common import messages as m
-from common.tasks.models import ChannelDelivery
+from common.tasks.models import DELIVERED, DELIVERY_FAILED, DELIVERY_PENDING, ChannelDelivery
 from common.tasks.store import TaskStore
-from capabilities.channels.model import DeliveryError, Outbound
+from capabilities.channels.model import Button, CredentialsRefused, DeliveryError, Outbound
 
 log = logging.getLogger("flora.channels.delivery")
 
 
 class Deliverer:
     def __init__(self, adapter: Any, store: TaskStore, *, tenant_id: str, channel: str, retry: Any,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time):
         self._adapter = adapter
         self._store = store
         self._tenant = tenant_id
         self._channel = channel
         self._retry = retry
         self._sleep = sleep
+        self._clock = clock
+
+    def enqueue(self, out: Outbound) -> ChannelDelivery:
+        """Record ``out`` as a pending entry of the outbox, due now."""
+        now = self._clock()
+        record = ChannelDelivery(tenant_id=self._tenant, channel=self._channel, delivery_id=m.new_id("dlv"),
+                                 target=out.chat_id, kind=out.kind, ref=out.ref, state=DELIVERY_PENDING,
+                                 payload=asdict(out), next_attempt_at=now, created_at=now, updated_at=now)
+        return self._store.record_channel_delivery(record)
+
+    def pending(self) -> list[ChannelDelivery]:
+        """The channel's entries not delivered yet, oldest first (what a previous life left)."""
+        return self._store.pending_channel_deliveries(self._tenant, self._channel)
+
+    def attempt(self, record: ChannelDelivery) -> ChannelDelivery:
+        """Try the pieces of ``record`` the service has not taken yet, once; the entry as recorded
+        now. CredentialsRefused propagates, the entry left pending."""
+        pieces = self._adapter.render(outbound(record.payload))
+        try:
+            while record.pieces_sent < len(pieces):
+                record.attempts += 1
+                self._adapter.send(pieces[record.pieces_sent])
+                record.pieces_sent += 1
+                log.info("channel %s: sent %s %s to %s (piece %d/%d, attempt %d)", self._channel, record.kind,
+                         record.delivery_id, record.target, record.pieces_sent, len(pieces), record.attempts)
+            record.state, record.error, record.updated_at = DELIVERED, "", self._clock()
+        except CredentialsRefused as exc:
+            record.error, record.updated_at = str(exc), self._clock()
+            self._save(record)
+            raise
+        except DeliveryError as exc:
+            self._failed(record, exc)
+        return self._save(record)
 
     def deliver(self, out: Outbound) -> bool:
-        """Send ``out`` (each of its pieces in order); True when all went out. Recorded either way."""
-        record = ChannelDelivery(tenant_id=self._tenant, channel=self._channel, delivery_id=m.new_id("dlv"),
-                                 target=out.chat_id, kind=out.kind, ref=out.ref, state="sent")
-        for body in self._adapter.render(out):
-            attempts, error = self._send(body)
-            record.attempts += attempts
-            if error is not None:
-                record.state, record.error = "failed", str(error)
-                log.warning("channel %s: %s to %s failed after %d attempt(s): %s", self._channel, out.kind,
-                            out.chat_id, record.attempts, error)
-                break
-        self._store.record_channel_delivery(record)
-        return record.state == "sent"
+        """Enqueue ``out`` and try it until it is delivered or failed, waiting between tries;
+        True when it was delivered."""
+        record = self.enqueue(out)
+        while record.state == DELIVERY_PENDING:
+            if record.attempts:
+                self._sleep(max(0.0, record.next_attempt_at - record.updated_at))
+            record = self.attempt(record)
+        return record.state == DELIVERED
 
-    def _send(self, body: dict) -> tuple[int, DeliveryError | None]:
-        """One piece, with retries: the attempts it took, and the last error if it never went out."""
-        wait = self._retry.backoff_s
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                self._adapter.send(body)
-                log.info("channel %s: sent to %s (attempt %d)", self._channel, body.get("chat_id", ""), attempt)
-                return attempt, None
-            except DeliveryError as exc:
-                if not exc.retryable or attempt >= self._retry.max_attempts:
-                    return attempt, exc
-                pause = exc.retry_after if exc.retry_after is not None else wait
-                log.info("channel %s: send failed (%s); trying again in %.2f s", self._channel, exc, pause)
-                self._sleep(pause)
-                wait = min(wait * 2, self._retry.backoff_max_s)
+    def _failed(self, record: ChannelDelivery, exc: DeliveryError) -> None:
+        record.error, record.updated_at = str(exc), self._clock()  # a backoff counts from the refusal
+        failures = record.attempts - record.pieces_sent
+        if not exc.retryable or failures >= self._retry.max_attempts:
+            record.state = DELIVERY_FAILED
+            log.warning("channel %s: %s %s to %s failed after %d attempt(s): %s", self._channel, record.kind,
+                        record.delivery_id, record.target, record.attempts, exc)
+            return
+        pause = exc.retry_after if exc.retry_after is not None else \
+            min(self._retry.backoff_s * 2 ** (failures - 1), self._retry.backoff_max_s)
+        record.next_attempt_at = record.updated_at + pause
+        log.info("channel %s: send of %s failed (%s); trying again in %.2f s", self._channel, record.delivery_id,
+                 exc, pause)
+
+    def _save(self, record: ChannelDelivery) -> ChannelDelivery:
+        return self._store.record_channel_delivery(record)
+
+
+def outbound(payload: dict) -> Outbound:
+    """An Outbound from its recorded form (its buttons back as Buttons)."""
+    fields = {k: payload[k] for k in Outbound.__dataclass_fields__ if k in payload}
+    fields["buttons"] = [[Button(**b) for b in row] for row in fields.get("buttons") or []]
+    return Outbound(**fields)

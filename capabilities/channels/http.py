@@ -3,6 +3,7 @@ that says whether trying again can help and how long the service asked to wait.
 
 - 429: rate limited; retryable after ``Retry-After`` seconds (1 s when the header is missing);
 - 5xx: the service's trouble; retryable, after ``Retry-After`` when it gives one;
+- 401: the service refuses the credentials: :class:`CredentialsRefused`, the channel stops;
 - any other 4xx: the same call gets the same answer; not retried.
 
 Also the checks of a signed webhook call that several services share: a timestamp within the
@@ -17,7 +18,7 @@ import time
 
 import httpx
 
-from capabilities.channels.model import DeliveryError, Unauthorized
+from capabilities.channels.model import CredentialsRefused, DeliveryError, Unauthorized
 
 REPLAY_WINDOW_S = 300  # a signed call older (or newer) than this is refused: it may be a replay
 
@@ -42,6 +43,8 @@ def refused(response: httpx.Response, what: str, described: str = "") -> Deliver
     """The DeliveryError for a non-success ``response`` to ``what`` (see the module's rules)."""
     status = response.status_code
     described = described or response.text[:200]
+    if status == 401:
+        return CredentialsRefused(f"{what}: HTTP 401, the service refuses the credentials ({described})")
     if status == 429:
         return DeliveryError(f"{what}: rate limited ({described})", retry_after=retry_after(response) or 1.0)
     return DeliveryError(f"{what}: HTTP {status} {described}", retryable=status >= 500,

@@ -30,6 +30,15 @@ class DeliveryError(ChannelError):
         self.retry_after = retry_after
 
 
+class CredentialsRefused(DeliveryError):
+    """The service refused the channel's credentials (an HTTP 401, an IMAP or SMTP login
+    refused): every call will get the same answer until an operator fixes them, so the channel
+    stops instead of trying again."""
+
+    def __init__(self, message: str):
+        super().__init__(message, retryable=False)
+
+
 @dataclass
 class Inbound:
     """A message from a person on a channel. ``key`` is the channel's own id for it (what a

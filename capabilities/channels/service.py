@@ -181,6 +181,10 @@ class ChannelService:
     def answered(self, record: ChannelMessage) -> None:
         self._store.update_channel_message(self.tenant_id, self.name, record.message_key, CHANNEL_ANSWERED)
 
+    def has_delivery(self, ref: str) -> bool:
+        """Whether the outbox holds an entry answering ``ref`` (a message key, a notification id)."""
+        return bool(self._store.channel_deliveries(self.tenant_id, self.name, ref=ref, limit=1))
+
     def open_messages(self) -> list[ChannelMessage]:
         return self._store.open_channel_messages(self.tenant_id, self.name)
 

@@ -132,6 +132,13 @@ class Notification:
         return asdict(self)
 
 
+def origin_channel(task: "TaskRecord") -> str:
+    """The chat a task was asked in (``<channel>:<chat id>``, ``meta["channel"]``), "" when it
+    came from elsewhere: where its later news (a queued task's result, an "interrupted"
+    notice) is sent."""
+    return str(task.meta.get("channel") or "")
+
+
 @dataclass
 class Session:
     """A conversation kept for a client (the browser's chat list): its messages in order,
@@ -251,11 +258,19 @@ class ChannelMessage:
         return asdict(self)
 
 
+DELIVERY_PENDING, DELIVERED, DELIVERY_FAILED = "pending", "delivered", "failed"
+DELIVERY_STATES = (DELIVERY_PENDING, DELIVERY_FAILED, DELIVERED)
+
+
 @dataclass
 class ChannelDelivery:
-    """One outbound send on a chat channel and how it ended: ``state`` ``sent`` or ``failed``
-    after ``attempts`` tries (``error`` says why). ``ref`` is what it answers: an inbound
-    ``message_key``, a notification id."""
+    """One outbound message on a chat channel: the channel's durable outbox entry. It is
+    recorded ``pending`` with what to send (``payload``, an Outbound as a dict) before the
+    first try, so a restart sends what a previous life could not; ``delivered`` once the
+    service acknowledged every piece, ``failed`` when it refused it for good or ``attempts``
+    ran out (``error`` says why). ``pieces_sent``: how many of its rendered pieces the service
+    took already (a resend goes on from there); ``next_attempt_at``: when a pending one is due
+    (backoff). ``ref`` is what it answers: an inbound ``message_key``, a notification id."""
 
     tenant_id: str
     channel: str
@@ -267,6 +282,34 @@ class ChannelDelivery:
     attempts: int = 0
     error: str = ""
     created_at: float = field(default_factory=time.time)
+    payload: dict = field(default_factory=dict)
+    pieces_sent: int = 0
+    next_attempt_at: float = 0.0
+    updated_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+CHANNEL_RUNNING, CHANNEL_RETRYING, CHANNEL_STOPPED = "running", "retrying", "stopped"
+
+
+@dataclass
+class ChannelState:
+    """How a chat channel fares, for operators (``--status``, ``/health``, ``/metrics``):
+    ``state`` ``running``, ``retrying`` (its service fails and it backs off, or its actor
+    is being started again) or ``stopped`` (``detail`` says why: bad credentials);
+    ``node`` is the node that wrote it."""
+
+    channel: str
+    state: str
+    detail: str = ""
+    node: str = ""
+    updated_at: float = field(default_factory=time.time)
+
+    @property
+    def label(self) -> str:
+        return f"{self.state}: {self.detail}" if self.detail and self.state == CHANNEL_STOPPED else self.state
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from common import messages as m
-from common.tasks.models import CREATED, FAILED, PLANNED, RUNNING, InvalidTransition, Notification, TaskRecord
+from common.tasks.models import (
+    CREATED, FAILED, PLANNED, RUNNING, InvalidTransition, Notification, TaskRecord, origin_channel,
+)
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
 
@@ -39,6 +41,7 @@ INTERRUPTED = ("Flora stopped while this task was {state}, so it did not finish 
 class RecoveryReport:
     failed: list[str] = field(default_factory=list)  # task ids marked failed
     handed_on: list[str] = field(default_factory=list)  # loop runs started again
+    notes: list[Notification] = field(default_factory=list)  # what the failed tasks' people are told
 
     def __bool__(self) -> bool:
         return bool(self.failed or self.handed_on)
@@ -65,8 +68,9 @@ class TaskRecovery:
             if run and task.state == CREATED and self._hand_on is not None:
                 self._hand_on(task)
                 report.handed_on.append(task.task_id)
-            elif self._fail(task):
+            elif (note := self._fail(task)) is not None:
                 report.failed.append(task.task_id)
+                report.notes.append(note)
         if report:
             log.warning("recovered after restart: %d task(s) marked failed, %d loop run(s) started again",
                         len(report.failed), len(report.handed_on))
@@ -78,26 +82,29 @@ class TaskRecovery:
         accepted but not begun) are left to the next start, which hands loop runs on again."""
         report = RecoveryReport()
         for task in self._store.unfinished_tasks((RUNNING,), updated_before=stopped_at):
-            if task.meta.get("node") == self._node and self._fail(task):
+            if task.meta.get("node") == self._node and (note := self._fail(task)) is not None:
                 report.failed.append(task.task_id)
+                report.notes.append(note)
         if report:
             log.warning("stopping: %d running task(s) marked failed", len(report.failed))
         return report
 
-    def _fail(self, task: TaskRecord) -> bool:
+    def _fail(self, task: TaskRecord) -> Notification | None:
+        """Fail ``task`` as interrupted; the notification that tells its person (sent to the chat
+        the task came from, when it came from one), None when it moved meanwhile."""
         text = INTERRUPTED.format(state=task.state)
         try:
             self._events.transition(task.tenant_id, task.task_id, FAILED, source=SOURCE, expect=(task.state,),
                                     data={"reason": "interrupted", "was": task.state, "error_type": "interrupted"},
                                     error=text)
         except InvalidTransition:  # it moved meanwhile: someone is working on it
-            return False
+            return None
         what = task.content if len(task.content) <= 80 else task.content[:80] + "…"
-        self._store.add_notification(Notification(
+        note = self._store.add_notification(Notification(
             notification_id=m.new_id("note"), tenant_id=task.tenant_id, user_id=task.user_id,
             message=f"Task {task.task_id} ({what}) was interrupted: {text}", kind="task_interrupted",
             task_id=task.task_id, loop_task_id=(task.meta.get("run") or {}).get("loop_task_id", ""),
-            data={"state": task.state, "capability": task.capability}))
+            channel=origin_channel(task), data={"state": task.state, "capability": task.capability}))
         if task.meta.get("run") and self._finish_run is not None:
             self._finish_run(task)
-        return True
+        return note

@@ -25,6 +25,8 @@ keys share a slot)::
     <prefix>:{t}:chan:<c>:open           sorted set of its message keys not answered yet, by created_at
     <prefix>:{t}:chan:<c>:out            hash delivery_id -> a ChannelDelivery as JSON
     <prefix>:{t}:chan:<c>:outs           sorted set of the delivery ids, by created_at
+    <prefix>:{t}:chan:<c>:outs:<state>   the same, those in that state (pending, failed, delivered)
+    <prefix>:chan_states                 hash channel name -> its ChannelState as JSON
     <prefix>:{t}:allowed_tools:<user>    set of the tools the user always allows
     <prefix>:tenants                     set of the tenants that have tasks (count_by_state of all)
     <prefix>:event_seq                   counter: the newest event id, any tenant
@@ -61,7 +63,8 @@ from typing import Any, Callable, Iterable, TypeVar
 import redis
 
 from common.tasks.models import (
-    CHANNEL_OPEN_STATES, MUTABLE_FIELDS, TRANSITIONS, can_move, ChannelDelivery, ChannelMessage, Draft, Event,
+    CHANNEL_OPEN_STATES, MUTABLE_FIELDS, TRANSITIONS, can_move, ChannelDelivery, ChannelMessage, ChannelState,
+    DELIVERY_PENDING, DELIVERY_STATES, Draft, Event,
     InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, StoreError, TaskNotFound,
     TaskRecord, WhiteboardEntry, WorkItem,
 )
@@ -519,8 +522,32 @@ class RedisTaskStore(TaskStore):
         pipe = self._redis.pipeline()
         pipe.hset(keys["out"], delivery.delivery_id, _dumps(delivery.to_dict()))
         pipe.zadd(keys["outs"], {delivery.delivery_id: delivery.created_at})
+        for state in DELIVERY_STATES:  # one entry is in its state's set only
+            pipe.zrem(f"{keys['outs']}:{state}", delivery.delivery_id)
+        pipe.zadd(f"{keys['outs']}:{delivery.state}", {delivery.delivery_id: delivery.created_at})
         pipe.execute()
         return delivery
+
+    def pending_channel_deliveries(self, tenant_id: str, channel: str, *,
+                                   limit: int = 1000) -> list[ChannelDelivery]:
+        keys = self._channel_keys(tenant_id, channel)
+        ids = self._redis.zrange(f"{keys['outs']}:{DELIVERY_PENDING}", 0, limit - 1) if limit > 0 else []
+        raws = self._redis.hmget(keys["out"], ids) if ids else []
+        return [ChannelDelivery(**json.loads(raw)) for raw in raws if raw is not None]
+
+    def count_channel_deliveries(self, tenant_id: str, channel: str) -> dict[str, int]:
+        keys = self._channel_keys(tenant_id, channel)
+        pipe = self._redis.pipeline()
+        for state in DELIVERY_STATES:
+            pipe.zcard(f"{keys['outs']}:{state}")
+        return {state: n for state, n in zip(DELIVERY_STATES, pipe.execute()) if n}
+
+    def put_channel_state(self, state: ChannelState) -> None:
+        self._redis.hset(f"{self._prefix}:chan_states", state.channel, _dumps(state.to_dict()))
+
+    def channel_states(self) -> dict[str, ChannelState]:
+        raws = self._redis.hgetall(f"{self._prefix}:chan_states")
+        return {name: ChannelState(**json.loads(raw)) for name, raw in sorted(raws.items())}
 
     def channel_deliveries(self, tenant_id: str, channel: str, *, ref: str | None = None,
                            limit: int = 1000) -> list[ChannelDelivery]:

@@ -18,7 +18,8 @@ from typing import Any, Iterable
 
 from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
-    CHANNEL_OPEN_STATES, MUTABLE_FIELDS, TRANSITIONS, can_move, ChannelDelivery, ChannelMessage, Draft, Event,
+    CHANNEL_OPEN_STATES, DELIVERY_PENDING, MUTABLE_FIELDS, TRANSITIONS, can_move, ChannelDelivery, ChannelMessage,
+    ChannelState, Draft, Event,
     InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, TaskNotFound, TaskRecord,
     WhiteboardEntry, WorkItem,
 )
@@ -145,9 +146,20 @@ CREATE TABLE IF NOT EXISTS channel_deliveries (
     attempts INTEGER NOT NULL DEFAULT 0,
     error TEXT NOT NULL DEFAULT '',
     created_at REAL NOT NULL,
+    payload TEXT NOT NULL DEFAULT '{}',
+    pieces_sent INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at REAL NOT NULL DEFAULT 0,
+    updated_at REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, channel, delivery_id)
 );
 CREATE INDEX IF NOT EXISTS channel_deliveries_by_ref ON channel_deliveries (tenant_id, channel, ref, created_at);
+CREATE TABLE IF NOT EXISTS channel_states (
+    channel TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '',
+    node TEXT NOT NULL DEFAULT '',
+    updated_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS allowed_tools (
     tenant_id TEXT NOT NULL,
     user_id TEXT NOT NULL,
@@ -157,7 +169,12 @@ CREATE TABLE IF NOT EXISTS allowed_tools (
 );
 """
 # Columns added after a file was first created, applied to older files on open.
-MIGRATIONS = (("tasks", "meta", "TEXT NOT NULL DEFAULT '{}'"),)
+MIGRATIONS = (("tasks", "meta", "TEXT NOT NULL DEFAULT '{}'"),
+              # the outbox: what to send, kept with the record of sending it
+              ("channel_deliveries", "payload", "TEXT NOT NULL DEFAULT '{}'"),
+              ("channel_deliveries", "pieces_sent", "INTEGER NOT NULL DEFAULT 0"),
+              ("channel_deliveries", "next_attempt_at", "REAL NOT NULL DEFAULT 0"),
+              ("channel_deliveries", "updated_at", "REAL NOT NULL DEFAULT 0"))
 
 _JSON_FIELDS = ("parameters", "missing", "result", "meta")
 _TASK_COLUMNS = ("task_id", "tenant_id", "user_id", "state", "content", "msg_id", "intent", "capability",
@@ -498,7 +515,7 @@ class SQLiteTaskStore(TaskStore):
         return [_channel_message(r) for r in rows]
 
     def record_channel_delivery(self, delivery: ChannelDelivery) -> ChannelDelivery:
-        row = delivery.to_dict()
+        row = {**delivery.to_dict(), "payload": json.dumps(delivery.payload, default=str)}
         with self._lock, immediate(self._db):
             self._db.execute(f"INSERT OR REPLACE INTO channel_deliveries ({', '.join(row)}) "
                              f"VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
@@ -512,7 +529,32 @@ class SQLiteTaskStore(TaskStore):
             query, args = query + " AND ref=?", args + (ref,)
         with self._lock:
             rows = self._db.execute(query + " ORDER BY created_at, rowid LIMIT ?", (*args, limit)).fetchall()
-        return [ChannelDelivery(**{k: r[k] for k in ChannelDelivery.__dataclass_fields__}) for r in rows]
+        return [_channel_delivery(r) for r in rows]
+
+    def pending_channel_deliveries(self, tenant_id: str, channel: str, *,
+                                   limit: int = 1000) -> list[ChannelDelivery]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM channel_deliveries WHERE tenant_id=? AND channel=? AND state=? "
+                                    "ORDER BY created_at, rowid LIMIT ?",
+                                    (tenant_id, channel, DELIVERY_PENDING, limit)).fetchall()
+        return [_channel_delivery(r) for r in rows]
+
+    def count_channel_deliveries(self, tenant_id: str, channel: str) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute("SELECT state, COUNT(*) AS n FROM channel_deliveries WHERE tenant_id=? AND "
+                                    "channel=? GROUP BY state", (tenant_id, channel)).fetchall()
+        return {r["state"]: r["n"] for r in rows}
+
+    def put_channel_state(self, state: ChannelState) -> None:
+        row = state.to_dict()
+        with self._lock, immediate(self._db):
+            self._db.execute(f"INSERT OR REPLACE INTO channel_states ({', '.join(row)}) "
+                             f"VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
+
+    def channel_states(self) -> dict[str, ChannelState]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM channel_states ORDER BY channel").fetchall()
+        return {r["channel"]: ChannelState(**{k: r[k] for k in r.keys()}) for r in rows}
 
     # -- tools a person always allows ---------------------------------------------------
     def allow_tool(self, tenant_id: str, user_id: str, tool: str) -> None:
@@ -552,3 +594,8 @@ def _channel_message(row: sqlite3.Row) -> ChannelMessage:
 def _session(row: sqlite3.Row) -> Session:
     return Session(session_id=row["session_id"], tenant_id=row["tenant_id"], user_id=row["user_id"], title=row["title"],
                    messages=json.loads(row["messages"]), created_at=row["created_at"], updated_at=row["updated_at"])
+
+
+def _channel_delivery(row) -> ChannelDelivery:
+    fields = {k: row[k] for k in ChannelDelivery.__dataclass_fields__}
+    return ChannelDelivery(**{**fields, "payload": json.loads(fields["payload"] or "{}")})

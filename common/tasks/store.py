@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from typing import Iterable
 
 from common.tasks.models import (
-    ChannelDelivery, ChannelMessage, Draft, Event, Notification, PendingEvent, Session, TaskRecord,
+    ChannelDelivery, ChannelMessage, ChannelState, Draft, Event, Notification, PendingEvent, Session, TaskRecord,
     WhiteboardEntry, WorkItem,
 )
 
@@ -181,6 +181,23 @@ class TaskStore(ABC):
     def channel_deliveries(self, tenant_id: str, channel: str, *, ref: str | None = None,
                            limit: int = 1000) -> list[ChannelDelivery]:
         """Outbound sends of the channel (those answering ``ref`` only, when given), oldest first."""
+
+    @abstractmethod
+    def pending_channel_deliveries(self, tenant_id: str, channel: str, *,
+                                   limit: int = 1000) -> list[ChannelDelivery]:
+        """The channel's outbox entries still ``pending``, oldest first: what a restart sends."""
+
+    @abstractmethod
+    def count_channel_deliveries(self, tenant_id: str, channel: str) -> dict[str, int]:
+        """The channel's outbox entries by state (``pending``, ``failed``, ``delivered``)."""
+
+    @abstractmethod
+    def put_channel_state(self, state: ChannelState) -> None:
+        """Keep how a channel fares now (one entry per channel name, whichever node wrote it)."""
+
+    @abstractmethod
+    def channel_states(self) -> dict[str, ChannelState]:
+        """Every channel's last recorded state, by channel name."""
 
     # -- tools a person always allows (no approval asked) ---------------------------
     @abstractmethod

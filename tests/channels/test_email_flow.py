@@ -90,7 +90,7 @@ def test_a_mail_becomes_a_task_answered_by_smtp_in_its_thread(flora, dovecot, sm
     wait_until(lambda: store.get_channel_message("default", "mail", "joke-1@people.test").state == "answered",
                what="the mail was never recorded as answered")
     wait_until(lambda: dovecot.flags()["<joke-1@people.test>"], what="the mail was never marked seen")
-    assert [d.state for d in store.channel_deliveries("default", "mail", ref="joke-1@people.test")] == ["sent"]
+    assert [d.state for d in store.channel_deliveries("default", "mail", ref="joke-1@people.test")] == ["delivered"]
 
 
 def test_a_paused_tasks_question_arrives_by_mail_and_the_reply_yes_resumes_it(flora, dovecot, smtp):

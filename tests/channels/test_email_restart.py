@@ -55,19 +55,19 @@ def test_a_mail_recorded_before_a_crash_is_answered_once_after_the_restart(crede
         store.close()
 
 
-def test_an_answer_kept_but_not_sent_is_sent_once_after_the_restart_without_running_again(
+def test_an_answer_pending_in_the_outbox_is_sent_once_after_the_restart_without_running_again(
         credentials, dovecot, smtp, tmp_path):
-    config = mail_config(tmp_path, dovecot.port, smtp.port, retry={"max_attempts": 1})
-    smtp.refuse_next = 1
+    config = mail_config(tmp_path, dovecot.port, smtp.port, retry={"max_attempts": 5, "backoff_s": 30})
+    smtp.refuse_next = 1  # and the next try is far away
     before = len(smtp.mails_to("bob@people.test"))
     flora = main.start_flora(config)
     try:
         dovecot.deliver(mail("bob@people.test", "delete file path=once.txt", message_id="<once@people.test>"))
         store = SQLiteTaskStore(flora.config.sqlite_path)
-        wait_until(lambda: store.channel_deliveries("default", "mail", ref="once@people.test"),
-                   what="the refused send was never recorded")
-        assert store.channel_deliveries("default", "mail", ref="once@people.test")[0].state == "failed"
-        assert store.get_channel_message("default", "mail", "once@people.test").state == "replied"
+        wait_until(lambda: [d.attempts for d in store.channel_deliveries("default", "mail", ref="once@people.test")]
+                   == [1], what="the refused send was never recorded")
+        assert store.channel_deliveries("default", "mail", ref="once@people.test")[0].state == "pending"
+        assert store.get_channel_message("default", "mail", "once@people.test").state == "answered"  # in the outbox
         assert dovecot.flags()["<once@people.test>"] is True
     finally:
         flora.shutdown()
@@ -76,8 +76,8 @@ def test_an_answer_kept_but_not_sent_is_sent_once_after_the_restart_without_runn
     try:
         question = smtp.wait_for("bob@people.test", before + 1)[before]
         assert 'Reply "yes"' in text_of(question) and question["In-Reply-To"] == "<once@people.test>"
-        wait_until(lambda: store.get_channel_message("default", "mail", "once@people.test").state == "answered",
-                   what="the kept answer was never marked answered")
+        wait_until(lambda: store.channel_deliveries("default", "mail", ref="once@people.test")[0].state
+                   == "delivered", what="the kept answer was never marked delivered")
         assert len(store.list_tasks("default", user_id="bob")) == tasks_before  # not run again
         assert len(smtp.mails_to("bob@people.test")) == before + 1
     finally:

@@ -189,7 +189,7 @@ def test_a_429_waits_the_retry_after_it_names(bot, store):
     assert deliverer(bot, store, sleeps).deliver(Outbound(chat_id="42", text="hi", ref="r1"))
     assert sleeps == [3.0, 3.0] and len(bot.sent) == 1
     [record] = store.channel_deliveries("acme", "tg", ref="r1")
-    assert (record.state, record.attempts) == ("sent", 3)
+    assert (record.state, record.attempts) == ("delivered", 3)
 
 
 def test_server_errors_back_off_doubling_up_to_the_cap_then_fail_and_are_recorded(bot, store):

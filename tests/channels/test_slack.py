@@ -165,7 +165,7 @@ def test_a_429_waits_its_retry_after_and_a_5xx_backs_off_then_the_approval_goes_
         elements = sent["blocks"][1]["elements"]
         assert [(e["text"]["text"], e["style"]) for e in elements] == [("✅ Yes", "primary"), ("❌ No", "danger")]
     [record] = store.channel_deliveries("acme", "sl")
-    assert (record.state, record.attempts) == ("sent", 3)
+    assert (record.state, record.attempts) == ("delivered", 3)
 
 
 def test_a_refusal_the_same_call_would_get_again_is_not_retried(store):

@@ -56,3 +56,23 @@ def test_deliveries_are_recorded_replaced_by_id_and_listed_by_what_they_answer(s
     assert [(d.delivery_id, d.state, d.attempts) for d in store.channel_deliveries(TENANT, "tg")] == \
         [("d1", "sent", 3), ("d2", "sent", 1)]
     assert [d.delivery_id for d in store.channel_deliveries(TENANT, "tg", ref="note_1")] == ["d2"]
+
+
+def test_the_outbox_lists_pending_entries_oldest_first_counts_by_state_and_keeps_channel_states(store):
+    from common.tasks.models import ChannelState
+
+    def entry(delivery_id: str, state: str, at: float) -> ChannelDelivery:
+        return ChannelDelivery(tenant_id=TENANT, channel="ob", delivery_id=delivery_id, target="42", kind="reply",
+                               state=state, created_at=at, payload={"chat_id": "42", "text": delivery_id})
+
+    store.record_channel_delivery(entry("late", "pending", 2.0))
+    store.record_channel_delivery(entry("early", "pending", 1.0))
+    store.record_channel_delivery(entry("gone", "pending", 0.5))
+    store.record_channel_delivery(entry("gone", "delivered", 0.5))  # the same entry, moved on
+    store.record_channel_delivery(entry("lost", "failed", 3.0))
+    assert [(d.delivery_id, d.payload["text"]) for d in store.pending_channel_deliveries(TENANT, "ob")] == \
+        [("early", "early"), ("late", "late")]
+    assert store.count_channel_deliveries(TENANT, "ob") == {"pending": 2, "delivered": 1, "failed": 1}
+    store.put_channel_state(ChannelState(channel="ob", state="running", node="n1"))
+    store.put_channel_state(ChannelState(channel="ob", state="stopped", detail="bad credentials", node="n1"))
+    assert store.channel_states()["ob"].label == "stopped: bad credentials"

@@ -38,8 +38,8 @@ def test_a_message_recorded_before_a_crash_is_answered_once_after_the_restart(bo
         store.close()
 
 
-def test_a_reply_kept_but_not_sent_is_sent_after_the_restart_without_running_again(bot, tmp_path):
-    config = channel_config(tmp_path, bot.url, max_attempts=1)
+def test_a_reply_pending_in_the_outbox_is_sent_after_the_restart_without_running_again(bot, tmp_path):
+    config = channel_config(tmp_path, bot.url, max_attempts=5, backoff_s=30)  # the next try is far away
     bot.fail_next(1, status=500)
     flora = main.start_flora(config)
     try:
@@ -47,20 +47,23 @@ def test_a_reply_kept_but_not_sent_is_sent_after_the_restart_without_running_aga
         store = SQLiteTaskStore(flora.config.sqlite_path)
         key = str(update["update_id"])
         deadline = time.monotonic() + 20
-        while not store.channel_deliveries("default", "tg", ref=key):
-            assert time.monotonic() < deadline, "the failing send was never recorded"
+        while [(d.state, d.attempts) for d in store.channel_deliveries("default", "tg", ref=key)] != [("pending", 1)]:
+            assert time.monotonic() < deadline, "the failed send was never recorded as pending"
             time.sleep(0.05)
-        assert store.channel_deliveries("default", "tg", ref=key)[0].state == "failed"
-        assert store.get_channel_message("default", "tg", key).state == "replied"
+        assert store.pending_channel_deliveries("default", "tg")[0].payload["chat_id"] == "78"
     finally:
         flora.shutdown()
     tasks_before = len(store.list_tasks("default", user_id="alice"))
     flora = main.start_flora(config)
     try:
-        question = bot.wait_sent(1, chat_id=78)[0]
+        question = bot.wait_sent(1, chat_id=78, timeout=10)[0]  # now, not after the 30 s backoff
         assert "reply_markup" in question  # the approval question, with its buttons
         assert len(store.list_tasks("default", user_id="alice")) == tasks_before  # not run again
-        assert store.get_channel_message("default", "tg", key).state == "answered"
+        deadline = time.monotonic() + 5
+        while store.channel_deliveries("default", "tg", ref=key)[0].state != "delivered":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert store.count_channel_deliveries("default", "tg") == {"delivered": 1}
     finally:
         flora.shutdown()
         store.close()

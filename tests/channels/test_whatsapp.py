@@ -142,16 +142,19 @@ def test_rate_limits_and_server_errors_are_retried_then_the_long_reply_goes_out_
         assert len(api.sent) >= 2 and all(len(s["text"]["body"]) <= 4096 for s in api.sent)
 
 
-def test_a_bad_token_is_not_retried(store):
+def test_a_bad_token_is_not_retried_and_the_message_waits_for_good_credentials(store):
+    from capabilities.channels.model import CredentialsRefused
+
     sleeps: list[float] = []
     with WhatsAppAPI() as api:
         config = load_config({"channels": {"wa": {**WHATSAPP, "api_base": api.url}}}, env={})
         adapter = build_adapter("wa", config.channels["wa"], env={**ENV, "WA_TOKEN": "expired"})
-        sent = Deliverer(adapter, store, tenant_id="acme", channel="wa", retry=config.channels["wa"].retry,
-                         sleep=sleeps.append).deliver(Outbound(chat_id="49", text="hi", ref="r2"))
-        assert not sent and sleeps == [] and api.calls == 1
+        with pytest.raises(CredentialsRefused):
+            Deliverer(adapter, store, tenant_id="acme", channel="wa", retry=config.channels["wa"].retry,
+                      sleep=sleeps.append).deliver(Outbound(chat_id="49", text="hi", ref="r2"))
+        assert sleeps == [] and api.calls == 1
     [record] = store.channel_deliveries("acme", "wa")
-    assert record.state == "failed" and "Invalid OAuth" in record.error
+    assert record.state == "pending" and "Invalid OAuth" in record.error
 
 
 def test_a_whatsapp_channel_needs_its_number_and_its_secrets():

@@ -100,6 +100,11 @@ class BotAPI:
         with self._cond:
             self._failures += [(status, retry_after)] * times
 
+    def stop_failing(self) -> None:
+        """Answer sendMessage normally again, whatever ``fail_next`` queued."""
+        with self._cond:
+            self._failures.clear()
+
     def wait_sent(self, count: int, timeout: float = 20.0, *, chat_id: int | None = None) -> list[dict]:
         deadline = time.monotonic() + timeout
         with self._cond:

@@ -83,3 +83,28 @@ def test_a_clean_stop_fails_only_the_running_tasks_stamped_with_this_node(store)
     assert store.events(TENANT, task_id="ran")[-1].data["reason"] == "interrupted"
     assert {t: store.get_task(TENANT, t).state for t in ("accepted", "run_waiting", "paused", "elsewhere")} == \
         {"accepted": "created", "run_waiting": "created", "paused": "waiting_parameters", "elsewhere": "running"}
+
+
+def test_an_interrupted_task_asked_in_a_chat_has_its_notice_queued_in_that_channels_outbox(store, tmp_path,
+                                                                                           monkeypatch):
+    from agents.node import queue_for_chats
+    from config import load_config
+
+    monkeypatch.setenv("FLORA_TEST_TG_TOKEN", "1:t")
+    config = load_config({"data_dir": str(tmp_path), "default_tenant": TENANT,
+                          "channels": {"tg": {"type": "telegram", "mode": "polling", "token_env": "FLORA_TEST_TG_TOKEN",
+                                              "users": {"7": "alice"}}}}, env={})
+    add(store, "from_chat", "running", node="a", channel="tg:42")
+    add(store, "from_api", "running", node="a")
+    report = TaskRecovery(store, EventBus(store), node="a").recover(started_at=time.time() + 1)
+    assert {n.task_id: n.channel for n in report.notes} == {"from_chat": "tg:42", "from_api": ""}
+    from common.tasks.sqlite_store import SQLiteTaskStore
+
+    outboxes = SQLiteTaskStore(config.sqlite_path)
+    try:
+        queue_for_chats(config, report.notes)
+        [entry] = outboxes.pending_channel_deliveries(TENANT, "tg")
+        assert (entry.target, entry.kind, entry.payload["chat_id"]) == ("42", "notification", "42")
+        assert "from_chat" in entry.payload["text"] and "interrupted" in entry.payload["text"]
+    finally:
+        outboxes.close()

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from capabilities.channels import render
 from capabilities.channels.model import (
+    CredentialsRefused,
     DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button, post_only,
 )
 
@@ -124,6 +125,8 @@ class DiscordAdapter:
             data = response.json()
         except ValueError:
             data = {}
+        if response.status_code == 401:  # a 403 is one channel's missing permission, not the token's
+            raise CredentialsRefused(f"create message: HTTP 401 {response.text[:200]}: Discord refuses the bot token")
         if response.status_code == 429:
             retry_after = data.get("retry_after") if isinstance(data, dict) else None
             raise DeliveryError("create message: rate limited",

@@ -34,7 +34,7 @@ from typing import Any
 
 from capabilities.channels.email import sender_auth
 from capabilities.channels.email.render import email as mail_parts
-from capabilities.channels.model import DeliveryError, Inbound, MalformedUpdate, Outbound
+from capabilities.channels.model import CredentialsRefused, DeliveryError, Inbound, MalformedUpdate, Outbound
 
 log = logging.getLogger("flora.channels.email")
 
@@ -163,6 +163,9 @@ class EmailAdapter:
                     smtp.login(self._username, self._password)
                 smtp.send_message(self.message(body))
             log.info("email: sent %s to %s", body["message_id"], body["to"])
+        except smtplib.SMTPAuthenticationError as exc:
+            raise CredentialsRefused(f"SMTP refused the login of {self._username}: {exc.smtp_code} "
+                                     f"{exc.smtp_error!r}") from None
         except smtplib.SMTPRecipientsRefused as exc:
             codes = [code for code, _ in exc.recipients.values()]
             raise DeliveryError(f"SMTP refused {body['to']}: {exc.recipients}",

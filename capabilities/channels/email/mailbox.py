@@ -27,9 +27,9 @@ import time
 from typing import Any, Callable
 
 from imapclient import IMAPClient
-from imapclient.exceptions import IMAPClientError
+from imapclient.exceptions import IMAPClientError, LoginError
 
-from capabilities.channels.model import MalformedUpdate
+from capabilities.channels.model import CredentialsRefused, MalformedUpdate
 
 log = logging.getLogger("flora.channels.email")
 
@@ -172,7 +172,11 @@ class MailPoller:
         try:
             if server.security == "starttls":
                 client.starttls(server.tls_context())
-            client.login(self._username, self._password)
+            try:
+                client.login(self._username, self._password)
+            except LoginError as exc:  # a wrong password stays wrong: the channel stops, not loops
+                raise CredentialsRefused(f"IMAP {server.host}:{server.port} refused the login of "
+                                         f"{self._username}: {exc}") from None
             capabilities = client.capabilities()
             if self._settings.imap_id and b"ID" in capabilities:
                 self.server_id = client.id_(dict(self._settings.imap_id))

@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from capabilities.channels import render
 from capabilities.channels.feishu.render import FEISHU_LIMIT, feishu as feishu_posts
 from capabilities.channels.model import (
+    CredentialsRefused,
     DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button, post_only,
 )
 
@@ -177,4 +178,6 @@ def _check(response: httpx.Response, what: str) -> dict:
         reset = response.headers.get("x-ogw-ratelimit-reset")
         raise DeliveryError(f"{what}: rate limited", retry_after=float(reset) if reset else 1.0)
     message = data.get("msg", response.text[:200]) if isinstance(data, dict) else response.text[:200]
+    if response.status_code == 401:
+        raise CredentialsRefused(f"{what}: HTTP 401 {message}: Feishu refuses the app's credentials")
     raise DeliveryError(f"{what}: HTTP {response.status_code} {message}", retryable=response.status_code >= 500)

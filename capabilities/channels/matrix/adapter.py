@@ -31,6 +31,7 @@ import httpx
 
 from capabilities.channels import http, render
 from capabilities.channels.model import (
+    CredentialsRefused,
     Button, ChannelError, DeliveryError, Inbound, MalformedUpdate, Outbound, parse_button,
 )
 
@@ -168,6 +169,8 @@ class SyncPoller:
             while not self._stop.is_set():
                 try:
                     batch = self._adapter.sync(since, self._timeout_s if since else 0, client=client)
+                except CredentialsRefused:
+                    raise  # every sync would get the same answer: the channel stops
                 except (ChannelError, httpx.HTTPError, ValueError) as exc:
                     log.warning("channel %s: sync failed (%s); trying again in %.0f s", self._name, exc, wait)
                     self._stop.wait(wait)

@@ -19,6 +19,7 @@ import httpx
 
 from capabilities.channels.telegram.render import telegram as markdown_v2, tg_escape
 from capabilities.channels.model import (
+    CredentialsRefused,
     ChannelError, DeliveryError, Inbound, MalformedUpdate, Outbound, Unauthorized, parse_button, post_only,
 )
 
@@ -141,6 +142,8 @@ def _result(response: httpx.Response, method: str) -> Any:
     retry_after = None
     if isinstance(data, dict) and isinstance(data.get("parameters"), dict):
         retry_after = data["parameters"].get("retry_after")
+    if response.status_code == 401:  # a 403 is one chat's (the bot was blocked), not the token's
+        raise CredentialsRefused(f"{method}: HTTP 401 {described}: Telegram refuses the bot token")
     if response.status_code == 429:
         raise DeliveryError(f"{method}: rate limited ({described})", retry_after=float(retry_after or 1))
     raise DeliveryError(f"{method}: HTTP {response.status_code} {described}",
@@ -162,6 +165,8 @@ class UpdatePoller:
             while not self._stop.is_set():
                 try:
                     updates = self._adapter.get_updates(offset, self._timeout_s, client=client)
+                except CredentialsRefused:
+                    raise  # every poll would get the same answer: the channel stops
                 except (ChannelError, httpx.HTTPError) as exc:
                     log.warning("channel %s: getUpdates failed (%s); polling again in %.0f s", self._name, exc, wait)
                     self._stop.wait(wait)
