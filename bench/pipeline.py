@@ -13,14 +13,21 @@ persona and limit checks, each actor's own code) and per hop: the round trip les
 the actors did is what moving the messages cost (Thespian's pickling, sockets, the asker).
 Spans cost a little themselves, so the latency figures come from the first Flora, untimed.
 
+Last, messages that need the reading and memory (``--model-path-trips``, on the first base):
+people who have memories ask things no rule is sure of, and the own time of the reading
+(SemanticReader: the embedding and the vote) and of the MemoryActor's recall (the query's
+embedding, the Chroma queries) is reported as p50/p99 per call beside the raw dependency each
+wraps, timed in the same run: one ``embed_queries`` call of the packaged embedding model.
+
     .venv/bin/python bench/pipeline.py [--trips 500] [--in-flight 1 16] [--bases simpleSystemBase multiprocTCPBase]
-                                       [--breakdown-trips 200] [--content noop]
+                                       [--breakdown-trips 200] [--content noop] [--model-path-trips 100]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -199,6 +206,88 @@ def print_breakdown(base: str, result: dict, raw_p50_ms: float, detail: bool = F
                                                  in sorted(result["store"].items(), key=lambda kv: -kv[1][0])))
 
 
+# -- messages that need the reading and memory ----------------------------------------------------
+ASKED = ("hmm, what do you reckon I should do this weekend?", "能不能帮我想想周末去哪儿玩",
+         "could you maybe have a look at that for me", "我最近睡得不太好，有什么办法吗",
+         "what should I cook tonight, something light?", "那个事情你怎么看")
+TOLD = ("The person lives in Hangzhou", "The person is allergic to peanuts", "The person likes hiking on weekends",
+        "The person works as a nurse on night shifts", "The person's dog is called Bruno")
+PEOPLE = 10
+_SEED = """
+import sys
+from capabilities.memory.embedding import DEFAULT_EMBEDDING_MODEL, get_embedder
+from capabilities.memory.store import MemoryStore
+store = MemoryStore(get_embedder(DEFAULT_EMBEDDING_MODEL), path=sys.argv[1])
+for i in range({people}):
+    for fact in {told!r}:
+        store.remember("default", f"bench_mem_{{i}}", fact)
+"""
+
+
+def seed_memories(data_dir: str) -> None:
+    """Memories for the bench's people, written before Flora opens the store (in a process of
+    their own: embedded Chroma is opened by one process at a time)."""
+    subprocess.run([sys.executable, "-c", _SEED.format(people=PEOPLE, told=TOLD), str(Path(data_dir) / "memory")],
+                   check=True, cwd=Path(__file__).resolve().parent.parent)
+
+
+def raw_embedding(trips: int) -> list[float]:
+    from capabilities.memory.embedding import DEFAULT_EMBEDDING_MODEL, get_embedder
+
+    embedder = get_embedder(DEFAULT_EMBEDDING_MODEL)
+    for text in ASKED:  # loaded and warm
+        embedder.embed_queries([text])
+    took = []
+    for i in range(trips):
+        started = time.perf_counter()
+        embedder.embed_queries([ASKED[i % len(ASKED)]])
+        took.append(time.perf_counter() - started)
+    return took
+
+
+def model_path(base: str, trips: int) -> dict[str, list[float]]:
+    """The own times of the reading and the recall, per call, for ``trips`` messages of people
+    who have memories (spans on)."""
+    spans_dir = tempfile.mkdtemp(prefix="flora-spans-")
+    data_dir = tempfile.mkdtemp(prefix="flora-bench-")
+    seed_memories(data_dir)
+    flora = main.start_flora({"data_dir": data_dir, "llm": {"backend": "none"}, "log_level": "ERROR",
+                              "actors": {"system_base": base, "execution_pool_size": 2, "spans_dir": spans_dir},
+                              "capabilities": {"plugin_modules": ["bench.noop_plugin"], "entry_points": False}})
+
+    def ask(i):
+        reply = flora.system.ask(flora.interaction, m.user_input(user_id=f"bench_mem_{i % PEOPLE}",
+                                                                 content=ASKED[i % len(ASKED)]), 60)
+        if not isinstance(reply, dict) or reply.get("message_type") == "task_error":
+            raise RuntimeError(f"unexpected reply: {reply!r}")
+
+    try:
+        for i in range(len(ASKED)):
+            ask(i)
+        time.sleep(spans.FLUSH_S * 3)
+        before = spans.read_samples(spans_dir)
+        for i in range(trips):
+            ask(i)
+        time.sleep(spans.FLUSH_S * 3)
+        return spans.samples_between(spans.read_samples(spans_dir), before)
+    finally:
+        flora.shutdown()
+
+
+def print_model_path(base: str, samples: dict[str, list[float]], raw: list[float]) -> None:
+    print(f"\n{base}: messages that need the reading and memory, each call's own time")
+    print(f"  {'component':40} {'calls':>6} {'p50 ms':>8} {'p99 ms':>8}")
+    rows = [("embed_queries, raw (the dependency)", raw)]
+    rows += [(name, values) for name, values in sorted(samples.items())
+             if values and (name == "reading" or name.startswith("handler.memory.") or name == "memory")]
+    for name, values in rows:
+        ms = [v * 1000 for v in values]
+        print(f"  {name:40} {len(ms):6} {percentile(ms, 50):8.2f} {percentile(ms, 99):8.2f}")
+    if samples.get("reading"):
+        ms = [v * 1000 for v in samples["reading"]]
+        print(f"  reading / raw embedding: p50 {percentile(ms, 50) / percentile([v * 1000 for v in raw], 50):.2f}x")
+
+
 def main_(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trips", type=int, default=500)
@@ -207,6 +296,8 @@ def main_(argv=None) -> int:
     parser.add_argument("--breakdown-trips", type=int, default=200, help="0: no breakdown")
     parser.add_argument("--content", default="noop", help="what each user_input says")
     parser.add_argument("--detail", action="store_true", help="the breakdown's every span name too")
+    parser.add_argument("--model-path-trips", type=int, default=100,
+                        help="messages that need the reading and memory, on the first base (0: none)")
     args = parser.parse_args(argv)
     print(f"{'base':18} {'flight':>6} {'what':6} {'p50 ms':>8} {'p99 ms':>8} {'trips/s':>9}")
     raws = {}
@@ -224,6 +315,9 @@ def main_(argv=None) -> int:
             print_breakdown(base, breakdown(base, args.breakdown_trips, args.content), raws[base][1 if 1 in raws[base]
                                                                                                else args.in_flight[0]]["p50_ms"],
                             args.detail)
+    if args.model_path_trips:
+        raw = raw_embedding(args.model_path_trips)
+        print_model_path(args.bases[0], model_path(args.bases[0], args.model_path_trips), raw)
     return 0
 
 

@@ -7,7 +7,8 @@ SQL statements run while it was the innermost span (``count_statements`` hooks a
 connection). Spans nest per thread. A daemon thread writes the totals to
 ``<spans_dir>/<pid>.json`` every ``FLUSH_S``: actors live in several processes
 (multiprocTCPBase) and the bench adds the files up (``read_totals``), before and after the
-trips it times.
+trips it times. Each call's own time is kept too, up to ``MAX_SAMPLES`` per name, in
+``<spans_dir>/<pid>.samples`` (``read_samples``): a component's p50 and p99, not only its mean.
 
 Span names are ``component`` or ``component.detail``: ``store.get_task``, ``reading``,
 ``memory``, ``persona``, ``limits``, ``events``, ``conversation_log``, ``rules``, and
@@ -26,6 +27,7 @@ from typing import Any
 
 FLUSH_S = 0.2
 OUTSIDE = "(no span)"
+MAX_SAMPLES = 20_000  # per name and process: the calls' own times kept for percentiles
 
 
 class _Off:
@@ -96,6 +98,7 @@ class Recorder:
         self.path = path
         self.pid = os.getpid()
         self.totals: dict[str, list[float]] = {}
+        self.samples: dict[str, list[float]] = {}
         self._lock = threading.Lock()
         self._local = threading.local()
         self._written = ""
@@ -111,6 +114,9 @@ class Recorder:
             entry = self.totals.setdefault(name, [0, 0.0, 0])
             entry[0] += 1
             entry[1] += seconds
+            kept = self.samples.setdefault(name, [])
+            if len(kept) < MAX_SAMPLES:
+                kept.append(seconds)
 
     def statement(self, _sql: str) -> None:
         stack = self.stack()
@@ -125,16 +131,41 @@ class Recorder:
     def flush(self) -> None:
         with self._lock:
             text = json.dumps(self.totals)
+            samples = json.dumps(self.samples) if text != self._written else ""
         if text != self._written:
-            partial = self.path.with_suffix(".part")
-            partial.write_text(text)
-            partial.replace(self.path)  # a reader never sees half a file
+            _write_whole(self.path.with_suffix(".samples"), samples)
+            _write_whole(self.path, text)
             self._written = text
 
     def _flush_forever(self) -> None:
         while True:
             time.sleep(FLUSH_S)
             self.flush()
+
+
+def _write_whole(path: Path, text: str) -> None:
+    partial = path.with_suffix(path.suffix + ".part")
+    partial.write_text(text)
+    partial.replace(path)  # a reader never sees half a file
+
+
+def read_samples(spans_dir: str | Path) -> dict[str, list[float]]:
+    """Every process's kept call times (seconds), keyed by process and name, in the order they
+    ran (``samples_between`` takes the ones kept between two readings)."""
+    out: dict[str, list[float]] = {}
+    for path in Path(spans_dir).glob("*.samples"):
+        for name, values in json.loads(path.read_text()).items():
+            out.setdefault(f"{path.stem}\0{name}", []).extend(values)
+    return out
+
+
+def samples_between(after: dict[str, list[float]], before: dict[str, list[float]]) -> dict[str, list[float]]:
+    """The call times kept between two ``read_samples``, per name (processes merged)."""
+    out: dict[str, list[float]] = {}
+    for key, values in after.items():
+        name = key.split("\0", 1)[1]
+        out.setdefault(name, []).extend(values[len(before.get(key, [])):])
+    return out
 
 
 def read_totals(spans_dir: str | Path) -> dict[str, list[float]]:

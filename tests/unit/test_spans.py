@@ -44,3 +44,19 @@ def test_a_forked_process_records_afresh(tmp_path, monkeypatch):
     monkeypatch.setattr(parent, "pid", -1)  # as a child of it sees it
     spans.configure(str(tmp_path))
     assert spans._recorder is not parent and spans._recorder.totals == {}
+
+
+def test_each_calls_own_time_is_kept_for_percentiles(tmp_path, monkeypatch):
+    monkeypatch.setattr(spans, "_recorder", None)
+    spans.configure(str(tmp_path))
+    with spans.span("reading"):
+        time.sleep(0.01)
+    spans._recorder.flush()
+    before = spans.read_samples(tmp_path)
+    for pause in (0.001, 0.03):
+        with spans.span("reading"):
+            time.sleep(pause)
+    spans._recorder.flush()
+    kept = spans.samples_between(spans.read_samples(tmp_path), before)["reading"]
+    assert len(kept) == 2 and kept[0] < 0.02 <= kept[1]
+    assert set(spans.read_totals(tmp_path)) == {"reading"}  # the samples file is no totals file
