@@ -23,6 +23,7 @@ from typing import Any, Callable
 import pytest
 
 import main
+from capabilities.channels.plugin import default_catalogue
 from common.messages import channel_update
 from common.status import collect_status
 from common.tasks.sqlite_store import SQLiteTaskStore
@@ -306,3 +307,7 @@ def test_a_channel_actor_killed_mid_conversation_is_started_again_and_the_reply_
     finally:
         flora.shutdown()
         store.close()
+
+
+def test_every_installed_channel_type_has_a_kill_case():
+    assert set(CASES) == set(default_catalogue().types())
