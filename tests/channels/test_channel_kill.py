@@ -297,11 +297,12 @@ def test_a_channel_actor_killed_mid_conversation_is_started_again_and_the_reply_
         case.accept_sends()  # the service answers again; the dead actor cannot
         wait_until(lambda: case.replies(), timeout=30, what="the reply never arrived after the kill")
         assert channel_pid not in pids_talking_to(case.port)
-        case.say(flora, "and one after it")  # the new actor takes messages, too
+        case.say(flora, "tell me a joke after the kill")  # the new actor takes messages, too
         wait_until(lambda: len(case.replies()) >= 2, timeout=30, what="the message after the kill was not answered")
         # a second copy of the first reply would have gone out before the second: the new actor
         # sends what the outbox holds at its start, and the old one is dead
-        assert ["before the kill" in r for r in case.replies()] == [True, False]
+        assert [("before the kill" in r, "after the kill" in r) for r in case.replies()] == \
+            [(True, False), (False, True)], case.replies()
         assert [d.state for d in store.channel_deliveries("default", channel, ref=key)] == ["delivered"]
         assert collect_status(flora.config)["channels"][channel]["state"] == "running"
     finally:
