@@ -12,6 +12,9 @@ first recorded as a ``pending`` :class:`ChannelDelivery` holding what to send, t
   the first piece the service had not taken.
 - :class:`CredentialsRefused` (the service refuses the channel's credentials) leaves the entry
   ``pending`` and propagates: the channel stops, and sends it once its credentials are fixed.
+- Any other exception from the adapter (a bug: an answer it cannot read) counts as a failed
+  try, logged with its traceback: the entry is retried and ends ``failed`` with the error,
+  never dropped from the schedule unrecorded.
 
 It runs on the channel actor's sender thread, where waiting holds up nobody but the
 channel's own sends.
@@ -73,6 +76,10 @@ class Deliverer:
             raise
         except DeliveryError as exc:
             self._failed(record, exc)
+        except Exception as exc:  # a bug rendering or reading an answer: the entry stays in the outbox's
+            # schedule (and ends failed, with the error, for operators), instead of leaving it unseen
+            log.exception("channel %s: sending %s raised", self._channel, record.delivery_id)
+            self._failed(record, DeliveryError(f"{type(exc).__name__}: {exc}"))
         return self._save(record)
 
     def deliver(self, out: Outbound) -> bool:

@@ -31,3 +31,14 @@ def test_the_docs_show_a_configuration_for_every_channel_type():
 def test_a_documented_channel_configuration_loads(where, block):
     config = load_config(yaml.safe_load(block), env={})
     assert config.channels, where
+
+
+def test_the_feature_table_has_a_row_for_every_channel_type():
+    text = (ROOT / "docs/channels.md").read_text(encoding="utf-8")
+    section = text.split("## What each channel does", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| ")][1:]
+    names = {"telegram": "Telegram", "discord": "Discord", "feishu": "Feishu / Lark", "email": "e-mail",
+             "slack": "Slack", "whatsapp": "WhatsApp", "dingtalk": "DingTalk", "wecom": "WeCom / 企业微信",
+             "matrix": "Matrix"}
+    assert set(default_catalogue().types()) == set(names)  # a new type needs its row, and its name here
+    assert sorted(rows) == sorted(names.values())

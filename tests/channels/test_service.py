@@ -201,6 +201,24 @@ def test_server_errors_back_off_doubling_up_to_the_cap_then_fail_and_are_recorde
     assert record.state == "failed" and record.attempts == 4 and "500" in record.error
 
 
+def test_an_adapter_that_raises_on_an_answer_counts_as_a_failed_try_and_the_entry_is_retried(bot, store):
+    sleeps: list[float] = []
+    sender = deliverer(bot, store, sleeps)
+    real_send, calls = sender._adapter.send, []
+
+    def send_once_broken(body):
+        calls.append(body)
+        if len(calls) == 1:
+            raise AttributeError("'str' object has no attribute 'get'")  # an answer the adapter misread
+        real_send(body)
+
+    sender._adapter.send = send_once_broken
+    assert sender.deliver(Outbound(chat_id="42", text="hi", ref="r9"))
+    assert sleeps == [0.5] and len(bot.sent) == 1
+    [record] = store.channel_deliveries("acme", "tg", ref="r9")
+    assert (record.state, record.attempts) == ("delivered", 2)
+
+
 def test_a_refusal_that_would_repeat_is_not_retried(bot, store):
     sleeps: list[float] = []
     out = Outbound(chat_id="42", text="", ref="r3")

@@ -4,7 +4,9 @@ Discord: ``POST /channels/{id}/messages`` with ``Authorization: Bot <token>`` (c
 most 2000 characters, at most 5 action rows). Feishu: ``POST
 /open-apis/auth/v3/tenant_access_token/internal`` (app id and secret checked; counts how often
 a token was fetched) and ``POST /open-apis/im/v1/messages?receive_id_type=chat_id`` with that
-token. Both record what was sent; ``wait_sent`` waits for it.
+token. Both record what was sent; ``wait_sent`` waits for it. Every server here (and in
+``work_chat_servers``) can be told to answer its next calls with scripted failures
+(``fail_next``) until ``stop_failing``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ class _Recorder:
     def __init__(self):
         self._cond = threading.Condition()
         self.sent: list[dict] = []
+        self.failures: list[tuple[str, Reply]] = []  # (part of the path it applies to, the reply)
+        self.calls = 0
         self.server = LocalHTTPServer(self.handle)
 
     @property
@@ -54,12 +58,30 @@ class _Recorder:
                     raise AssertionError(f"{len(sent)} message(s) sent after {timeout}s, wanted {count}: {sent}")
                 self._cond.wait(left)
 
+    def fail_next(self, *replies: Reply, only: str = "") -> None:
+        """Answer the next calls with these replies (a 429 with Retry-After, a 503...), in order;
+        with ``only``, just the calls whose path contains it (a homeserver's sends, not its /sync)."""
+        with self._cond:
+            self.failures.extend((only, reply) for reply in replies)
+
+    def stop_failing(self) -> None:
+        """Answer normally again, whatever ``fail_next`` queued."""
+        with self._cond:
+            self.failures.clear()
+
     def handle(self, request: Request) -> Reply:
+        with self._cond:
+            self.calls += 1
+            index = next((i for i, (only, _) in enumerate(self.failures) if only in request.path), None)
+            failure = self.failures.pop(index)[1] if index is not None else None
+        return failure if failure is not None else self.answer(request)
+
+    def answer(self, request: Request) -> Reply:
         raise NotImplementedError
 
 
 class DiscordAPI(_Recorder):
-    def handle(self, request: Request) -> Reply:
+    def answer(self, request: Request) -> Reply:
         parts = request.path.strip("/").split("/")
         if request.method != "POST" or len(parts) != 3 or parts[0] != "channels" or parts[2] != "messages":
             return Reply.json({"message": "404: Not Found", "code": 0}, 404)
@@ -78,7 +100,7 @@ class FeishuAPI(_Recorder):
         super().__init__()
         self.tokens_issued = 0
 
-    def handle(self, request: Request) -> Reply:
+    def answer(self, request: Request) -> Reply:
         if request.path == "/open-apis/auth/v3/tenant_access_token/internal":
             if request.json() != FEISHU_APP:
                 return Reply.json({"code": 10014, "msg": "app secret invalid"})

@@ -27,26 +27,7 @@ WHATSAPP_TOKEN = "EAAG-test-token"
 PHONE_ID = "106540352242922"
 
 
-class _Scripted(_Recorder):
-    def __init__(self):
-        super().__init__()
-        self.failures: list[Reply] = []
-        self.calls = 0
-
-    def fail_next(self, *replies: Reply) -> None:
-        self.failures.extend(replies)
-
-    def handle(self, request: Request) -> Reply:
-        self.calls += 1
-        if self.failures:
-            return self.failures.pop(0)
-        return self.answer(request)
-
-    def answer(self, request: Request) -> Reply:
-        raise NotImplementedError
-
-
-class SlackAPI(_Scripted):
+class SlackAPI(_Recorder):
     def answer(self, request: Request) -> Reply:
         if request.method != "POST" or request.path != "/chat.postMessage":
             return Reply.json({"ok": False, "error": "unknown_method"}, 404)
@@ -79,7 +60,7 @@ def _valid_blocks(blocks: list) -> bool:
     return True
 
 
-class DingTalkAPI(_Scripted):
+class DingTalkAPI(_Recorder):
     """A robot's session webhook: ``POST /robot/sendBySession?session=<conversation>``; errcode
     40035 for a markdown text over 5000 characters or an actionCard without buttons."""
 
@@ -105,7 +86,7 @@ WECOM_CORP = {"corpid": "ww1234567890abcdef", "corpsecret": "wecom-app-secret"}
 WECOM_AGENT = 1000002
 
 
-class WeComAPI(_Scripted):
+class WeComAPI(_Recorder):
     """``GET /cgi-bin/gettoken`` (corp id and secret checked) and ``POST /cgi-bin/message/send``
     with the current token (42001 once ``expire_token`` was called; 40058 for a markdown over
     2048 bytes, a card without 1 to 6 buttons or a reused task_id)."""
@@ -149,7 +130,7 @@ class WeComAPI(_Scripted):
         return Reply.json({"errcode": 0, "errmsg": "ok", "msgid": f"m{len(self.sent)}"})
 
 
-class WhatsAppAPI(_Scripted):
+class WhatsAppAPI(_Recorder):
     def answer(self, request: Request) -> Reply:
         if request.method != "POST" or request.path != f"/{PHONE_ID}/messages":
             return _graph_error(100, "Unsupported post request", 400)
@@ -195,7 +176,7 @@ MATRIX_TOKEN = "syt_flora_token"
 MATRIX_USER = "@flora:hs.test"
 
 
-class MatrixHomeserver(_Scripted):
+class MatrixHomeserver(_Recorder):
     """``GET /_matrix/client/v3/sync`` (``since`` is the count of events already given; waits up
     to ``timeout`` ms for new ones), ``POST /rooms/{id}/join``, ``PUT
     /rooms/{id}/send/m.room.message/{txnId}`` (one event per transaction id: a repeated PUT

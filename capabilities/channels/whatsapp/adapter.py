@@ -118,8 +118,10 @@ class WhatsAppAdapter:
         if response.status_code == 200:
             return
         try:
-            error = response.json().get("error") or {}
+            error = response.json().get("error")
         except (ValueError, AttributeError):
+            error = None
+        if not isinstance(error, dict):  # a proxy's or an outage page's body, not the Graph API's
             error = {}
         if error.get("code") in RATE_LIMIT_CODES:
             raise DeliveryError(f"messages: rate limited ({error.get('message', '')})",
