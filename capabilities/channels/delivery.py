@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Callable
 
 from common import messages as m
@@ -61,7 +61,7 @@ class Deliverer:
     def attempt(self, record: ChannelDelivery) -> ChannelDelivery:
         """Try the pieces of ``record`` the service has not taken yet, once; the entry as recorded
         now. CredentialsRefused propagates, the entry left pending."""
-        pieces = self._adapter.render(outbound(record.payload))
+        pieces = self._adapter.render(replace(outbound(record.payload), key=record.delivery_id))
         try:
             while record.pieces_sent < len(pieces):
                 record.attempts += 1

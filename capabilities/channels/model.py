@@ -91,7 +91,8 @@ class Outbound:
     """A message to send: Markdown ``text``, rows of ``buttons`` under it, where (``chat_id``),
     and what it is (``kind``: reply, question, notification) answering ``ref``. ``task_id``:
     the paused task a question (or a paused run's notification) asks about; ``thread``: the
-    inbound message's, to answer within its conversation."""
+    inbound message's, to answer within its conversation. ``key``: the outbox entry's id, the
+    same on every try, for a service that takes an idempotency key (Matrix's transaction id)."""
 
     chat_id: str
     text: str
@@ -100,6 +101,7 @@ class Outbound:
     buttons: list[list[Button]] = field(default_factory=list)
     task_id: str = ""
     thread: dict = field(default_factory=dict)
+    key: str = ""
 
 
 def post_only(method: str) -> None:

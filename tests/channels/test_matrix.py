@@ -120,6 +120,11 @@ def test_a_retried_send_is_one_event_and_a_rate_limit_is_waited_out(hs, store):
     adapter.send(body)
     adapter.send(body)  # the same transaction again: the homeserver keeps one event
     assert [s["body"] for s in hs.sent] == ["**hello**", "once"]
+    # a resend of one outbox entry (its answer lost) carries the transaction ids of the first try
+    long = Outbound(chat_id=ROOM, text="x" * 40000, key="dlv_1")
+    first, again = adapter.render(long), adapter.render(long)
+    assert len(first) == 2 and [b["txn_id"] for b in first] == [b["txn_id"] for b in again]
+    assert adapter.render(Outbound(chat_id=ROOM, text="x", key="dlv_2"))[0]["txn_id"] != first[0]["txn_id"]
     adapter.close()
 
 

@@ -120,8 +120,11 @@ class MatrixAdapter:
             pieces[-1] += f"\n\n{listed}\n(reply with the number)"
             with self._lock:
                 self._choices[out.chat_id] = buttons
-        return [{"chat_id": out.chat_id, "txn_id": f"flora.{uuid.uuid4().hex}",
-                 "content": {"msgtype": "m.text", "body": piece}} for piece in pieces]
+        # one transaction id per piece of an outbox entry, the same on every try: a resend after
+        # an answer was lost is taken by the homeserver as the message it already has
+        key = out.key or uuid.uuid4().hex
+        return [{"chat_id": out.chat_id, "txn_id": f"flora.{key}.{n}",
+                 "content": {"msgtype": "m.text", "body": piece}} for n, piece in enumerate(pieces)]
 
     def send(self, body: dict) -> None:
         room = urllib.parse.quote(body["chat_id"], safe="")
