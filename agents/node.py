@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import atexit
 import logging
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from agents.actor_system import (  # noqa: F401  (StartupError is node's too: main.StartupError)
+    END_GRACE_S, STARTUP_TIMEOUT_S, STOP_GRACE_S, StartupError, open_actor_system, stop_actor_system,
+)
+from agents.recovery import fail_interrupted_at_stop, queue_for_chats, recover_interrupted
+from agents.trigger_bridge import start_trigger_bridge
 from common import log_context
 from common import messages as m
 from common.logging_setup import configure_logging
@@ -21,16 +25,9 @@ from config import ConfigError, ConfigSource, FloraConfig, load_config
 
 log = logging.getLogger("flora.node")
 
-STARTUP_TIMEOUT_S = 60.0
-STOP_GRACE_S = 4.0  # Thespian's own stop of the actors; then their processes are ended
-END_GRACE_S = 1.0  # between SIGTERM and SIGKILL for actor processes Thespian's stop left
 ROUTER_NAME = "flora-router"
 SCHEDULER_NAME = "flora-loop-scheduler"
 WARM_UP_THREAD = "flora-warm-up"
-
-
-class StartupError(RuntimeError):
-    """Flora could not start; the message says which part failed."""
 
 
 class StopRequested(BaseException):
@@ -315,99 +312,6 @@ def _quiet_when_cut_off(record: logging.LogRecord) -> bool:
 logging.getLogger("flora.llm.openai").addFilter(_quiet_when_cut_off)
 
 
-def open_actor_system(config: FloraConfig) -> tuple[Any, int | None, Any]:
-    """Start this node's ActorSystem with every actor socket on ``actors.bind_address`` (see
-    common/actor_network.py; the admin and the actors it forks inherit the binding). Returns
-    the system, the OS process group its admin and actors run in (None when they run here),
-    and the lifeline that ends that group when this process ends, however it ends
-    (common/lifeline.py): the actors follow the program that started them, never its parent."""
-    from thespian.actors import ActorSystem
-
-    from common.actor_network import UnboundAddress, UnsupportedThespian, restrict_actor_sockets
-    from common.lifeline import Lifeline
-    from common.processes import actor_process_group
-
-    try:
-        restrict_actor_sockets(config.actors.bind_address)
-    except (UnsupportedThespian, UnboundAddress) as exc:
-        raise StartupError(str(exc)) from None
-    capabilities = system_capabilities(config)
-    lifeline = Lifeline()  # opened before the admin forks, so that it inherits the read end
-    try:
-        system = ActorSystem(config.actors.system_base, capabilities, logDefs=_thespian_log_defs())
-        admin_port = capabilities.get("Admin Port")
-        group = actor_process_group(admin_port) if admin_port else None
-    except BaseException:
-        lifeline.release()
-        raise
-    lifeline.attach(group)
-    if admin_port and group is None:
-        log.warning("the actor system's process group was not found from its admin port %s: its processes "
-                    "will not end by themselves if this program is killed", admin_port)
-    return system, group, lifeline
-
-
-def stop_actor_system(system: Any, group: int | None, config: FloraConfig, lifeline: Any = None) -> None:
-    """Thespian's own stop, bounded by STOP_GRACE_S (an actor blocked in a long call does not
-    answer it); then whatever is left of the admin's process group is ended, and only then
-    the lifeline let go of."""
-    from common.processes import end_process_group
-
-    try:
-        if group is None:
-            system.shutdown()
-            return
-        stopper = threading.Thread(target=system.shutdown, name="flora-actor-stop", daemon=True)
-        stopper.start()
-        stopper.join(STOP_GRACE_S)
-        if stopper.is_alive():
-            log.warning("the actor system did not stop within %.0f s; ending its processes", STOP_GRACE_S)
-        left = end_process_group(group, grace_s=END_GRACE_S)
-        if left:
-            log.warning("ended %d actor process(es) of node %s that outlived the actor system's stop",
-                        len(left), config.actors.node)
-    finally:
-        if lifeline is not None:
-            lifeline.release()
-
-
-def fail_interrupted_at_stop(config: FloraConfig) -> None:
-    """The tasks this node was running when it stopped are failed now, with the event and
-    notification a restart would give them (common/tasks/recovery.py), instead of at the next
-    start. The store's own transactions keep it consistent whatever was cut short."""
-    from common.runtime import Runtime
-    from common.tasks.recovery import TaskRecovery
-
-    try:
-        runtime = Runtime.from_config(config)
-    except Exception as exc:  # the store may be what failed; the next start recovers instead
-        log.warning("could not open the store to fail this node's running tasks at stop: %s", exc)
-        return
-    try:
-        TaskRecovery(runtime.store, runtime.events, node=config.actors.node).fail_running(stopped_at=time.time())
-    except Exception as exc:
-        log.warning("could not fail this node's running tasks at stop (the next start will): %s", exc)
-    finally:
-        runtime.close()
-
-
-def system_capabilities(config: FloraConfig) -> dict:
-    """What this node tells Thespian about itself: its admin port, the leader of its
-    convention, and Flora's own placement keys (``flora_node``, ``flora_execution``) that
-    ExecutionActor.actorSystemCapabilityCheck reads."""
-    from common.actor_network import thespian_capabilities
-
-    actors = config.actors
-    capabilities: dict[str, Any] = {"flora_node": actors.node, "flora_execution": actors.execution,
-                                    **thespian_capabilities()}
-    if actors.system_base != "simpleSystemBase":
-        capabilities["Admin Port"] = actors.admin_port or _free_port()
-    convention = actors.convention()
-    if convention is not None:
-        capabilities["Convention Address.IPv4"] = convention
-    return capabilities
-
-
 def announce_node(config: FloraConfig, *, role: str):
     """Claim this node's name in the node registry (Redis when the store is) and keep it alive;
     actor processes started after this learn their node from the environment."""
@@ -465,123 +369,7 @@ def run_worker(config: FloraConfig, stop: threading.Event | None = None) -> None
         signals.uninstall()
 
 
-def recover_interrupted(system: Any, scheduler: Any, config: FloraConfig, started_at: float):
-    """Fail, with an event and a notification, the tasks this node was running when it last
-    stopped without finishing them; start again the loop runs it had recorded but not begun
-    (see common/tasks/recovery.py)."""
-    from common.runtime import Runtime
-    from common.tasks.recovery import TaskRecovery
-
-    runtime = Runtime.from_config(config)
-
-    def hand_on(task) -> None:
-        run = task.meta["run"]
-        system.tell(scheduler, m.loop_fire(tenant_id=task.tenant_id, user_id=task.user_id, task_id=task.task_id,
-                                           loop_task_id=run["loop_task_id"], run_key=run["run_key"]))
-
-    def finish_run(task) -> None:
-        runtime.loops.finish(task.tenant_id, task.meta["run"]["run_key"], ok=False, task_id=task.task_id)
-
-    try:
-        return TaskRecovery(runtime.store, runtime.events, node=config.actors.node,
-                            hand_on=hand_on if scheduler is not None else None,
-                            finish_run=finish_run).recover(started_at=started_at)
-    finally:
-        runtime.close()
-
-
-def queue_for_chats(config: FloraConfig, notes: list) -> None:
-    """Put the "interrupted" notices of tasks asked in a chat into that channel's outbox, which
-    its ChannelActor sends from when it starts (the rest wait in the store to be fetched)."""
-    from capabilities.channels.delivery import Deliverer
-    from capabilities.channels.service import ChannelService
-    from common.tasks.store import open_store
-
-    chats = [n for n in notes if n.channel.partition(":")[0] in config.channels]
-    if not chats:
-        return
-    store = open_store(config)
-    try:
-        for note in chats:
-            name = note.channel.partition(":")[0]
-            settings = config.channels[name]
-            service = ChannelService(name, settings, store, tenant_id=settings.tenant or config.default_tenant)
-            out = service.notification(note.to_dict())
-            if settings.enabled and out is not None:
-                Deliverer(None, store, tenant_id=service.tenant_id, channel=name, retry=settings.retry).enqueue(out)
-    finally:
-        store.close()
-
-
-def start_trigger_bridge(system: Any, scheduler: Any, config: FloraConfig):
-    """Consume the RabbitMQ trigger queue in this process: each trigger is recorded here
-    (run key claimed, run task created) and only then handed to the LoopSchedulerActor and
-    acknowledged. Blocks until the bridge consumes, so a broker that is down fails start-up."""
-    from capabilities.loop.intake import TriggerIntake
-    from capabilities.loop.rabbit_bridge import RabbitBridge
-    from common.runtime import Runtime
-
-    if config.actors.system_base == "simpleSystemBase":
-        raise StartupError("loops.queue 'rabbitmq' needs a multiprocess actor system (actors.system_base "
-                           "multiprocTCPBase): simpleSystemBase runs actors in the caller's thread")
-    runtime = Runtime.from_config(config)
-    contexts = threading.local()
-    closers: list = [runtime.close]
-
-    def hand_on(start) -> None:
-        # the bridge's worker thread: its own endpoint into the actor system (ActorSystem.private),
-        # never the one the main thread asks through
-        context = getattr(contexts, "context", None)
-        if context is None:
-            opener = system.private()
-            context = contexts.context = opener.__enter__()
-            closers.append(lambda: opener.__exit__(None, None, None))
-        context.tell(scheduler, m.loop_fire(tenant_id=start.tenant_id, user_id=start.user_id,
-                                            loop_task_id=start.loop_task_id, run_key=start.run_key,
-                                            task_id=start.task_id))
-
-    intake = TriggerIntake(runtime.loops, default_tenant=config.default_tenant, hand_on=hand_on)
-    bridge = TriggerBridge(RabbitBridge(config.rabbitmq.url, config.rabbitmq.loop_trigger_queue, intake.handle),
-                           closers)
-    bridge.bridge.start()
-    if not bridge.bridge.wait_consuming(STARTUP_TIMEOUT_S / 4):
-        bridge.stop()
-        raise StartupError(f"RabbitMQ trigger bridge: cannot consume {config.rabbitmq.loop_trigger_queue} "
-                           "(is RabbitMQ running at rabbitmq.url?)")
-    return bridge
-
-
-@dataclass
-class TriggerBridge:
-    """The running RabbitBridge and what to close after it stops."""
-
-    bridge: Any
-    closers: list
-
-    def stop(self) -> None:
-        self.bridge.stop()
-        for close in self.closers:
-            close()
-
-
 def _expect(reply: Any, kind: str, who: str) -> dict:
     if not isinstance(reply, dict) or reply.get("message_type") != kind:
         raise StartupError(f"{who} did not start: expected {kind}, got {reply!r}")
     return reply
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _thespian_log_defs() -> dict:
-    """Thespian's own log records: warnings and worse, to stderr."""
-    return {
-        "version": 1,
-        "disable_existing_loggers": False,  # keep flora.* loggers created before the system starts
-        "formatters": {"plain": {"format": "%(asctime)s %(levelname)s thespian %(message)s"}},
-        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain", "level": "WARNING"}},
-        "root": {"handlers": ["stderr"], "level": "WARNING"},
-    }

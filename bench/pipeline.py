@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from thespian.actors import ActorSystem  # noqa: E402
 
 import main  # noqa: E402
-from agents import node  # noqa: E402
+from agents import actor_system  # noqa: E402
 from bench.raw_chain import RawFront  # noqa: E402
 from common import messages as m  # noqa: E402
 from common import spans  # noqa: E402
@@ -118,8 +118,8 @@ def bench_flora(base: str, trips: int, in_flights: list[int], content: str) -> d
 
 
 def bench_raw(base: str, trips: int, in_flights: list[int]) -> dict[int, dict]:
-    capabilities = {} if base == "simpleSystemBase" else {"Admin Port": node._free_port()}
-    system = ActorSystem(base, capabilities, logDefs=node._thespian_log_defs())
+    capabilities = {} if base == "simpleSystemBase" else {"Admin Port": actor_system.free_port()}
+    system = ActorSystem(base, capabilities, logDefs=actor_system.thespian_log_defs())
     try:
         front = system.createActor(RawFront)
 

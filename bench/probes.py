@@ -484,12 +484,12 @@ def server_config(data_dir: Path) -> dict:
 
 
 def start_server(data_dir: Path):
-    from agents.node import _free_port
+    from agents.actor_system import free_port
     from tests.support.flora_process import marked_env
 
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / "config.json").write_text(json.dumps(server_config(data_dir)))
-    port = _free_port()
+    port = free_port()
     env, mark = marked_env({**os.environ, "PYTHONPATH": str(REPO)})
     log = open(data_dir / "server.log", "wb")
     process = subprocess.Popen([sys.executable, "main.py", "--api", "--config", str(data_dir / "config.json"),

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-THESPIAN_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ thespian ")  # agents.node._thespian_log_defs
+THESPIAN_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ thespian ")  # agents.actor_system.thespian_log_defs
 
 # a task that pauses for a parameter and is resumed by the next message, then completes
 DRIVE = """

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from common.cluster import RedisCluster
-from agents.node import _free_port
+from agents.actor_system import free_port
 from tests.actors.test_restart_recovery import kill_9
 from tests.api.conftest import REPO, start_server, stop_server
 from tests.conftest import REDIS_URL
@@ -79,10 +79,10 @@ def wait_for(predicate, within_s: float, what: str):
 
 
 def test_a_task_paused_on_node_a_is_resumed_by_the_answer_arriving_at_node_b(tmp_path, prefix):
-    leader = _free_port()
+    leader = free_port()
     a = start_server(tmp_path / "a", extra=node_config(prefix, "A", leader, leader))
     try:
-        b = start_server(tmp_path / "b", extra=node_config(prefix, "B", _free_port(), leader))
+        b = start_server(tmp_path / "b", extra=node_config(prefix, "B", free_port(), leader))
         try:
             assert live_nodes(prefix) == {"A", "B"}
             status = subprocess.run([sys.executable, "main.py", "--status", "--json", "--config",
@@ -112,7 +112,7 @@ def test_a_task_paused_on_node_a_is_resumed_by_the_answer_arriving_at_node_b(tmp
 
 
 def test_execution_actors_are_placed_on_a_worker_node_and_a_killed_worker_fails_its_task_clearly(tmp_path, prefix):
-    leader = _free_port()
+    leader = free_port()
     # a worker that starts slowly (a loaded machine) must not turn the held work into a timeout:
     # the front waits up to SLOW_S for the reply, the test for each condition, never a fixed time
     config = node_config(prefix, "F", leader, leader, execution=False)
@@ -127,7 +127,7 @@ def test_execution_actors_are_placed_on_a_worker_node_and_a_killed_worker_fails_
         assert not early
 
         worker_config = tmp_path / "worker.json"
-        worker_config.write_text(json.dumps(node_config(prefix, "W", _free_port(), leader)))
+        worker_config.write_text(json.dumps(node_config(prefix, "W", free_port(), leader)))
         env, worker_mark = marked_env()
         worker = subprocess.Popen([sys.executable, "main.py", "--worker", "--config", str(worker_config)], cwd=REPO,
                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -158,11 +158,11 @@ def test_execution_actors_are_placed_on_a_worker_node_and_a_killed_worker_fails_
 
 
 def test_a_second_process_cannot_take_a_live_nodes_name(tmp_path, prefix):
-    leader = _free_port()
+    leader = free_port()
     a = start_server(tmp_path / "a", extra=node_config(prefix, "A", leader, leader))
     try:
         clash = tmp_path / "clash.json"
-        clash.write_text(json.dumps(node_config(prefix, "A", _free_port(), leader)))
+        clash.write_text(json.dumps(node_config(prefix, "A", free_port(), leader)))
         done = subprocess.run([sys.executable, "main.py", "--test", "--config", str(clash)], cwd=REPO,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 2

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.node import _free_port
+from agents.actor_system import free_port
 from common.processes import alive, listening_sockets, socket_inodes, stat
 from tests.actors.test_restart_recovery import config as fake_config
 from tests.actors.test_nodes import SLOW_S, node_config, say
@@ -151,13 +151,13 @@ print(node.pid)
 @pytest.mark.timeout(600)  # a worker node's start on a loaded machine
 def test_a_node_started_as_a_daemon_outlives_its_launcher_and_takes_only_its_own_actors_with_it(tmp_path,
                                                                                               redis_prefix):
-    leader = _free_port()
+    leader = free_port()
     config = node_config(redis_prefix, "F", leader, leader, execution=False)  # its ExecutionActors go to W
     config["actors"]["ask_timeout_s"] = SLOW_S
     front = start_server(tmp_path / "front", extra=config)
     env, mark = marked_env({**os.environ, "PYTHONPATH": str(REPO)})
     try:
-        (tmp_path / "worker.json").write_text(json.dumps(node_config(redis_prefix, "W", _free_port(), leader)))
+        (tmp_path / "worker.json").write_text(json.dumps(node_config(redis_prefix, "W", free_port(), leader)))
         log = tmp_path / "worker.log"
         launcher = subprocess.run([sys.executable, "-c", LAUNCH, sys.executable, str(tmp_path / "worker.json"),
                                    str(log)], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 import main
-from agents.node import _free_port
+from agents.actor_system import free_port
 from tests.actors.conftest import flora_config
 from tests.support.asking import ask_flora
 
@@ -23,7 +23,7 @@ def flora(tmp_path_factory, dify, sales_db):
     data_dir = tmp_path_factory.mktemp("sandbox-flora")
     (data_dir / "keys.yaml").write_text(f"keys:\n  acme: {TOKEN}\n")
     config = flora_config(data_dir, dify.url, sales_db, "multiprocTCPBase")
-    config["actors"]["admin_port"] = _free_port()
+    config["actors"]["admin_port"] = free_port()
     config["memory"] = {"enabled": False}
     config["tools"] = {"python": {"guard": False}}
     running = main.start_flora(config)

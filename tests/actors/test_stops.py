@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from common.tasks.sqlite_store import SQLiteTaskStore
-from agents.node import _free_port
+from agents.actor_system import free_port
 from tests.actors.test_restart_recovery import config as fake_config
 from tests.api.conftest import REPO, start_server, stop_server
 from tests.support.flora_process import end_marked, marked_env, marked_pids, wait_gone
@@ -125,11 +125,11 @@ def test_a_second_signal_forces_the_stop(tmp_path):
 def test_sigterm_stops_a_worker_node_and_its_actor_processes(tmp_path, redis_prefix):
     from tests.actors.test_nodes import node_config
 
-    leader = _free_port()
+    leader = free_port()
     front = start_server(tmp_path / "front", extra=node_config(redis_prefix, "F", leader, leader, execution=False))
     try:
         worker_config = tmp_path / "worker.json"
-        worker_config.write_text(json.dumps(node_config(redis_prefix, "W", _free_port(), leader)))
+        worker_config.write_text(json.dumps(node_config(redis_prefix, "W", free_port(), leader)))
         process, mark = start(["main.py", "--worker", "--config", str(worker_config)])
         try:
             read_line_until(process, "joined")
@@ -209,7 +209,7 @@ def test_sigterm_at_any_moment_of_the_http_nodes_start_stops_it(tmp_path, moment
     """The start builds pydantic models, and pydantic turns an exception raised from a signal
     handler into one of its own or swallows it: the signal must still stop the node."""
     (tmp_path / "config.json").write_text(json.dumps(fake_config(tmp_path)))
-    port = _free_port()
+    port = free_port()
     process, mark = start(["main.py", "--api", "--config", str(tmp_path / "config.json"), "--port", str(port)])
     try:
         if moment == "admin forked":

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agents.node import _free_port
+from agents.actor_system import free_port
 from tests.support.flora_process import end_marked, marked_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,7 +56,7 @@ def start_server(data_dir: Path, *, env_keys: str = f"{OTHER_KEY}=team-b", extra
     data_dir.mkdir(parents=True, exist_ok=True)
     config = {**server_config(data_dir), **(extra or {})}
     (data_dir / "config.json").write_text(json.dumps(config))
-    port = _free_port()
+    port = free_port()
     env, mark = marked_env({**os.environ, "FLORA_API_KEYS": env_keys, "PYTHONPATH": str(REPO)})
     with open(data_dir / "server.log", "wb") as log:
         process = subprocess.Popen([sys.executable, "main.py", "--api", "--config", str(data_dir / "config.json"),

@@ -13,7 +13,7 @@ import time
 import pytest
 import redis
 
-from agents.node import _free_port
+from agents.actor_system import free_port
 from tests.actors.test_nodes import node_config
 from tests.api.conftest import start_server, stop_server
 from tests.conftest import REDIS_URL
@@ -51,13 +51,13 @@ def test_the_other_node_takes_over_a_killed_pollers_bot_within_15_s_and_answers_
     monkeypatch.setenv(TOKEN_ENV, TOKEN)  # the node processes inherit it
     lease_key = f"{redis_prefix}:poller:tg"
     watch = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-    leader = _free_port()
+    leader = free_port()
     with BotAPI() as bot:
         channels = {"tg": {"type": "telegram", "mode": "polling", "api_base": bot.url, "token_env": TOKEN_ENV,
                            "poll_timeout_s": 1, "users": {str(ALICE): "alice"}}}
         nodes = {}
         try:
-            for name, port in (("A", leader), ("B", _free_port())):
+            for name, port in (("A", leader), ("B", free_port())):
                 nodes[name] = start_server(tmp_path / name, extra={**node_config(redis_prefix, name, port, leader),
                                                                    "channels": channels})
             holder = wait_until(lambda: watch.get(lease_key), timeout=30, what="no node took the bot's lease")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.node import _free_port
+from agents.actor_system import free_port
 from tests.support.flora_process import pids_with_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ class HTTPServer:
 
 
 def start_http_server(port: int | None = None) -> HTTPServer:
-    port = port or _free_port()
+    port = port or free_port()
     process = subprocess.Popen([sys.executable, "-m", "tests.support.mcp_server", "--transport", "http",
                                 "--port", str(port)], cwd=REPO, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})

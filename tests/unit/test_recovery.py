@@ -87,7 +87,7 @@ def test_a_clean_stop_fails_only_the_running_tasks_stamped_with_this_node(store)
 
 def test_an_interrupted_task_asked_in_a_chat_has_its_notice_queued_in_that_channels_outbox(store, tmp_path,
                                                                                            monkeypatch):
-    from agents.node import queue_for_chats
+    from agents.recovery import queue_for_chats
     from config import load_config
 
     monkeypatch.setenv("FLORA_TEST_TG_TOKEN", "1:t")
