@@ -169,7 +169,7 @@ def run_flora(tasks: list[dict], base: str, model: str | None, progress) -> list
                 workspace = workspace_of(flora.config, user)
                 set_up(task, workspace)
                 started = time.perf_counter()
-                reply, approvals, error = "", 0, ""
+                reply, approvals, error, answered_by = "", 0, "", ""
                 try:
                     answer = flora.ask(prepared(task, base), user_id=user, timeout=DEFAULT_TIMEOUT_S)
                     while answer.get("message_type") == "task_paused" and answer.get("pause_kind") == "waiting_approval" \
@@ -177,13 +177,14 @@ def run_flora(tasks: list[dict], base: str, model: str | None, progress) -> list
                         approvals += 1
                         answer = flora.ask("yes", user_id=user, timeout=DEFAULT_TIMEOUT_S)
                     reply = str(answer.get("message") or answer.get("error") or "")
+                    answered_by = f"{answer.get('message_type')}:{answer.get('capability') or '-'}"
                 except TimeoutError as exc:
                     error = str(exc)
                 seconds = time.perf_counter() - started
                 ok, why = check(task, workspace, reply) if not error else (False, error)
                 rows.append({"id": task["id"], "lang": task["lang"], "kind": task["kind"], "ok": ok, "why": why,
-                             "seconds": seconds, "approvals": approvals, "reply": reply[:300]})
-                progress(f"flora {task['id']:9} {'ok ' if ok else 'BAD'} {seconds:6.1f} s  {why[:90]}")
+                             "seconds": seconds, "approvals": approvals, "by": answered_by, "reply": reply[:300]})
+                progress(f"flora {task['id']:9} {'ok ' if ok else 'BAD'} {seconds:6.1f} s  {answered_by:28} {why[:90]}")
         finally:
             flora.shutdown()
     finally:

@@ -100,7 +100,7 @@ class IntentRouter:
         ruled = self._ruled(content, capability)
         if ruled is not None and ruled.kind == "plan":
             return None  # a plan is the understanding step's
-        return self._written(ruled) if ruled is not None and not capability else ruled
+        return self._written(ruled, content) if ruled is not None and not capability else ruled
 
     def _ruled(self, content: str, capability: str | None = None) -> Intent | None:
         """What the rules read: a task, or a ``plan`` when the capability they are sure of is
@@ -129,14 +129,14 @@ class IntentRouter:
         kind = "plan" if beyond else _task_kind(text)
         return Intent(kind, best.spec.name, self._router.extract_parameters(best.spec, text))
 
-    def _written(self, intent: Intent) -> Intent:
+    def _written(self, intent: Intent, text: str) -> Intent:
         """A task of a capability whose script or command the request describes rather than gives
         ("use python to compute the sha256 of hello") is the agent's: it writes the code and asks
         approval for exactly that, instead of asking the person for code."""
         if intent.kind not in ("task", "query") or not intent.capability:
             return intent
         spec = self._router.find(intent.capability)
-        if spec is None or not self._router.written_by_agent(spec, intent.parameters):
+        if spec is None or not self._router.written_by_agent(spec, intent.parameters, text):
             return intent
         return Intent(intent.kind, AGENT, {}, source=intent.source)
 
@@ -197,7 +197,7 @@ class IntentRouter:
         started = time.perf_counter()
         text = cues.spelled_out(content.strip())
         intent = self._classify(text, history or [], pending, memories or [])
-        intent = self._written(self.second_opinion(text, intent, reading, pending))
+        intent = self._written(self.second_opinion(text, intent, reading, pending), text)
         if pending is not None and intent.kind in ("task", "query", "clarify", "chat") \
                 and intent.capability in (None, pending.capability) and self._gives_awaited(text, pending):
             # "just call this one: https://…" while the task waits for its address: the answer
