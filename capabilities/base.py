@@ -152,6 +152,10 @@ class CapabilitySpec:
     # checks a call's values before anyone is asked to approve it (the command policy, a
     # script's syntax): raises CapabilityError / CapabilityInputError with the reason
     precheck: Callable[[dict, "ExecutionContext"], None] | None = None
+    # puts a call's values as the model wrote them into the form the tool runs (a script written
+    # on one line with ';' before a compound statement, split into lines), before they are checked
+    # or shown for approval; returns new values, never changes their meaning
+    prepare: Callable[[dict], dict] | None = None
 
     @property
     def offered_to_agent(self) -> bool:
@@ -189,6 +193,10 @@ class CapabilitySpec:
         question: what it would refuse is refused now, never offered to the person."""
         if self.precheck is not None:
             self.precheck(parameters, context)
+
+    def prepared(self, parameters: dict) -> dict:
+        """The values in the form the tool runs them (``prepare``); the same values without one."""
+        return self.prepare(dict(parameters)) if self.prepare is not None else parameters
 
     def describe_parameter(self, name: str) -> str:
         schema = self.properties.get(name, {})
@@ -277,6 +285,7 @@ def capability(
     asked_for_by_name: bool = False,
     agent_approval: bool | Callable[[dict, str], bool] = False,
     precheck: Callable[[dict, ExecutionContext], None] | None = None,
+    prepare: Callable[[dict], dict] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as an executable capability.
 
@@ -301,6 +310,7 @@ def capability(
             asked_for_by_name=asked_for_by_name,
             agent_approval=agent_approval,
             precheck=precheck,
+            prepare=prepare,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

@@ -171,7 +171,8 @@ class AgentLoop:
                 transcript.add_ask(step["ask"].strip())
                 self._save(transcript)
                 raise InputRequired(ANSWER, step["ask"].strip())
-            entry = transcript.add_call(step["tool"], step["arguments"])
+            spec = self._tools.get(step["tool"])
+            entry = transcript.add_call(step["tool"], spec.prepared(step["arguments"]) if spec else step["arguments"])
             self._perform(transcript, entry, approved_call)
 
     def _offer(self, transcript: Transcript) -> None:

@@ -140,6 +140,17 @@ class IntentRouter:
             return intent
         return Intent(intent.kind, AGENT, {}, source=intent.source)
 
+    def _looked_at(self, text: str, intent: Intent) -> Intent:
+        """A message read as conversation, or as needing what nothing installed does, that holds
+        by its look a value a tool takes ("which port does config.ini set?": a file's name) is
+        the agent's: chat cannot see the file and would invent its content; the agent opens it."""
+        if intent.kind not in ("chat", "unsupported") or cues.conversation_only(text):
+            return intent
+        agent = self._router.find(AGENT)
+        if agent is None or not self._router.tool_value_in(text):
+            return intent
+        return Intent(_task_kind(text), AGENT, {}, source=intent.source)
+
     def _values_in(self, spec, text: str) -> bool:
         """Whether ``text`` gives a value of ``spec``'s by its look or an address: something to run."""
         return bool(urls(text) or self._router.extract_parameters(spec, text))
@@ -198,6 +209,8 @@ class IntentRouter:
         text = cues.spelled_out(content.strip())
         intent = self._classify(text, history or [], pending, memories or [])
         intent = self._written(self.second_opinion(text, intent, reading, pending), text)
+        if pending is None:
+            intent = self._looked_at(text, intent)
         if pending is not None and intent.kind in ("task", "query", "clarify", "chat") \
                 and intent.capability in (None, pending.capability) and self._gives_awaited(text, pending):
             # "just call this one: https://…" while the task waits for its address: the answer

@@ -166,6 +166,14 @@ class TaskRouter:
         # words do not explain ("what is the current time?" holds no zone: asked at once)
         return bool(missing) and bool(unexplained_words(spec, request))
 
+    def tool_value_in(self, content: str) -> bool:
+        """Whether ``content`` holds, by its look (``x-flora-value-pattern``), a value that a tool
+        offered to the agent takes: a file's name, a query, a key."""
+        words = _without_addresses(content)
+        return any(schema.get(VALUE_PATTERN) and spotted(words, schema, name) is not None
+                   for spec in self.routable() if spec.name != AGENT and spec.offered_to_agent
+                   for name, schema in spec.properties.items())
+
     @staticmethod
     def extract_parameters(spec: CapabilitySpec, content: str) -> dict:
         """Values the request states outright; never guesses."""

@@ -99,3 +99,16 @@ def test_unexplained_words_leave_out_the_requests_frame_and_the_tools_own_words(
     assert unexplained_words(search, "帮我查找一下文件") == []  # the frame and the tool's own words
     assert "error" in unexplained_words(search, "找一下哪个文件包含 ERROR")
     assert unexplained_words(search, "delete note n1") == ["delete", "note", "n1"]  # an id counts, however short
+
+
+@pytest.mark.parametrize("text, route", [("read config.ini and tell me which port the server uses", "chat"),
+                                         ("who is the owner named in owner.txt?", "unsupported"),
+                                         ("看看 notes.txt 里写的会议室是哪一间", "chat")])
+def test_a_file_named_in_a_message_read_as_conversation_is_opened_by_the_agent(registry, text, route):
+    intent = router(registry, ScriptedLLM([{"route": route}])).classify(text)
+    assert (intent.kind in ("task", "query"), intent.capability) == (True, "agent")
+
+
+@pytest.mark.parametrize("text", ["thanks, that helped!", "what does a .txt extension mean?", "today was long"])
+def test_conversation_without_a_value_a_tool_takes_stays_conversation(registry, text):
+    assert router(registry, ScriptedLLM([{"route": "chat"}])).classify(text).kind == "chat"

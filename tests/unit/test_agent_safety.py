@@ -17,6 +17,7 @@ from capabilities.context.answers import answer_values, is_yes_or_no
 from capabilities.llm.fake import ScriptedLLM
 from capabilities.params import looks_runnable, shown_values
 from capabilities.routing.task_router import TaskRouter
+from capabilities.tools.python_exec import lines_of
 from capability_actors.task_execution_service import TaskExecutionService
 from common import messages as m
 from common.tasks.models import WAITING_APPROVAL, TaskRecord
@@ -147,6 +148,20 @@ def test_code_that_is_not_python_is_refused_before_approval(world):
     llm = ScriptedLLM([call("python_exec", code="print('unclosed"), {"final": "sorry"}])
     result = loop_for(world, "print something", llm).run("print something")
     assert result["steps"][0]["ok"] is False and "not valid Python" in llm.calls[1][0][-1]["content"]
+
+
+def test_a_one_line_script_with_a_compound_statement_is_split_before_approval(world):
+    code = "import hashlib; with open('d.txt', 'w') as f: f.write(hashlib.sha256(b'abc').hexdigest())"
+    llm = ScriptedLLM([call("python_exec", code=code)])
+    with pytest.raises(ApprovalRequired) as paused:
+        loop_for(world, "save the sha256 of abc to d.txt", llm).run("save the sha256 of abc to d.txt")
+    assert paused.value.arguments["code"] == ("import hashlib\n"
+                                              "with open('d.txt', 'w') as f: f.write(hashlib.sha256(b'abc').hexdigest())")
+
+
+@pytest.mark.parametrize("code", ["print(1); print(2)", "x = 'a; for'; print(x)", "def f(:", "for i in x: a; b"])
+def test_code_that_compiles_or_stays_broken_when_split_is_left_as_written(code):
+    assert lines_of(code) == code
 
 
 def service_task(world, capability, parameters):
