@@ -166,11 +166,15 @@ class TaskRouter:
         # words do not explain ("what is the current time?" holds no zone: asked at once)
         return bool(missing) and bool(unexplained_words(spec, request))
 
-    def tool_value_in(self, content: str) -> bool:
+    def tool_value_in(self, content: str, *, besides: CapabilitySpec | None = None) -> bool:
         """Whether ``content`` holds, by its look (``x-flora-value-pattern``), a value that a tool
-        offered to the agent takes: a file's name, a query, a key."""
+        offered to the agent takes: a file's name, a query, a key; with ``besides``, one of a kind
+        that capability takes no parameter for ("fetch https://… and save the number to
+        build.txt": a file, which http_request does not write — a second step)."""
         words = _without_addresses(content)
-        return any(schema.get(VALUE_PATTERN) and spotted(words, schema, name) is not None
+        taken = {schema.get(VALUE_PATTERN) for schema in besides.properties.values()} if besides else set()
+        return any(schema.get(VALUE_PATTERN) and schema.get(VALUE_PATTERN) not in taken
+                   and spotted(words, schema, name) is not None
                    for spec in self.routable() if spec.name != AGENT and spec.offered_to_agent
                    for name, schema in spec.properties.items())
 
