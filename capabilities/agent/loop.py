@@ -163,6 +163,10 @@ class AgentLoop:
                 return self._stop(transcript, "context")
             if step is None:
                 continue  # an unusable reply, written down; the model sees the error next time
+            if "final" in step and gives_up(transcript):
+                transcript.add_invalid(json.dumps(step, ensure_ascii=False), GAVE_UP)
+                self._save(transcript)
+                continue  # once: the model reads the error again and corrects the call, or says why not
             if "final" in step:
                 transcript.final = step["final"].strip() or "-"
                 self._save(transcript)
@@ -403,6 +407,19 @@ def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budg
     tokens = (reply.prompt_tokens + reply.completion_tokens) or _estimate_tokens(said, reply.text)
     error = step_problem(tools, step)
     return Proposal(step if error is None else None, error, reply.text, tokens)
+
+
+GAVE_UP = ("the last call failed and nothing has worked yet; read its error, correct the call and make it "
+           "again, or, if it cannot be done, answer saying why")
+
+
+def gives_up(transcript: Transcript) -> bool:
+    """Whether an answer now would give up on the first failure: the last call failed, no call
+    has worked, and the model was not told so before in this task (it is told once)."""
+    last = transcript.last
+    return last is not None and last["kind"] == "call" and last.get("ok") is False \
+        and not any(e["ok"] for e in transcript.calls) \
+        and not any(e["kind"] == "invalid" and e["error"] == GAVE_UP[:500] for e in transcript.entries)
 
 
 class _Overflow(Exception):
