@@ -163,8 +163,10 @@ class AgentLoop:
                 return self._stop(transcript, "context")
             if step is None:
                 continue  # an unusable reply, written down; the model sees the error next time
-            if "final" in step and gives_up(transcript):
-                transcript.add_invalid(json.dumps(step, ensure_ascii=False), GAVE_UP)
+            second_look = GAVE_UP if "final" in step and gives_up(transcript) else \
+                LOOK_AGAIN if "ask" in step and asks_past_a_result(transcript) else None
+            if second_look is not None:
+                transcript.add_invalid(json.dumps(step, ensure_ascii=False), second_look)
                 self._save(transcript)
                 continue  # once: the model reads the error again and corrects the call, or says why not
             if "final" in step:
@@ -411,6 +413,19 @@ def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budg
 
 GAVE_UP = ("the last call failed and nothing has worked yet; read its error, correct the call and make it "
            "again, or, if it cannot be done, answer saying why")
+
+
+LOOK_AGAIN = ("before asking the person, read the last result again: if it answers the request, give the "
+              "final answer from it; ask only for what no result can tell")
+
+
+def asks_past_a_result(transcript: Transcript) -> bool:
+    """Whether a question now would ask the person right after a call that worked, the first time
+    in this task: what was asked is often in that result (a small model asks for the path a search
+    just found)."""
+    last = transcript.last
+    return last is not None and last["kind"] == "call" and last.get("ok") is True \
+        and not any(e["kind"] == "invalid" and e["error"] == LOOK_AGAIN[:500] for e in transcript.entries)
 
 
 def gives_up(transcript: Transcript) -> bool:
