@@ -130,11 +130,30 @@ COMPOUND = frozenset({"with", "for", "if", "while", "try", "def", "class", "asyn
 
 def lines_of(code: str) -> str:
     """A script written on one line with ';' before a compound statement ("import hashlib; with
-    open('d.txt', 'w') as f: f.write(x)", which Python refuses), split into lines there: what a
-    model writing JSON often does, and what it means. Code that compiles, or that does not once
-    split, is returned as it is."""
+    open('d.txt', 'w') as f: f.write(x)", which Python refuses), split into lines there; and a
+    script whose last line is the body of the statement before it, left unindented ("with
+    open('t.txt', 'w') as f:\nf.write(s)"), indented: what a model writing JSON often does, and
+    what it means. Code that compiles, or that does not once mended, is returned as it is."""
     if not _fails(code):
         return code
+    return _body_indented(_split_at_semicolons(code))
+
+
+def _body_indented(code: str) -> str:
+    """The last line indented under a compound statement's header just before it, where it is not."""
+    lines = code.rstrip("\n").split("\n")
+    if len(lines) < 2 or not _fails(code):
+        return code
+    header, body = lines[-2], lines[-1]
+    indent = header[:len(header) - len(header.lstrip())]
+    if not header.rstrip().endswith(":") or body[:len(body) - len(body.lstrip())] != indent or not body.strip():
+        return code
+    mended = "\n".join([*lines[:-1], indent + "    " + body.lstrip()])
+    return code if _fails(mended) else mended
+
+
+def _split_at_semicolons(code: str) -> str:
+    """A one-line script split into lines at each ';' that comes before a compound statement."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
     except (tokenize.TokenError, SyntaxError):

@@ -159,7 +159,13 @@ def test_a_one_line_script_with_a_compound_statement_is_split_before_approval(wo
                                               "with open('d.txt', 'w') as f: f.write(hashlib.sha256(b'abc').hexdigest())")
 
 
-@pytest.mark.parametrize("code", ["print(1); print(2)", "x = 'a; for'; print(x)", "def f(:", "for i in x: a; b"])
+def test_a_last_line_left_unindented_under_its_header_is_indented():
+    code = "total = 60\nwith open('total.txt', 'w') as f:\nf.write(str(total))"
+    assert lines_of(code) == "total = 60\nwith open('total.txt', 'w') as f:\n    f.write(str(total))"
+
+
+@pytest.mark.parametrize("code", ["print(1); print(2)", "x = 'a; for'; print(x)", "def f(:", "for i in x: a; b",
+                                  "for i in x:\nprint(i)\nprint(2)"])
 def test_code_that_compiles_or_stays_broken_when_split_is_left_as_written(code):
     assert lines_of(code) == code
 
