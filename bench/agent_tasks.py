@@ -1,7 +1,7 @@
 """Real work through Flora on the default configuration, checked by its effect: the tasks in
-bench/agent_tasks/tasks.jsonl (42, 20 of them in Chinese) — files made, read and searched,
+bench/agent_tasks/tasks.jsonl (46, 22 of them in Chinese) — files made, read and searched,
 values computed with Python, facts found with the shell, a page read from a local web server,
-plans of two tools — each sent through ``system.ask`` as a person would, every approval
+a warehouse's stock levels from a local MCP server, plans of two tools — each sent through ``system.ask`` as a person would, every approval
 question answered "yes", and scored by what happened: the file's content, the number or name in
 the reply. Beside it, the same GGUF driving the same tools from a plain loop of this file's own
 (raw llama-cpp-python, the agent's prompt and output schema, the same tools offered and the same
@@ -15,7 +15,8 @@ prompt budget, the tools called directly), scored the same way.
 Each side gets a fresh temporary data directory and each task a fresh user (a workspace of its
 own, where the task's files are written first). ``{base}`` in a request is the address of a web
 server this script runs on loopback for the run (``web_fetch`` and ``http_request`` are allowed
-that one address, as an operator would for an intranet page). The two sides run one after the
+that one address, as an operator would for an intranet page); ``stock`` is an MCP server over
+stdio (``tests/support/mcp_server.py --server stock``) installed in both sides' configuration. The two sides run one after the
 other, not side by side (Flora's model hosts and a third copy of the model would not share two
 cores fairly); on a busy machine compare them within one run. Prints done-right % (all, en, zh,
 per kind), p50/p90 seconds per task, and the ratio of the p50s.
@@ -46,6 +47,9 @@ PAGES = {
     "news.html": "<html><head><title>News</title></head><body><h1>Launch</h1><p>Today we announce Nimbus, "
                  "our new weather station for small farms. It ships in May.</p></body></html>",
 }
+# an MCP server whose data only it knows: the stock levels of a small warehouse
+STOCK_SERVER = {"command": sys.executable, "args": ["-m", "tests.support.mcp_server", "--server", "stock"],
+                "cwd": str(ROOT)}
 MAX_APPROVALS = 8
 DEFAULT_TIMEOUT_S = 900.0
 
@@ -94,10 +98,11 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 def config_for(data_dir: Path, model: str | None) -> dict:
     """The default configuration on a fresh data dir; the page server's address opened to the
-    web tools; the shared copies of the packaged models."""
+    web tools; the warehouse's MCP server installed; the shared copies of the packaged models."""
     config: dict = {"data_dir": str(data_dir),
                     "capabilities": {"settings": {"web_fetch": {"allow_private": ["127.0.0.1"]},
                                                   "http_request": {"allow_private": ["127.0.0.1"]}}},
+                    "mcp": {"servers": {"stock": STOCK_SERVER}},
                     "actors": {"ask_timeout_s": DEFAULT_TIMEOUT_S}, "llm": {"timeout_s": 600}}
     if model:
         config["llm"]["model"] = model
@@ -164,7 +169,7 @@ def run_flora(tasks: list[dict], base: str, model: str | None, progress) -> list
                 workspace = workspace_of(flora.config, user)
                 set_up(task, workspace)
                 started = time.perf_counter()
-                reply, approvals, error = "", 0, ""
+                reply, approvals, error, answered_by = "", 0, "", ""
                 try:
                     answer = flora.ask(prepared(task, base), user_id=user, timeout=DEFAULT_TIMEOUT_S)
                     while answer.get("message_type") == "task_paused" and answer.get("pause_kind") == "waiting_approval" \
@@ -172,13 +177,14 @@ def run_flora(tasks: list[dict], base: str, model: str | None, progress) -> list
                         approvals += 1
                         answer = flora.ask("yes", user_id=user, timeout=DEFAULT_TIMEOUT_S)
                     reply = str(answer.get("message") or answer.get("error") or "")
+                    answered_by = f"{answer.get('message_type')}:{answer.get('capability') or '-'}"
                 except TimeoutError as exc:
                     error = str(exc)
                 seconds = time.perf_counter() - started
                 ok, why = check(task, workspace, reply) if not error else (False, error)
                 rows.append({"id": task["id"], "lang": task["lang"], "kind": task["kind"], "ok": ok, "why": why,
-                             "seconds": seconds, "approvals": approvals, "reply": reply[:300]})
-                progress(f"flora {task['id']:9} {'ok ' if ok else 'BAD'} {seconds:6.1f} s  {why[:90]}")
+                             "seconds": seconds, "approvals": approvals, "by": answered_by, "reply": reply[:300]})
+                progress(f"flora {task['id']:9} {'ok ' if ok else 'BAD'} {seconds:6.1f} s  {answered_by:28} {why[:90]}")
         finally:
             flora.shutdown()
     finally:
@@ -293,7 +299,7 @@ def summary(rows: list[dict]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, help="the first N tasks (one of each kind in turn)")
-    parser.add_argument("--kind", action="append", help="only tasks of this kind (make, read, search, py, shell, web, plan)")
+    parser.add_argument("--kind", action="append", help="only tasks of this kind (make, read, search, py, shell, web, mcp, plan)")
     parser.add_argument("--model", help="the packaged model (default: the configured default)")
     parser.add_argument("--no-raw", action="store_true", help="Flora only")
     parser.add_argument("--no-flora", action="store_true", help="the raw loop only")

@@ -155,6 +155,10 @@ class CapabilitySpec:
     # True: it reads what is remembered of the person (``ExecutionContext.meta["memories"]``: the
     # agent loop's prompt), so a request that names it still recalls them before it is routed
     reads_memories: bool = False
+    # puts a call's values as the model wrote them into the form the tool runs (a script written
+    # on one line with ';' before a compound statement, split into lines), before they are checked
+    # or shown for approval; returns new values, never changes their meaning
+    prepare: Callable[[dict], dict] | None = None
 
     @property
     def offered_to_agent(self) -> bool:
@@ -192,6 +196,10 @@ class CapabilitySpec:
         question: what it would refuse is refused now, never offered to the person."""
         if self.precheck is not None:
             self.precheck(parameters, context)
+
+    def prepared(self, parameters: dict) -> dict:
+        """The values in the form the tool runs them (``prepare``); the same values without one."""
+        return self.prepare(dict(parameters)) if self.prepare is not None else parameters
 
     def describe_parameter(self, name: str) -> str:
         schema = self.properties.get(name, {})
@@ -281,6 +289,7 @@ def capability(
     agent_approval: bool | Callable[[dict, str], bool] = False,
     precheck: Callable[[dict, ExecutionContext], None] | None = None,
     reads_memories: bool = False,
+    prepare: Callable[[dict], dict] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as an executable capability.
 
@@ -306,6 +315,7 @@ def capability(
             agent_approval=agent_approval,
             precheck=precheck,
             reads_memories=reads_memories,
+            prepare=prepare,
         )
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn

@@ -163,6 +163,12 @@ class AgentLoop:
                 return self._stop(transcript, "context")
             if step is None:
                 continue  # an unusable reply, written down; the model sees the error next time
+            second_look = GAVE_UP if "final" in step and gives_up(transcript) else \
+                LOOK_AGAIN if "ask" in step and asks_past_a_result(transcript) else None
+            if second_look is not None:
+                transcript.add_invalid(json.dumps(step, ensure_ascii=False), second_look)
+                self._save(transcript)
+                continue  # once: the model reads the error again and corrects the call, or says why not
             if "final" in step:
                 transcript.final = step["final"].strip() or "-"
                 self._save(transcript)
@@ -171,7 +177,8 @@ class AgentLoop:
                 transcript.add_ask(step["ask"].strip())
                 self._save(transcript)
                 raise InputRequired(ANSWER, step["ask"].strip())
-            entry = transcript.add_call(step["tool"], step["arguments"])
+            spec = self._tools.get(step["tool"])
+            entry = transcript.add_call(step["tool"], spec.prepared(step["arguments"]) if spec else step["arguments"])
             self._perform(transcript, entry, approved_call)
 
     def _offer(self, transcript: Transcript) -> None:
@@ -402,6 +409,32 @@ def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budg
     tokens = (reply.prompt_tokens + reply.completion_tokens) or _estimate_tokens(said, reply.text)
     error = step_problem(tools, step)
     return Proposal(step if error is None else None, error, reply.text, tokens)
+
+
+GAVE_UP = ("the last call failed and nothing has worked yet; read its error, correct the call and make it "
+           "again, or, if it cannot be done, answer saying why")
+
+
+LOOK_AGAIN = ("before asking the person, read the last result again: if it answers the request, give the "
+              "final answer from it; ask only for what no result can tell")
+
+
+def asks_past_a_result(transcript: Transcript) -> bool:
+    """Whether a question now would ask the person right after a call that worked, the first time
+    in this task: what was asked is often in that result (a small model asks for the path a search
+    just found)."""
+    last = transcript.last
+    return last is not None and last["kind"] == "call" and last.get("ok") is True \
+        and not any(e["kind"] == "invalid" and e["error"] == LOOK_AGAIN[:500] for e in transcript.entries)
+
+
+def gives_up(transcript: Transcript) -> bool:
+    """Whether an answer now would give up on the first failure: the last call failed, no call
+    has worked, and the model was not told so before in this task (it is told once)."""
+    last = transcript.last
+    return last is not None and last["kind"] == "call" and last.get("ok") is False \
+        and not any(e["ok"] for e in transcript.calls) \
+        and not any(e["kind"] == "invalid" and e["error"] == GAVE_UP[:500] for e in transcript.entries)
 
 
 class _Overflow(Exception):

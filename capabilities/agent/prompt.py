@@ -38,7 +38,7 @@ SYSTEM = (
     "describes what they want.\n"
     "Answer with one JSON object and nothing else:\n"
     '- {"tool": "<name>", "arguments": {"<parameter>": <value>, ...}} to call a tool; the arguments are '
-    "the values of its parameters, never its schema;\n"
+    "the values of its parameters, never its schema; leave out a parameter the request gives no value for (its default applies);\n"
     '- {"final": "<answer>"} when you can answer: say what you found or did, briefly;\n'
     '- {"ask": "<question>"} only when a value is needed that only the person knows.\n'
     "Never invent results: use the tools. If a call fails, read the error and correct the call.\n"

@@ -100,7 +100,7 @@ class IntentRouter:
         ruled = self._ruled(content, capability)
         if ruled is not None and ruled.kind == "plan":
             return None  # a plan is the understanding step's
-        return self._written(ruled) if ruled is not None and not capability else ruled
+        return self._written(ruled, content) if ruled is not None and not capability else ruled
 
     def _ruled(self, content: str, capability: str | None = None) -> Intent | None:
         """What the rules read: a task, or a ``plan`` when the capability they are sure of is
@@ -129,16 +129,33 @@ class IntentRouter:
         kind = "plan" if beyond else _task_kind(text)
         return Intent(kind, best.spec.name, self._router.extract_parameters(best.spec, text))
 
-    def _written(self, intent: Intent) -> Intent:
+    def _written(self, intent: Intent, text: str) -> Intent:
         """A task of a capability whose script or command the request describes rather than gives
         ("use python to compute the sha256 of hello") is the agent's: it writes the code and asks
         approval for exactly that, instead of asking the person for code."""
         if intent.kind not in ("task", "query") or not intent.capability:
             return intent
         spec = self._router.find(intent.capability)
-        if spec is None or not self._router.written_by_agent(spec, intent.parameters):
+        if spec is None or not self._router.written_by_agent(spec, intent.parameters, text):
             return intent
         return Intent(intent.kind, AGENT, {}, source=intent.source)
+
+    def _looked_at(self, text: str, intent: Intent) -> Intent:
+        """A message read as conversation, or as needing what nothing installed does, that holds
+        by its look a value a tool takes ("which port does config.ini set?": a file's name) is
+        the agent's: chat cannot see the file and would invent its content; the agent opens it.
+        So is a task of one tool whose message also holds a value of a kind that tool takes no
+        parameter for ("fetch https://… and save the build number to build.txt"): the agent does
+        both steps, reading the first's result before the second."""
+        if cues.conversation_only(text) or self._router.find(AGENT) is None:
+            return intent
+        if intent.kind in ("chat", "unsupported") and self._router.tool_value_in(text):
+            return Intent(_task_kind(text), AGENT, {}, source=intent.source)
+        spec = self._router.find(intent.capability) if intent.kind in ("task", "query") and intent.capability else None
+        if spec is not None and spec.name != AGENT and spec.offered_to_agent \
+                and self._router.tool_value_in(text, besides=spec):
+            return Intent(intent.kind, AGENT, {}, source=intent.source)  # another tool's value: more than one step
+        return intent
 
     def _values_in(self, spec, text: str) -> bool:
         """Whether ``text`` gives a value of ``spec``'s by its look or an address: something to run."""
@@ -197,7 +214,9 @@ class IntentRouter:
         started = time.perf_counter()
         text = cues.spelled_out(content.strip())
         intent = self._classify(text, history or [], pending, memories or [])
-        intent = self._written(self.second_opinion(text, intent, reading, pending))
+        intent = self._written(self.second_opinion(text, intent, reading, pending), text)
+        if pending is None:
+            intent = self._looked_at(text, intent)
         if pending is not None and intent.kind in ("task", "query", "clarify", "chat") \
                 and intent.capability in (None, pending.capability) and self._gives_awaited(text, pending):
             # "just call this one: https://…" while the task waits for its address: the answer

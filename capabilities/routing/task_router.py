@@ -17,12 +17,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from capabilities.base import CapabilitySpec
+from capabilities.base import DESCRIPTION_IN, CapabilitySpec
 from capabilities.context.answers import (
     VALUE_PATTERN, mentions, named_values, spotted, takes_address, text_after, urls, values_by_schema,
 )
 from capabilities.params import RUNS, WRITTEN, looks_runnable
 from capabilities.registry import CapabilityRegistry
+from capabilities.secrets import is_secret
 
 CONFIDENT_SCORE = 2.0
 FALLBACK_SCORE = 3.0  # an MCP tool is used only on this much evidence: a name word and one more word
@@ -146,15 +147,36 @@ class TaskRouter:
             return None
         return ranked[0]
 
-    def written_by_agent(self, spec: CapabilitySpec, values: dict) -> bool:
-        """Whether a request for ``spec`` leaves out what will run (a script, a command) or a text
-        the model may compose from what the person said (``x-flora-written``: a file's content),
-        which the agent can write and show for approval: then the request is the agent's, never
-        a question asking the person for code."""
+    def written_by_agent(self, spec: CapabilitySpec, values: dict, request: str = "") -> bool:
+        """Whether a request for ``spec`` leaves out a required value the agent can supply: what
+        will run (a script, a command) or a text it may compose (``x-flora-written``: a file's
+        content), which it writes and shows for approval; or any other value the rules did not
+        find stated outright ("which file mentions 'rotate the keys'?" says what to look for in
+        words no pattern reads), which the model reads from the whole request. Then the request is
+        the agent's: the person is never asked for code or for what they already said, and the
+        agent still asks for a value the request truly lacks. A secret is the exception: it is
+        asked of the person directly, never passed through the model."""
         agent = self.find(AGENT)
-        return agent is not None and spec.name != AGENT and spec.offered_to_agent and any(
-            name not in values and (spec.properties.get(name, {}).get(RUNS) or spec.properties.get(name, {}).get(WRITTEN))
-            for name in spec.required)
+        if agent is None or spec.name == AGENT or not spec.offered_to_agent:
+            return False
+        missing = [name for name in unmet(spec, values) if not is_secret(spec.properties.get(name, {}))]
+        if any(spec.properties.get(n, {}).get(RUNS) or spec.properties.get(n, {}).get(WRITTEN) for n in missing):
+            return True
+        # a value to read is the agent's only when the request says something the capability's own
+        # words do not explain ("what is the current time?" holds no zone: asked at once)
+        return bool(missing) and bool(unexplained_words(spec, request))
+
+    def tool_value_in(self, content: str, *, besides: CapabilitySpec | None = None) -> bool:
+        """Whether ``content`` holds, by its look (``x-flora-value-pattern``), a value that a tool
+        offered to the agent takes: a file's name, a query, a key; with ``besides``, one of a kind
+        that capability takes no parameter for ("fetch https://… and save the number to
+        build.txt": a file, which http_request does not write — a second step)."""
+        words = _without_addresses(content)
+        taken = {schema.get(VALUE_PATTERN) for schema in besides.properties.values()} if besides else set()
+        return any(schema.get(VALUE_PATTERN) and schema.get(VALUE_PATTERN) not in taken
+                   and spotted(words, schema, name) is not None
+                   for spec in self.routable() if spec.name != AGENT and spec.offered_to_agent
+                   for name, schema in spec.properties.items())
 
     @staticmethod
     def extract_parameters(spec: CapabilitySpec, content: str) -> dict:
@@ -196,6 +218,47 @@ class TaskRouter:
                     rest.pop(name)
                 break
         return {**values_by_schema(unclaimed, rest), **values}
+
+
+def unmet(spec: CapabilitySpec, values: dict) -> list[str]:
+    """The required parameters ``values`` leaves out: those the schema requires, and where it asks
+    for one of several groups (``anyOf``/``oneOf`` of ``required``, such as file_search's name or
+    contains) and none is given, those of every group."""
+    missing = [name for name in spec.required if name not in values]
+    for key in ("anyOf", "oneOf"):
+        groups = [g.get("required") for g in spec.parameters.get(key) or [] if isinstance(g, dict)]
+        groups = [g for g in groups if isinstance(g, list) and g]
+        if groups and not any(all(name in values for name in group) for group in groups):
+            missing += [name for group in groups for name in group if name not in missing]
+    return missing
+
+
+# words that say nothing of a value: asking, pointing, helping (a request's frame, not its content)
+FRAME_WORDS = frozenset("""a about all an and any are as at be by can could do does for from get give has have
+he her here his how i if in into is it its let me much many my now of on or our please run see she show so some
+tell than that the their them then there these they this to up use us was we what when where which who whom why
+will with would you your""".split())
+_LATIN_WORD = re.compile(r"[a-z0-9][a-z0-9_\-]*")  # a word, a number, an id such as n1 or A-1029
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+# the frame of a Chinese request, taken out before its characters are held against the capability's words
+_CJK_FRAME = re.compile("请|帮我|帮忙|一下|看看|告诉我|我们|我的|现在|还有|多少|什么|哪个|哪些|是否|吗|呢|吧|了|的|里|在|有|是|个|把|几")
+
+
+def unexplained_words(spec: CapabilitySpec, request: str) -> list[str]:
+    """The words of ``request`` that none of ``spec``'s own words (its name, keywords,
+    descriptions, parameter names; not its examples, whose values are samples) hold and that are not the request's frame ("what",
+    "please", "一下"): where they are, the request says more than which capability to run —
+    likely the values it needs, in words no pattern reads. Chinese counts by characters."""
+    translated = spec.parameters.get(DESCRIPTION_IN)
+    own = " ".join([spec.name.replace("_", " ").replace(".", " "), spec.description, *spec.keywords,
+                    *(translated.values() if isinstance(translated, dict) else ()),
+                    *(name.replace("_", " ") for name in spec.properties)]).lower()
+    owned = set(_LATIN_WORD.findall(own))
+    text = _without_addresses(request).lower()
+    latin = [w for w in _LATIN_WORD.findall(text) if (len(w) >= 3 or not w.isalpha()) and w not in FRAME_WORDS
+             and w not in owned and w.rstrip("s") not in owned]
+    chinese = [c for run in _CJK_RUN.findall(_CJK_FRAME.sub(" ", text)) for c in run if c not in own]
+    return latin + chinese
 
 
 # names of other things that hold a keyword: a pull request is code to review, a leave request a

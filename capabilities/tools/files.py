@@ -265,7 +265,13 @@ def file_search(context: ExecutionContext, name: str | None = None, contains: st
             skipped.append({"path": rel, "reason": reason})
         elif hits:
             results.append({"path": rel, "matches": hits})
-    return {"results": results, "skipped": skipped[:50], "truncated": truncated}
+    found = {"results": results, "skipped": skipped[:50], "truncated": truncated}
+    if not results and name and contains:  # a guessed name pattern hides what the text would find
+        wider = file_search(context, contains=contains, regex=regex, path=path, max_results=max_results)["results"]
+        if wider:
+            found["without_name_pattern"] = wider
+            found["note"] = f"No file named {name!r} contains it; without the name pattern these files do."
+    return found
 
 
 def _walk(folder: Path, recursive: bool):

@@ -23,8 +23,11 @@ cancelled while the code runs.
 from __future__ import annotations
 
 import hashlib
+import io
 import py_compile
+import re
 import sys
+import tokenize
 from pathlib import Path
 
 from capabilities.base import CapabilityInputError, ExecutionContext, capability
@@ -76,6 +79,8 @@ PARAMETERS = {
     examples=("run this python: print(sum(range(100)))", "用 Python 算一下 2 的 100 次方"),
     needs_approval=True,
     precheck=lambda values, context: check_code(str(values.get("code", ""))),
+    prepare=lambda values: {**values, "code": lines_of(values["code"])} if isinstance(values.get("code"), str)
+    else values,
 )
 def python_exec(code: str, context: ExecutionContext, timeout_s: float | None = None) -> dict:
     tools = tools_settings(context)
@@ -118,6 +123,70 @@ def bootstrap_file(cache_dir: Path | None) -> Path:
             return BOOTSTRAP
     _compiled[cache_dir] = target
     return target
+
+
+COMPOUND = frozenset({"with", "for", "if", "while", "try", "def", "class", "async"})
+
+
+def lines_of(code: str) -> str:
+    """A script written on one line with ';' before a compound statement ("import hashlib; with
+    open('d.txt', 'w') as f: f.write(x)", which Python refuses), split into lines there; and a
+    script whose last line is the body of the statement before it, left unindented ("with
+    open('t.txt', 'w') as f:\nf.write(s)"), indented: what a model writing JSON often does, and
+    what it means. Code that compiles, or that does not once mended, is returned as it is."""
+    if not _fails(code):
+        return code
+    return _body_indented(_split_at_semicolons(code))
+
+
+def _body_indented(code: str) -> str:
+    """The last line indented under a compound statement's header just before it, where it is not."""
+    lines = code.rstrip("\n").split("\n")
+    if len(lines) < 2 or not _fails(code):
+        return code
+    header, body = lines[-2], lines[-1]
+    indent = header[:len(header) - len(header.lstrip())]
+    if not header.rstrip().endswith(":") or body[:len(body) - len(body.lstrip())] != indent or not body.strip():
+        return code
+    mended = "\n".join([*lines[:-1], indent + "    " + body.lstrip()])
+    return code if _fails(mended) else mended
+
+
+def _split_at_semicolons(code: str) -> str:
+    """A one-line script split into lines at each ';' that comes before a compound statement."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    cuts, depth = [], 0
+    for token, after in zip(tokens, tokens[1:]):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif token.type == tokenize.OP and token.string == ";" and depth == 0 \
+                and after.type == tokenize.NAME and after.string in COMPOUND:
+            cuts.append((token.start, after.start))
+    if not cuts:
+        return code
+    lines = code.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    split = code
+    for (row, col), (after_row, after_col) in reversed(cuts):
+        start, end = offsets[row - 1] + col, offsets[after_row - 1] + after_col
+        indent = re.match(r"[ \t]*", lines[row - 1]).group(0)
+        split = split[:start] + "\n" + indent + split[end:]
+    return code if _fails(split) else split
+
+
+def _fails(code: str) -> bool:
+    try:
+        compile(code, "<script>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    return False
 
 
 def check_code(code: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from capabilities.agent.loop import ToolBox
 from capabilities.cognition.intent_router import IntentRouter, prompt
 from capabilities.llm.fake import ScriptedLLM
 from capabilities.mcp.tools import MCPTools, approval, capability_name, keywords
@@ -95,7 +96,10 @@ def test_a_request_nothing_installed_fits_goes_to_the_mcp_tool_it_clearly_names(
     found = TaskRouter(registry).fallback(text)
     assert found is not None and found.spec.name == capability
     intent = understanding(registry).decide_by_rules(text)
-    assert (intent.kind in ("task", "query"), intent.capability) == (True, capability)
+    # its values are in the request, but not as name=value: the agent reads them ("Tokyo" is
+    # Asia/Tokyo, "n1" the note's id) and calls the tool, which it is offered
+    assert (intent.kind in ("task", "query"), intent.capability) == (True, "agent")
+    assert capability in [s.name for s in ToolBox.from_registry(registry).tools]
 
 
 def test_values_stated_in_the_request_become_the_tools_arguments(registry):
@@ -122,7 +126,9 @@ def test_conversation_stays_conversation(registry, text):
 def test_a_reading_of_unsupported_becomes_the_mcp_tool_that_clearly_does_it(registry):
     ir = understanding(registry, "unsupported")
     ir_plain = IntentRouter(_NoFallbackFirst(TaskRouter(registry)), ScriptedLLM([{"route": "unsupported"}]))
-    assert ir_plain.classify("please tell me the current time in Lisbon").capability == "time.get_current_time"
+    assert ir_plain.classify("please tell me the current time, timezone=Europe/Lisbon").capability \
+        == "time.get_current_time"
+    assert ir_plain.classify("please tell me the current time in Lisbon").capability == "agent"  # it reads the zone
     assert ir.classify("帮我查一下订单 A-1029 的物流状态").kind == "unsupported"
 
 

@@ -192,3 +192,16 @@ def test_a_server_that_never_answers_is_given_up_at_the_list_timeout_and_ended(t
     assert "within 2 s" in entry["error"]
     wait_until(lambda: server_pids(mark, "import time; time.sleep(120)  # mcp_silent_server") == [], 10,
              "the silent server is ended")
+
+
+def test_the_warehouse_server_of_the_agent_bench_answers_what_only_it_knows(tmp_path):
+    from bench.agent_tasks import STOCK_SERVER
+
+    registry = build_registry(load_config(config(tmp_path, servers_={"stock": {**STOCK_SERVER, "env": ["MCP_TEST_MARK"]}}),
+                                          env={}))
+    level = registry.get_executable("stock.stock_level")
+    assert level.needs_approval is False and level.required == ["item"]
+    assert json.loads(level.invoke({"item": "Blue Widgets"}, context())["text"])["on_hand"] == 137
+    assert json.loads(level.invoke({"item": "螺丝刀"}, context())["text"])["aisle"] == "B2"
+    with pytest.raises(CapabilityError, match="no item 'anvil'"):
+        level.invoke({"item": "anvil"}, context())

@@ -153,6 +153,7 @@ AGENT_SCRIPTS: list[tuple[re.Pattern, list]] = [
     (re.compile(r"mark then ask", re.I), [
         lambda said, results: {"tool": "count_mark", "arguments": {"label": "one"}},
         lambda said, results: {"ask": "Which label should the next mark have?"},
+        lambda said, results: {"ask": "Which label should the next mark have?"},  # asked again after the reminder
         lambda said, results: {"tool": "count_mark", "arguments": {"label": results[-1]}},
         lambda said, results: {"final": f"Marked one and {results[-2]}."}]),
     (re.compile(r"wait until cancelled", re.I), [

@@ -128,6 +128,13 @@ def test_list_and_search(tools):
     assert len(tools("file_search", name="*", max_results=2)["results"]) == 2
 
 
+def test_a_search_whose_name_pattern_hides_the_text_says_where_the_text_is(tools):
+    tools("file_write", path="ops.md", content="TODO: rotate the keys\n")
+    found = tools("file_search", name="*.txt", contains="rotate the keys")
+    assert found["results"] == [] and [r["path"] for r in found["without_name_pattern"]] == ["ops.md"]
+    assert "without_name_pattern" not in tools("file_search", name="*.txt", contains="nowhere")
+
+
 def test_per_user_workspaces_are_separate_directories(tmp_path):
     config = load_config({"tools": {"workspace": str(tmp_path)}})
 

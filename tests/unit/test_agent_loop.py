@@ -193,10 +193,42 @@ def test_the_time_budget_ends_the_loop(world):
 
 def test_a_failing_tool_is_data_for_the_model(world):
     task = world.task("try the failing tool")
-    llm = ScriptedLLM([call("always_fails"), final("it failed")])
+    llm = ScriptedLLM([call("always_fails"), final("it failed"), final("it failed: the tool is broken")])
     result = world.loop(task, llm).run(task.content)
-    assert result["message"] == "it failed" and result["steps"][0]["ok"] is False
+    assert result["message"] == "it failed: the tool is broken" and result["steps"][0]["ok"] is False
     assert "always_fails failed" in told(llm, 1)
+
+
+def test_giving_up_on_the_first_failure_is_questioned_once(world):
+    task = world.task("try the failing tool, then echo")
+    llm = ScriptedLLM([call("always_fails"), final("sorry"), call("echo", text="hi"), call("always_fails"),
+                       final("echoed hi; the other tool fails")])
+    result = world.loop(task, llm).run(task.content)
+    assert "correct the call" in told(llm, 2)  # the first give-up is sent back
+    assert result["message"] == "echoed hi; the other tool fails"  # after a call worked, an answer is taken
+    assert [s["tool"] for s in result["steps"]] == ["always_fails", "echo", "always_fails"]
+
+
+def test_a_question_right_after_a_result_is_sent_back_once(world):
+    task = world.task("echo hi and tell me what it said")
+    llm = ScriptedLLM([call("echo", text="hi"), {"ask": "What did it say?"}, final("it said hi")])
+    result = world.loop(task, llm).run(task.content)
+    assert "read the last result again" in told(llm, 2) and result["message"] == "it said hi"
+
+
+def test_a_question_asked_again_after_the_reminder_reaches_the_person(world):
+    task = world.task("echo hi, then ask me for the colour")
+    llm = ScriptedLLM([call("echo", text="hi"), {"ask": "Which colour?"}, {"ask": "Which colour?"}])
+    with pytest.raises(InputRequired) as paused:
+        world.loop(task, llm).run(task.content)
+    assert paused.value.question == "Which colour?" and len(llm.calls) == 3
+
+
+def test_an_answer_after_the_reminder_is_taken(world):
+    task = world.task("try the failing tool")
+    llm = ScriptedLLM([call("always_fails"), final("sorry"), call("always_fails"), final("it cannot be done")])
+    result = world.loop(task, llm).run(task.content)
+    assert result["message"] == "it cannot be done" and len(llm.calls) == 4
 
 
 def test_a_long_result_is_cut_before_the_model_sees_it(world):

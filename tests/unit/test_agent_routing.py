@@ -8,7 +8,7 @@ import pytest
 
 from capabilities.cognition.intent_router import IntentRouter, prompt
 from capabilities.llm.fake import ScriptedLLM
-from capabilities.routing.task_router import TaskRouter
+from capabilities.routing.task_router import TaskRouter, unexplained_words
 from config import FloraConfig
 from init_plugins import build_registry
 
@@ -65,3 +65,63 @@ def test_without_the_agent_the_model_cannot_choose_it(tmp_path):
     assert "agent" not in [s.name for s in registry.executables()]
     intent = router(registry, ScriptedLLM([{"route": "chat"}])).classify("how much disk space is left here?")
     assert intent.capability is None
+
+
+@pytest.mark.parametrize("text, capability", [
+    ("which file in my workspace mentions 'rotate the keys'?", "file_search"),  # what to look for, in words
+    ("统计下各个部门的报销金额，按从高到低排个序", "data_query"),  # the query, described
+])
+def test_a_tool_whose_value_the_request_says_in_words_no_rule_reads_is_the_agents(registry, text, capability):
+    tasks = TaskRouter(registry)
+    spec = tasks.find(capability)
+    assert tasks.extract_parameters(spec, text) == {} and unexplained_words(spec, text)
+    intent = router(registry, ScriptedLLM([{"route": capability}])).classify(text)
+    assert (intent.kind in ("task", "query"), intent.capability) == (True, "agent")
+
+
+@pytest.mark.parametrize("text, capability", [("read the file", "file_read"), ("search files", "file_search")])
+def test_a_request_that_says_only_which_tool_asks_the_person_at_once(registry, text, capability):
+    intent = router(registry, ScriptedLLM([{"route": capability}])).classify(text)
+    assert intent.capability == capability and unexplained_words(TaskRouter(registry).find(capability), text) == []
+
+
+def test_a_missing_secret_is_asked_of_the_person_never_left_to_the_model(registry):
+    tasks = TaskRouter(registry)
+    dify = tasks.find("dify_workflow")
+    text = "start the dify workflow for the quarterly onboarding checklist"
+    assert unexplained_words(dify, text) and not tasks.written_by_agent(dify, {}, text)
+    assert tasks.written_by_agent(dify, {"api_key": "app-1"}, text) is False
+
+
+def test_unexplained_words_leave_out_the_requests_frame_and_the_tools_own_words(registry):
+    search = TaskRouter(registry).find("file_search")
+    assert unexplained_words(search, "please find the file that contains the word invoice") == ["word", "invoice"]
+    assert unexplained_words(search, "帮我查找一下文件") == []  # the frame and the tool's own words
+    assert "error" in unexplained_words(search, "找一下哪个文件包含 ERROR")
+    assert unexplained_words(search, "delete note n1") == ["delete", "note", "n1"]  # an id counts, however short
+
+
+@pytest.mark.parametrize("text, route", [("read config.ini and tell me which port the server uses", "chat"),
+                                         ("who is the owner named in owner.txt?", "unsupported"),
+                                         ("看看 notes.txt 里写的会议室是哪一间", "chat")])
+def test_a_file_named_in_a_message_read_as_conversation_is_opened_by_the_agent(registry, text, route):
+    intent = router(registry, ScriptedLLM([{"route": route}])).classify(text)
+    assert (intent.kind in ("task", "query"), intent.capability) == (True, "agent")
+
+
+@pytest.mark.parametrize("text", ["thanks, that helped!", "what does a .txt extension mean?", "today was long"])
+def test_conversation_without_a_value_a_tool_takes_stays_conversation(registry, text):
+    assert router(registry, ScriptedLLM([{"route": "chat"}])).classify(text).kind == "chat"
+
+
+def test_a_task_whose_message_holds_another_tools_value_is_the_agents(registry):
+    text = "fetch http://127.0.0.1:8000/status.html and save the build number it shows to build.txt"
+    intent = router(registry, ScriptedLLM([])).classify(text)
+    assert (intent.kind, intent.capability) == ("task", "agent")
+
+
+@pytest.mark.parametrize("text, capability", [("what build number does the page http://127.0.0.1:8000/status.html show?",
+                                               "http_request"),
+                                              ("read the file notes/todo.txt", "file_read")])
+def test_a_task_whose_values_are_all_its_own_stays_one_call(registry, text, capability):
+    assert router(registry, ScriptedLLM([])).classify(text).capability == capability
