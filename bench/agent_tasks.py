@@ -9,6 +9,7 @@ prompt budget, the tools called directly), scored the same way.
 
     .venv/bin/python bench/agent_tasks.py                     # every task, Flora then the raw loop
     .venv/bin/python bench/agent_tasks.py --limit 6           # a slice: one task of each kind first
+    .venv/bin/python bench/agent_tasks.py --skip 19 --no-raw  # the rest after a first slice of 19
     .venv/bin/python bench/agent_tasks.py --kind py --no-raw  # the Python tasks through Flora only
     .venv/bin/python bench/agent_tasks.py --json out.json
 
@@ -299,6 +300,8 @@ def summary(rows: list[dict]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, help="the first N tasks (one of each kind in turn)")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="leave out the first N tasks of that order (a run in parts: --limit 19, then --skip 19)")
     parser.add_argument("--kind", action="append", help="only tasks of this kind (make, read, search, py, shell, web, mcp, plan)")
     parser.add_argument("--model", help="the packaged model (default: the configured default)")
     parser.add_argument("--no-raw", action="store_true", help="Flora only")
@@ -308,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     from bench.conversation import interrupt_on_stop
 
     interrupt_on_stop()  # a run killed by timeout still stops Flora's processes
-    tasks = load_tasks(args.limit, args.kind)
+    tasks = load_tasks(None, args.kind)[args.skip:]
+    tasks = tasks[:args.limit] if args.limit else tasks
     pages = PageServer()
     progress = lambda line: print(line, flush=True)  # noqa: E731
     result: dict = {}
