@@ -52,7 +52,7 @@ from common.tasks.models import (
     CHANNEL_REPLIED, CHANNEL_RETRYING, CHANNEL_RUNNING, CHANNEL_STOPPED, DELIVERED, DELIVERY_PENDING, ChannelState,
 )
 
-INBOX_TICK_S = 0.02  # how often recorded messages from the poller are picked up while people talk
+INBOX_TICK_S = 0.005  # how often recorded messages from the poller are picked up while people talk
 INBOX_IDLE_TICK_S = 0.25  # ...and once nothing came for IDLE_AFTER_S (an idle actor barely wakes)
 IDLE_AFTER_S = 10.0
 
