@@ -29,12 +29,13 @@ from capabilities.cognition.chat import ChatResponder
 from capabilities.cognition.intent_router import Intent, IntentRouter, Pending, choices, reply_language
 from capabilities.cognition.personas import PersonaBook, PersonaChoice, choice_of, refusal
 from capabilities.cognition.self_report import StatusReport, SystemCommands
+from capabilities.arguments import read_arguments
 from capabilities.context import answers
 from capabilities.context.conversation_manager import ConversationManager, ask_message
 from capabilities.params import check_parameters, shown_values
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_planner import DEFAULT_MAX_STEPS, TaskPlanner
-from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
+from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter, is_builtin
 from common import messages as m
 from common.cluster import current_node
 from common.i18n import language_of, say
@@ -251,6 +252,8 @@ class TaskExecutionService:
             return _failed(tenant, task_id, capability, "forbidden",
                            refusal(str(task.meta.get("persona", "")), capability, allowed))
         check = check_parameters(spec, parameters)
+        if check.missing and not resumed:
+            check = self._read_by_model(task, spec, parameters, check)
         missing = list(check.to_ask)
         loop = task.meta.get("loop")
         if loop is not None and loop.get("schedule") is None:
@@ -313,6 +316,17 @@ class TaskExecutionService:
         said = result.get("message") if isinstance(result, dict) and isinstance(result.get("message"), str) else None
         return m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability, ok=True, result=result,
                                 message=said)
+
+    def _read_by_model(self, task: TaskRecord, spec: CapabilitySpec, parameters: dict, check):
+        """The check again with what the model reads from the request for a capability a
+        plugin, a skill or an MCP server added (capabilities/arguments.py): the rules read
+        Flora's own capabilities' values, a person's own function is asked for as people talk.
+        Only before the first run: an answer to a question is read by the rules."""
+        if self._llm is None or is_builtin(spec) or not task.content:
+            return check
+        given = {name: value for name, value in parameters.items() if name in check.values}
+        read = read_arguments(self._llm, spec, task.content, given)
+        return check_parameters(spec, {**read, **given}) if read else check
 
     # -- loop tasks ------------------------------------------------------------------------
     def _loop_time(self, task: TaskRecord, said: object) -> tuple[dict, list]:
