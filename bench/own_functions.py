@@ -92,7 +92,7 @@ class Library:
         """Each function's CapabilitySpec as Flora derives it (for the raw side's prompt)."""
         from capabilities.base import spec_of
 
-        space: dict = {}
+        space: dict = {"__name__": "own_functions_library"}
         exec(compile(self.prelude + "\n\n\n" + "\n\n\n".join(self.functions.values()), str(LIBRARY), "exec"), space)
         return {name: spec_of(space[name]) for name in self.functions}
 

@@ -69,7 +69,8 @@ class TaskExecutionService:
         self._llm = llm
         self._conversation = ConversationManager(store, events, registry, source=SOURCE)
         self._router = TaskRouter(registry)
-        self._intents = IntentRouter(self._router, understanding_llm if understanding_llm is not None else llm)
+        self._intents = IntentRouter(self._router, understanding_llm if understanding_llm is not None else llm,
+                                     reader=llm)
         self._understanding_llm = understanding_llm if understanding_llm is not None else llm
         self._personas = PersonaBook.from_config(config) if config is not None else None
         self._persona_llms = persona_llms

@@ -37,12 +37,13 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from capabilities.arguments import read_arguments
 from capabilities.cognition import cues, semantic, world
 from capabilities.cognition.semantic import Reading
 from capabilities.cognition.understanding_prompt import ROUTES, Pending, prompt
 from capabilities.context.answers import is_help, sounds_like_request, urls
 from capabilities.routing.task_planner import asks_beyond
-from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter
+from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter, is_builtin
 from common.i18n import language_of
 from common.messages import Option
 
@@ -71,9 +72,12 @@ class Intent:
 
 
 class IntentRouter:
-    def __init__(self, router: TaskRouter, llm=None):
+    def __init__(self, router: TaskRouter, llm=None, *, reader=None):
+        """``llm`` reads what a message means; ``reader`` (default ``llm``) reads the arguments of
+        a call of a capability the deployment installed (capabilities/arguments.py)."""
         self._router = router
         self._llm = llm
+        self._reader = reader if reader is not None else llm
 
     @property
     def has_model(self) -> bool:
@@ -92,7 +96,7 @@ class IntentRouter:
     def within(self, allowed) -> "IntentRouter":
         """The same reading, choosing only among ``allowed`` capabilities (a persona's
         allow-list; None: all)."""
-        return self if allowed is None else IntentRouter(self._router.within(allowed), self._llm)
+        return self if allowed is None else IntentRouter(self._router.within(allowed), self._llm, reader=self._reader)
 
     def decide_by_rules(self, content: str, capability: str | None = None) -> Intent | None:
         """The task the rules are sure of (a capability the user chose, or one named by its
@@ -119,6 +123,8 @@ class IntentRouter:
         best = self._router.confident(text)
         if best is None:
             return self._mcp_fallback(text) or self._steps_of_unsure(text)  # an MCP tool that clearly does it
+        if best.score < CLAIMED and is_builtin(best.spec) and self._router.installed_own():
+            return None  # one keyword of Flora's ("table") where the deployment's own functions may fit: the model reads it
         if world.needs_the_world(text) and best.score < CLAIMED:
             return None  # "restart the web server": a keyword alone does not make it this capability's
         if cues.is_question(text) and not self._router.has_evidence_beyond_name(best.spec, text):
@@ -273,6 +279,19 @@ class IntentRouter:
         return spec is not None and not self._router.has_evidence_beyond_name(spec, text) \
             and not self._router.extract_parameters(spec, text)
 
+    def call_values(self, spec, text: str) -> dict | None:
+        """The values of a call of ``spec`` (a capability the deployment installed) that ``text``
+        states — the rules' and, for what they miss, the model's held to the request
+        (capabilities/arguments.py) — when they include a required value of it (or it requires
+        none); None when the request gives nothing it needs: then the words name no call of it,
+        whatever the model chose, and the other checks decide."""
+        values = self._router.extract_parameters(spec, text)
+        if self._reader is not None and any(name not in values for name in spec.required):
+            values = {**read_arguments(self._reader, spec, text, values), **values}
+        if spec.required and not any(name in values for name in spec.required):
+            return None
+        return values
+
     def _gives_awaited(self, text: str, pending: Pending) -> bool:
         return bool(self.awaited_values(pending.capability, pending.names, text))
 
@@ -328,6 +347,11 @@ class IntentRouter:
             kind = "chat"
         if kind == "answer":
             return Intent("answer", pending.capability, source="llm")
+        chosen = next((s for s in specs if s.name == capability), None)
+        if chosen is not None and not is_builtin(chosen) and capability != AGENT:
+            given = self.call_values(chosen, text)
+            if given is not None:  # the request gives what the deployment's own function takes: its call
+                return Intent(_task_kind(text), capability, given, source="llm")
         if capability == AGENT and world.beyond_this_machine(text) \
                 and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # a cluster, a mailbox, a ticket elsewhere: no tool here reaches it

@@ -73,6 +73,10 @@ class TaskRouter:
                  if spec.routable and spec.name not in fallbacks and self._may(spec.name)]
         return sorted(specs, key=is_builtin)
 
+    def installed_own(self) -> bool:
+        """Whether the deployment installed routable capabilities of its own (plugins, skills)."""
+        return any(not is_builtin(spec) for spec in self.routable())
+
     def _may(self, name: str) -> bool:
         return self._allowed is None or name in self._allowed
 

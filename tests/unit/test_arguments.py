@@ -151,3 +151,69 @@ def test_flora_s_own_capabilities_keep_to_the_rules(tmp_path):
         assert reply["message_type"] == "task_paused" and not llm.calls
     finally:
         store.close()
+
+
+# -- the understanding step ----------------------------------------------------------------
+@capability
+def send_email(to: str, subject: str, body: str) -> dict:
+    """Send an e-mail.
+
+    Args:
+        to: the recipient's e-mail address
+        subject: the subject line
+        body: the text of the message
+    """
+    return {"sent": True}
+
+
+@capability
+def circle_area(radius: float) -> dict:
+    """Compute the area of a circle.
+
+    Args:
+        radius: the radius of the circle
+    """
+    return {"area": 3.14159 * radius ** 2}
+
+
+def _intents(tmp_path, llm, *specs):
+    from capabilities.cognition.intent_router import IntentRouter
+    from capabilities.routing.task_router import TaskRouter
+    from init_plugins import build_registry
+
+    config = load_config({"data_dir": str(tmp_path), "llm": {"backend": "none"}, "memory": {"enabled": False}},
+                         env={})
+    registry = build_registry(config)
+    for spec in specs:
+        registry.register_capability(spec_of(spec))
+    return IntentRouter(TaskRouter(registry), llm)
+
+
+def test_a_request_in_the_person_s_world_reaches_their_own_function_with_its_values(tmp_path):
+    llm = ScriptedLLM([{"route": "send_email"},
+                       {"to": "bob@example.com", "subject": "Lunch", "body": "see you at noon"}])
+    intent = _intents(tmp_path, llm, send_email).classify(
+        "Email bob@example.com with the subject 'Lunch' saying: see you at noon")
+    assert (intent.kind, intent.capability) == ("task", "send_email")
+    assert intent.parameters == {"to": "bob@example.com", "subject": "Lunch", "body": "see you at noon"}
+
+
+def test_a_sum_on_given_figures_goes_to_the_function_installed_for_it(tmp_path):
+    llm = ScriptedLLM([{"route": "circle_area"}, {"radius": 4}])
+    intent = _intents(tmp_path, llm, circle_area).classify("圆的半径是4，求面积是多少")
+    assert (intent.kind, intent.capability, intent.parameters) == ("query", "circle_area", {"radius": 4})
+
+
+def test_a_function_the_model_picks_for_a_request_that_gives_none_of_its_values_gets_no_invented_ones(tmp_path):
+    llm = ScriptedLLM([{"route": "send_email"}, {"to": "doctor@example.com", "subject": None, "body": None}])
+    intent = _intents(tmp_path, llm, send_email).classify("what is my doctor's phone number?")
+    assert intent.parameters == {}  # at most a question to the person; never a call with a made-up address
+
+
+def test_one_keyword_of_a_built_in_capability_leaves_the_reading_to_the_model_when_own_functions_are_installed(
+        tmp_path):
+    llm = ScriptedLLM([{"route": "circle_area"}, {"radius": 0.6}])
+    intents = _intents(tmp_path, llm, circle_area)
+    assert intents.decide_by_rules("I need the area of a round table top, 0.6 m radius") is None
+    intent = intents.classify("I need the area of a round table top, 0.6 m radius")
+    assert (intent.capability, intent.parameters) == ("circle_area", {"radius": 0.6})
