@@ -69,7 +69,54 @@ def read_arguments(llm, spec: CapabilitySpec, request: str, given: dict | None =
     except LLMError as exc:
         log.warning("arguments of %s not read by the model: %s", spec.name, exc)
         return {}
+    return _kept(spec, answer, wanted, request)
+
+
+def read_call(llm, specs: list[CapabilitySpec], request: str, given: dict[str, dict] | None = None
+              ) -> tuple[str | None, dict]:
+    """Which of ``specs`` (the deployment's own functions) ``request`` calls, and the values it
+    states — one model call whose output is held to the functions' schemas, as a model is
+    asked with tools in its prompt — or (None, {}) when it calls none of them or the model
+    fails. ``given``: each function's values the rules read already (kept over the model's)."""
+    from capabilities.llm.base import LLMError, complete_json
+
+    given = given or {}
+    if llm is None or not specs or not request.strip():
+        return None, {}
+    wanted = {spec.name: {n: s for n, s in spec.properties.items() if n not in given.get(spec.name, {})}
+              for spec in specs}
+    options = [{"type": "object", "properties": {
+        "function": {"const": spec.name},
+        "arguments": {"type": "object", "properties": {n: nullable(s) for n, s in wanted[spec.name].items()},
+                      "required": list(wanted[spec.name]), "additionalProperties": False}},
+        "required": ["function", "arguments"], "additionalProperties": False} for spec in specs]
+    options.append({"type": "object", "properties": {"function": {"const": NONE}}, "required": ["function"],
+                    "additionalProperties": False})
+    try:
+        answer = complete_json(llm, call_messages(specs, request, given), {"anyOf": options}, max_tokens=MAX_TOKENS)
+    except LLMError as exc:
+        log.warning("the call in a request not read by the model: %s", exc)
+        return None, {}
+    spec = next((s for s in specs if s.name == answer.get("function")), None)
+    if spec is None:
+        log.info("the model reads no call of %s in the request", [s.name for s in specs])
+        return None, {}
+    return spec.name, _kept(spec, answer.get("arguments") or {}, wanted[spec.name], request)
+
+
+NONE = "none"  # read_call's answer when the request calls none of the functions
+
+
+def _kept(spec: CapabilitySpec, answer: dict, wanted: dict, request: str) -> dict:
+    """The model's values the request grounds, each stated figure filling one parameter only
+    (a "0.6 m radius" is no triangle's base and height both)."""
     kept = {n: v for n, v in answer.items() if v is not None and n in wanted and grounded(v, wanted[n], request)}
+    said = numbers_in(request)
+    for value in {v for v in kept.values() if isinstance(v, (int, float)) and not isinstance(v, bool)}:
+        holders = [n for n, v in kept.items() if v == value and not isinstance(v, bool)]
+        if len(holders) > max(1, sum(abs(n - value) < 1e-9 for n in said)):
+            for name in holders:
+                kept.pop(name)
     dropped = sorted(set(n for n, v in answer.items() if v is not None) - set(kept))
     log.info("arguments of %s read by the model: %s%s", spec.name, sorted(kept),
              f"; not in the request, dropped: {dropped}" if dropped else "")
@@ -83,6 +130,17 @@ def messages(spec: CapabilitySpec, request: str, given: dict) -> list[dict]:
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Function: {spec.name}: {spec.description}\nParameters: "
                                         f"{json.dumps(described, ensure_ascii=False)}{told}\nRequest: {request}"}]
+
+
+def call_messages(specs: list[CapabilitySpec], request: str, given: dict[str, dict]) -> list[dict]:
+    tools = [{"name": spec.name, "description": spec.description,
+              "parameters": {name: {k: v for k, v in schema.items() if not k.startswith("x-flora")}
+                             for name, schema in spec.properties.items()},
+              **({"already_known": given[spec.name]} if given.get(spec.name) else {})} for spec in specs]
+    return [{"role": "system", "content": SYSTEM + f" The request may call one of these functions, or none of "
+                                                    f"them (function \"{NONE}\": it asks for no function's work)."},
+            {"role": "user", "content": "Functions:\n" + "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
+                                        + f"\nRequest: {request}"}]
 
 
 def nullable(schema: dict) -> dict:

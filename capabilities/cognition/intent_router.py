@@ -37,7 +37,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from capabilities.arguments import read_arguments
+from capabilities.arguments import read_call
 from capabilities.cognition import cues, semantic, world
 from capabilities.cognition.semantic import Reading
 from capabilities.cognition.understanding_prompt import ROUTES, Pending, prompt
@@ -279,18 +279,25 @@ class IntentRouter:
         return spec is not None and not self._router.has_evidence_beyond_name(spec, text) \
             and not self._router.extract_parameters(spec, text)
 
-    def call_values(self, spec, text: str) -> dict | None:
-        """The values of a call of ``spec`` (a capability the deployment installed) that ``text``
-        states — the rules' and, for what they miss, the model's held to the request
-        (capabilities/arguments.py) — when they include a required value of it (or it requires
-        none); None when the request gives nothing it needs: then the words name no call of it,
-        whatever the model chose, and the other checks decide."""
-        values = self._router.extract_parameters(spec, text)
-        if self._reader is not None and any(name not in values for name in spec.required):
-            values = {**read_arguments(self._reader, spec, text, values), **values}
-        if spec.required and not any(name in values for name in spec.required):
+    def own_call(self, chosen, text: str) -> tuple[str, dict] | None:
+        """The call of one of the deployment's own functions that ``text`` makes — ``chosen``, the
+        one the understanding step picked, or another of them the reading model finds fits
+        better, as a model given the functions as tools would — with the values the request
+        states (the rules', then the model's held to the request: capabilities/arguments.py).
+        None when the request gives nothing the function needs (its words name no call of it,
+        whatever the model chose: the other checks decide)."""
+        own = [s for s in self._router.routable() if not is_builtin(s) and s.name != AGENT] or [chosen]
+        by_rules = {spec.name: self._router.extract_parameters(spec, text) for spec in own}
+        name, values = chosen.name, by_rules.get(chosen.name, {})
+        if self._reader is not None and (len(own) > 1 or any(n not in values for n in chosen.required)):
+            read, model_values = read_call(self._reader, own, text, by_rules)
+            if read is None:
+                return None
+            name, values = read, {**model_values, **by_rules[read]}
+        spec = next(s for s in own + [chosen] if s.name == name)
+        if spec.required and not any(n in values for n in spec.required):
             return None
-        return values
+        return name, values
 
     def _gives_awaited(self, text: str, pending: Pending) -> bool:
         return bool(self.awaited_values(pending.capability, pending.names, text))
@@ -349,9 +356,9 @@ class IntentRouter:
             return Intent("answer", pending.capability, source="llm")
         chosen = next((s for s in specs if s.name == capability), None)
         if chosen is not None and not is_builtin(chosen) and capability != AGENT:
-            given = self.call_values(chosen, text)
-            if given is not None:  # the request gives what the deployment's own function takes: its call
-                return Intent(_task_kind(text), capability, given, source="llm")
+            called = self.own_call(chosen, text)
+            if called is not None:  # the request gives what one of the deployment's own functions takes: its call
+                return Intent(_task_kind(text), called[0], called[1], source="llm")
         if capability == AGENT and world.beyond_this_machine(text) \
                 and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # a cluster, a mailbox, a ticket elsewhere: no tool here reaches it

@@ -190,8 +190,8 @@ def _intents(tmp_path, llm, *specs):
 
 
 def test_a_request_in_the_person_s_world_reaches_their_own_function_with_its_values(tmp_path):
-    llm = ScriptedLLM([{"route": "send_email"},
-                       {"to": "bob@example.com", "subject": "Lunch", "body": "see you at noon"}])
+    llm = ScriptedLLM([{"route": "send_email"}, {"function": "send_email", "arguments": {
+        "to": "bob@example.com", "subject": "Lunch", "body": "see you at noon"}}])
     intent = _intents(tmp_path, llm, send_email).classify(
         "Email bob@example.com with the subject 'Lunch' saying: see you at noon")
     assert (intent.kind, intent.capability) == ("task", "send_email")
@@ -199,13 +199,14 @@ def test_a_request_in_the_person_s_world_reaches_their_own_function_with_its_val
 
 
 def test_a_sum_on_given_figures_goes_to_the_function_installed_for_it(tmp_path):
-    llm = ScriptedLLM([{"route": "circle_area"}, {"radius": 4}])
+    llm = ScriptedLLM([{"route": "circle_area"}, {"function": "circle_area", "arguments": {"radius": 4}}])
     intent = _intents(tmp_path, llm, circle_area).classify("圆的半径是4，求面积是多少")
     assert (intent.kind, intent.capability, intent.parameters) == ("query", "circle_area", {"radius": 4})
 
 
 def test_a_function_the_model_picks_for_a_request_that_gives_none_of_its_values_gets_no_invented_ones(tmp_path):
-    llm = ScriptedLLM([{"route": "send_email"}, {"to": "doctor@example.com", "subject": None, "body": None}])
+    llm = ScriptedLLM([{"route": "send_email"}, {"function": "send_email", "arguments": {
+        "to": "doctor@example.com", "subject": None, "body": None}}])
     intent = _intents(tmp_path, llm, send_email).classify("what is my doctor's phone number?")
     assert intent.parameters == {}  # at most a question to the person; never a call with a made-up address
 
@@ -217,3 +218,32 @@ def test_one_keyword_of_a_built_in_capability_leaves_the_reading_to_the_model_wh
     assert intents.decide_by_rules("I need the area of a round table top, 0.6 m radius") is None  # data_query's "table"
     intent = intents.classify("I need the area of a round table top, 0.6 m radius")
     assert intent.capability == "circle_area" and float(intent.parameters["radius"]) == 0.6
+
+
+def test_the_reading_model_chooses_among_the_own_functions_as_with_tools_in_its_prompt(tmp_path):
+    llm = ScriptedLLM([{"route": "send_email"}, {"function": "circle_area", "arguments": {"radius": 0.6}}])
+    intent = _intents(tmp_path, llm, send_email, circle_area).classify("how big is a round table top, 0.6 m across")
+    assert (intent.capability, intent.parameters) == ("circle_area", {"radius": 0.6})
+    offered = llm.calls[1][1]["json_schema"]["anyOf"]
+    assert [o["properties"]["function"]["const"] for o in offered] == ["send_email", "circle_area", "none"]
+
+
+def test_when_the_reading_model_finds_no_call_nothing_is_called_with_values(tmp_path):
+    llm = ScriptedLLM([{"route": "circle_area"}, {"function": "none"}])
+    intent = _intents(tmp_path, llm, send_email, circle_area).classify("tell me about the history of pi")
+    assert intent.parameters == {}
+
+
+def test_one_figure_fills_one_parameter():
+    from capabilities.arguments import read_call
+
+    llm = ScriptedLLM([{"function": "triangle", "arguments": {"base": 0.6, "height": 0.6}}])
+
+    @capability
+    def triangle(base: float, height: float) -> float:
+        """Area of a triangle."""
+        return base * height / 2
+
+    assert read_call(llm, [spec_of(triangle)], "a table top of 0.6 m radius") == ("triangle", {})
+    llm = ScriptedLLM([{"function": "triangle", "arguments": {"base": 2, "height": 2}}])
+    assert read_call(llm, [spec_of(triangle)], "base 2 and height 2") == ("triangle", {"base": 2, "height": 2})
