@@ -22,7 +22,12 @@ worked examples as earlier turns, so the model host reuses its evaluated state) 
 the recent turns, the paused question if any, and the message. The model answers one field,
 ``{"route": ...}``: an intent, or the name of the capability to run — a handful of tokens,
 which small models get right more often than an intent and a capability apart. Parameters
-are read from the message by the rules (``TaskRouter.extract_parameters``). Checks after the call keep the
+are read from the message by the rules (``TaskRouter.extract_parameters``); where the model
+picks a function the deployment installed (a plugin's, a skill's), the reading model
+(``reader``) chooses among those functions and reads their values as a model with tools in its
+prompt would, held to their schemas and to what the message states (``own_call``,
+capabilities/arguments.py) — and a request that gives such a function its values is its call,
+whatever the words say of the person's world or of figures to sum. Checks after the call keep the
 model honest: a value it proposes for a parameter is kept only if it is written in the
 message (a small model asked for an API key invents one), a "chat" about the person's own
 records becomes ``unsupported``, a "chat" about their tasks becomes ``status``, a "chat" about
