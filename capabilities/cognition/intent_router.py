@@ -128,8 +128,6 @@ class IntentRouter:
         best = self._router.confident(text)
         if best is None:
             return self._mcp_fallback(text) or self._steps_of_unsure(text)  # an MCP tool that clearly does it
-        if best.score < CLAIMED and is_builtin(best.spec) and self._router.installed_own():
-            return None  # one keyword of Flora's ("table") where the deployment's own functions may fit: the model reads it
         if world.needs_the_world(text) and best.score < CLAIMED:
             return None  # "restart the web server": a keyword alone does not make it this capability's
         if cues.is_question(text) and not self._router.has_evidence_beyond_name(best.spec, text):

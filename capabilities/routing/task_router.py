@@ -25,6 +25,9 @@ from capabilities.params import RUNS, WRITTEN, looks_runnable
 from capabilities.registry import CapabilityRegistry
 
 CONFIDENT_SCORE = 2.0
+# the evidence a built-in capability needs to be sure beside the deployment's own functions (a
+# keyword and a name word, two keywords): one keyword of it ("table") may be a word of theirs
+BESIDE_OWN_SCORE = 3.0
 FALLBACK_SCORE = 3.0  # an MCP tool is used only on this much evidence: a name word and one more word
 NAME_WORD_SCORE = 2.0
 DESCRIPTION_WORD_SCORE = 1.0
@@ -148,6 +151,8 @@ class TaskRouter:
             return None
         if len(ranked) > 1 and ranked[1].score >= ranked[0].score:
             return None
+        if ranked[0].score < BESIDE_OWN_SCORE and is_builtin(ranked[0].spec) and self.installed_own():
+            return None  # one word of Flora's ("table") where functions of the deployment's own may fit: not sure
         return ranked[0]
 
     def written_by_agent(self, spec: CapabilitySpec, values: dict) -> bool:

@@ -247,3 +247,16 @@ def test_one_figure_fills_one_parameter():
     assert read_call(llm, [spec_of(triangle)], "a table top of 0.6 m radius") == ("triangle", {})
     llm = ScriptedLLM([{"function": "triangle", "arguments": {"base": 2, "height": 2}}])
     assert read_call(llm, [spec_of(triangle)], "base 2 and height 2") == ("triangle", {"base": 2, "height": 2})
+
+
+def test_a_request_split_at_a_comma_is_no_plan_of_a_built_in_keyword_beside_own_functions(tmp_path):
+    from capabilities.routing.task_planner import TaskPlanner
+    from init_plugins import build_registry
+
+    config = load_config({"data_dir": str(tmp_path), "llm": {"backend": "none"}, "memory": {"enabled": False}},
+                         env={})
+    registry = build_registry(config)
+    text = "I need the area of a round table top, 0.6 m radius"
+    assert TaskPlanner(registry).plan(text) is not None  # data_query's "table", twice: without own functions
+    registry.register_capability(spec_of(circle_area))
+    assert TaskPlanner(registry).plan(text) is None
