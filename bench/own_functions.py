@@ -46,7 +46,7 @@ from bench.agent_tasks import DEFAULT_TIMEOUT_S, MAX_APPROVALS, config_for, perc
 CASES = ROOT / "bench" / "own_functions" / "cases.jsonl"
 LIBRARY = ROOT / "bench" / "own_functions" / "library.py"
 CATEGORIES = ("single", "multiple", "irrelevant")
-RAW_MAX_TOKENS = 256
+RAW_MAX_TOKENS = 160  # a call of any of these functions fits; prose past it is no call either way
 
 
 def load_cases(limit: int | None = None, categories: list[str] | None = None) -> list[dict]:
@@ -268,16 +268,25 @@ class RawModel:
 
 
 def tool_calls(text: str) -> list[dict]:
-    """The ``<tool_call>`` JSON objects in a reply, as recorded calls."""
-    calls = []
-    for body in re.findall(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", text, re.S):
+    """The calls in a reply: each ``<tool_call>`` JSON object or, where the model wrote the call
+    without the tags (bare or in a code fence), each JSON object with a ``name`` and
+    ``arguments`` — the raw side is given every call it made, however it wrote it."""
+    calls, decoder, at = [], json.JSONDecoder(), 0
+    while (start := text.find("{", at)) != -1:
         try:
-            call = json.loads(body)
+            value, end = decoder.raw_decode(text, start)
         except json.JSONDecodeError:
+            at = start + 1
             continue
-        if isinstance(call, dict) and isinstance(call.get("name"), str):
-            arguments = call.get("arguments")
-            calls.append({"function": call["name"], "arguments": arguments if isinstance(arguments, dict) else {}})
+        at = end
+        if isinstance(value, dict) and isinstance(value.get("name"), str) and "arguments" in value:
+            arguments = value["arguments"]
+            if isinstance(arguments, str):
+                try:
+                    arguments = json.loads(arguments)
+                except json.JSONDecodeError:
+                    arguments = {}
+            calls.append({"function": value["name"], "arguments": arguments if isinstance(arguments, dict) else {}})
     return calls
 
 
