@@ -274,9 +274,11 @@ def _accepts_context(fn: Callable[..., Any]) -> bool:
 
 
 def capability(
+    fn: Callable[..., Any] | None = None,
+    /,
     *,
-    name: str,
-    description: str,
+    name: str | None = None,
+    description: str | None = None,
     parameters: dict | None = None,
     keywords: tuple[str, ...] | list[str] = (),
     needs_approval: bool | Callable[[dict], bool] = False,
@@ -290,20 +292,29 @@ def capability(
     precheck: Callable[[dict, ExecutionContext], None] | None = None,
     reads_memories: bool = False,
     prepare: Callable[[dict], dict] | None = None,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Mark a function as an executable capability.
+) -> Any:
+    """Mark a function as an executable capability (``@capability`` or ``@capability(...)``).
 
-    The decorator only attaches a :class:`CapabilitySpec` to the function; nothing is
-    registered until a registry loads the module (``CapabilityRegistry.register_module``),
-    so importing a plugin module has no global side effect.
+    What is not given is read from the function (:mod:`capabilities.signature`): the name from
+    its name, the description from its docstring's first paragraph, the parameter schema from
+    its type hints and the docstring's ``Args:`` — and then the JSON values of a call are
+    turned into what the hints ask for (an Enum member, a date) before it runs. The decorator
+    only attaches a :class:`CapabilitySpec` to the function; nothing is registered until a
+    registry loads the module (``CapabilityRegistry.register_module``), so importing a plugin
+    module has no global side effect.
     """
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        from capabilities import signature
+
+        said = description or signature.derived_description(fn)
+        if not said:
+            raise ValueError(f"capability {name or fn.__name__!r} needs a description: give one or write a docstring")
         spec = CapabilitySpec(
-            name=name,
-            description=description,
-            parameters=parameters or {"type": "object", "properties": {}},
-            handler=fn,
+            name=name or fn.__name__,
+            description=said,
+            parameters=parameters or signature.derived_parameters(fn),
+            handler=fn if parameters else signature.converting(fn),
             keywords=tuple(keywords),
             needs_approval=needs_approval,
             routable=routable,
@@ -320,7 +331,7 @@ def capability(
         setattr(fn, CAPABILITY_ATTR, spec)
         return fn
 
-    return mark
+    return mark(fn) if fn is not None else mark
 
 
 def spec_of(obj: Any) -> CapabilitySpec | None:

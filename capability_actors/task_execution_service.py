@@ -29,12 +29,13 @@ from capabilities.cognition.chat import ChatResponder
 from capabilities.cognition.intent_router import Intent, IntentRouter, Pending, choices, reply_language
 from capabilities.cognition.personas import PersonaBook, PersonaChoice, choice_of, refusal
 from capabilities.cognition.self_report import StatusReport, SystemCommands
+from capabilities.arguments import read_arguments
 from capabilities.context import answers
 from capabilities.context.conversation_manager import ConversationManager, ask_message
 from capabilities.params import check_parameters, shown_values
 from capabilities.registry import CapabilityRegistry, UnknownCapability
 from capabilities.routing.task_planner import DEFAULT_MAX_STEPS, TaskPlanner
-from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter
+from capabilities.routing.task_router import REQUEST_TEXT, TaskRouter, is_builtin
 from common import messages as m
 from common import spans
 from config import DEFAULT_RECONFIRM_AFTER_S
@@ -71,7 +72,8 @@ class TaskExecutionService:
         self._llm = llm
         self._conversation = ConversationManager(store, events, registry, source=SOURCE)
         self._router = TaskRouter(registry)
-        self._intents = IntentRouter(self._router, understanding_llm if understanding_llm is not None else llm)
+        self._intents = IntentRouter(self._router, understanding_llm if understanding_llm is not None else llm,
+                                     reader=llm)
         self._understanding_llm = understanding_llm if understanding_llm is not None else llm
         self._personas = PersonaBook.from_config(config) if config is not None else None
         self._persona_llms = persona_llms
@@ -269,6 +271,8 @@ class TaskExecutionService:
             return _failed(tenant, task_id, capability, "forbidden",
                            refusal(str(task.meta.get("persona", "")), capability, allowed))
         check = check_parameters(spec, parameters)
+        if check.missing and not resumed:
+            check = self._read_by_model(task, spec, parameters, check)
         missing = list(check.to_ask)
         loop = task.meta.get("loop")
         if loop is not None and loop.get("schedule") is None:
@@ -334,6 +338,17 @@ class TaskExecutionService:
         said = result.get("message") if isinstance(result, dict) and isinstance(result.get("message"), str) else None
         return m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability, ok=True, result=result,
                                 message=said)
+
+    def _read_by_model(self, task: TaskRecord, spec: CapabilitySpec, parameters: dict, check):
+        """The check again with what the model reads from the request for a capability a
+        plugin, a skill or an MCP server added (capabilities/arguments.py): the rules read
+        Flora's own capabilities' values, a person's own function is asked for as people talk.
+        Only before the first run: an answer to a question is read by the rules."""
+        if self._llm is None or is_builtin(spec) or not task.content:
+            return check
+        given = {name: value for name, value in parameters.items() if name in check.values}
+        read = read_arguments(self._llm, spec, task.content, given)
+        return check_parameters(spec, {**read, **given}) if read else check
 
     # -- loop tasks ------------------------------------------------------------------------
     def _loop_time(self, task: TaskRecord, said: object) -> tuple[dict, list]:

@@ -22,7 +22,12 @@ worked examples as earlier turns, so the model host reuses its evaluated state) 
 the recent turns, the paused question if any, and the message. The model answers one field,
 ``{"route": ...}``: an intent, or the name of the capability to run — a handful of tokens,
 which small models get right more often than an intent and a capability apart. Parameters
-are read from the message by the rules (``TaskRouter.extract_parameters``). Checks after the call keep the
+are read from the message by the rules (``TaskRouter.extract_parameters``); where the model
+picks a function the deployment installed (a plugin's, a skill's), the reading model
+(``reader``) chooses among those functions and reads their values as a model with tools in its
+prompt would, held to their schemas and to what the message states (``own_call``,
+capabilities/arguments.py) — and a request that gives such a function its values is its call,
+whatever the words say of the person's world or of figures to sum. Checks after the call keep the
 model honest: a value it proposes for a parameter is kept only if it is written in the
 message (a small model asked for an API key invents one), a "chat" about the person's own
 records becomes ``unsupported``, a "chat" about their tasks becomes ``status``, a "chat" about
@@ -37,12 +42,13 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from capabilities.arguments import read_call
 from capabilities.cognition import cues, semantic, world
 from capabilities.cognition.semantic import Reading
 from capabilities.cognition.understanding_prompt import ROUTES, Pending, prompt
 from capabilities.context.answers import is_help, sounds_like_request, urls
 from capabilities.routing.task_planner import asks_beyond
-from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter
+from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter, is_builtin
 from common.i18n import language_of
 from common.messages import Option
 
@@ -71,9 +77,12 @@ class Intent:
 
 
 class IntentRouter:
-    def __init__(self, router: TaskRouter, llm=None):
+    def __init__(self, router: TaskRouter, llm=None, *, reader=None):
+        """``llm`` reads what a message means; ``reader`` (default ``llm``) reads the arguments of
+        a call of a capability the deployment installed (capabilities/arguments.py)."""
         self._router = router
         self._llm = llm
+        self._reader = reader if reader is not None else llm
 
     @property
     def has_model(self) -> bool:
@@ -92,7 +101,7 @@ class IntentRouter:
     def within(self, allowed) -> "IntentRouter":
         """The same reading, choosing only among ``allowed`` capabilities (a persona's
         allow-list; None: all)."""
-        return self if allowed is None else IntentRouter(self._router.within(allowed), self._llm)
+        return self if allowed is None else IntentRouter(self._router.within(allowed), self._llm, reader=self._reader)
 
     def decide_by_rules(self, content: str, capability: str | None = None) -> Intent | None:
         """The task the rules are sure of (a capability the user chose, or one named by its
@@ -292,6 +301,26 @@ class IntentRouter:
         return spec is not None and not self._router.has_evidence_beyond_name(spec, text) \
             and not self._router.extract_parameters(spec, text)
 
+    def own_call(self, chosen, text: str) -> tuple[str, dict] | None:
+        """The call of one of the deployment's own functions that ``text`` makes — ``chosen``, the
+        one the understanding step picked, or another of them the reading model finds fits
+        better, as a model given the functions as tools would — with the values the request
+        states (the rules', then the model's held to the request: capabilities/arguments.py).
+        None when the request gives nothing the function needs (its words name no call of it,
+        whatever the model chose: the other checks decide)."""
+        own = [s for s in self._router.routable() if not is_builtin(s) and s.name != AGENT] or [chosen]
+        by_rules = {spec.name: self._router.extract_parameters(spec, text) for spec in own}
+        name, values = chosen.name, by_rules.get(chosen.name, {})
+        if self._reader is not None and (len(own) > 1 or any(n not in values for n in chosen.required)):
+            read, model_values = read_call(self._reader, own, text, by_rules)
+            if read is None:
+                return None
+            name, values = read, {**model_values, **by_rules[read]}
+        spec = next(s for s in own + [chosen] if s.name == name)
+        if spec.required and not any(n in values for n in spec.required):
+            return None
+        return name, values
+
     def _gives_awaited(self, text: str, pending: Pending) -> bool:
         return bool(self.awaited_values(pending.capability, pending.names, text))
 
@@ -347,6 +376,11 @@ class IntentRouter:
             kind = "chat"
         if kind == "answer":
             return Intent("answer", pending.capability, source="llm")
+        chosen = next((s for s in specs if s.name == capability), None)
+        if chosen is not None and not is_builtin(chosen) and capability != AGENT:
+            called = self.own_call(chosen, text)
+            if called is not None:  # the request gives what one of the deployment's own functions takes: its call
+                return Intent(_task_kind(text), called[0], called[1], source="llm")
         if capability == AGENT and world.beyond_this_machine(text) \
                 and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # a cluster, a mailbox, a ticket elsewhere: no tool here reaches it

@@ -26,6 +26,9 @@ from capabilities.registry import CapabilityRegistry
 from capabilities.secrets import is_secret
 
 CONFIDENT_SCORE = 2.0
+# the evidence a built-in capability needs to be sure beside the deployment's own functions (a
+# keyword and a name word, two keywords): one keyword of it ("table") may be a word of theirs
+BESIDE_OWN_SCORE = 3.0
 FALLBACK_SCORE = 3.0  # an MCP tool is used only on this much evidence: a name word and one more word
 NAME_WORD_SCORE = 2.0
 DESCRIPTION_WORD_SCORE = 1.0
@@ -73,6 +76,10 @@ class TaskRouter:
         specs = [spec for spec in self._registry.executables()
                  if spec.routable and spec.name not in fallbacks and self._may(spec.name)]
         return sorted(specs, key=is_builtin)
+
+    def installed_own(self) -> bool:
+        """Whether the deployment installed routable capabilities of its own (plugins, skills)."""
+        return any(not is_builtin(spec) for spec in self.routable())
 
     def _may(self, name: str) -> bool:
         return self._allowed is None or name in self._allowed
@@ -145,6 +152,8 @@ class TaskRouter:
             return None
         if len(ranked) > 1 and ranked[1].score >= ranked[0].score:
             return None
+        if ranked[0].score < BESIDE_OWN_SCORE and is_builtin(ranked[0].spec) and self.installed_own():
+            return None  # one word of Flora's ("table") where functions of the deployment's own may fit: not sure
         return ranked[0]
 
     def written_by_agent(self, spec: CapabilitySpec, values: dict, request: str = "") -> bool:

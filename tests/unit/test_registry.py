@@ -278,8 +278,9 @@ def test_decorator_attaches_a_spec_and_leaves_the_function_callable():
     assert echo("still a function") == "still a function"
 
 
-def test_decorator_without_parameters_gives_an_empty_object_schema():
-    assert spec_of(whoami).parameters == {"type": "object", "properties": {}}
+def test_decorator_without_parameters_reads_them_from_the_signature_where_context_is_none():
+    assert spec_of(whoami).parameters == {"type": "object", "properties": {}, "required": [],
+                                          "additionalProperties": False}
 
 
 @pytest.mark.parametrize("parameters, words", [
