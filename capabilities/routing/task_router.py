@@ -171,6 +171,8 @@ class TaskRouter:
         missing = [name for name in unmet(spec, values) if not is_secret(spec.properties.get(name, {}))]
         if any(spec.properties.get(n, {}).get(RUNS) or spec.properties.get(n, {}).get(WRITTEN) for n in missing):
             return True
+        if not is_builtin(spec):  # a person's own function: its values are read against its schema
+            return False          # (capabilities/arguments.py), and what the request lacks is asked
         # a value to read is the agent's only when the request says something the capability's own
         # words do not explain ("what is the current time?" holds no zone: asked at once)
         return bool(missing) and bool(unexplained_words(spec, request))
@@ -278,12 +280,16 @@ _OTHER_THINGS = re.compile(
     r"|合并请求|拉取请求|好友请求|好友申请", re.IGNORECASE)
 
 
+_MAILBOX = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # an e-mail address
+
+
 def _without_addresses(content: str) -> str:
-    """The words that may be evidence: without web addresses ("data" in https://data.example.com)
-    and without names of other things that hold a keyword ("my pull request")."""
+    """The words that may be evidence: without web and e-mail addresses ("data" in
+    https://data.example.com, a file's look in bob@example.com) and without names of other
+    things that hold a keyword ("my pull request")."""
     for address in urls(content):
         content = content.replace(address, " ")
-    return _OTHER_THINGS.sub(" ", content)
+    return _OTHER_THINGS.sub(" ", _MAILBOX.sub(" ", content))
 
 
 def _takes_url(spec: CapabilitySpec) -> bool:
