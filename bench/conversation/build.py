@@ -1913,7 +1913,7 @@ fresh9("en", "loop_op/trigger", "fire the invoice reminder right now, I want to 
 
 # --------------------------------------------------------------------------- fresh9: status
 fresh9("zh", "status/abilities", "你到底能帮我干些啥？说说看")
-fresh9("en", "status/abilities", "so what exactly are you able to do for me?")
+fresh9("en", "status/abilities", "ok so whats actually in your toolbox? like what can u do")
 fresh9("zh", "status/state", "你现在在忙啥？有任务在跑没", must_not_claim=True)
 fresh9("en", "status/state", "anything still running on your end?", must_not_claim=True)
 fresh9("zh", "status/history", "我今天都让你干过哪些活？", must_not_claim=True)
@@ -1962,7 +1962,7 @@ fresh9("zh", "answer/url", "https://api.example.cn/v1/bakery/orders", setup=["�
        capability=HTTP, parameters={"url": "https://api.example.cn/v1/bakery/orders"})
 fresh9("en", "answer/url", "it's https://api.example.com/v3/tickets?open=true", setup=["send a request to our api for me"],
        capability=HTTP, parameters={"url": "https://api.example.com/v3/tickets?open=true"})
-fresh9("zh", "answer/time", "后天上午十点", setup=["提醒我给房东转房租"])
+fresh9("zh", "answer/time", "就后天上午十点半吧", setup=["提醒我给房东转房租"])
 fresh9("en", "answer/time", "tomorrow at 9:15", setup=["remind me to call the vet"])
 
 # --------------------------------------------------------------------------- fresh9: memory
