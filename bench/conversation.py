@@ -1,5 +1,5 @@
 """How well Flora understands people: the conversation evaluation set (bench/conversation/)
-sent to a Flora started in this process, scored per category, each split (dev, held-out, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8) apart,
+sent to a Flora started in this process, scored per category, each split (dev, held-out, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9) apart,
 with its latencies beside the raw model's for the same chat messages.
 
     .venv/bin/python bench/conversation.py --model qwen2.5-coder-0.5b --only dev
