@@ -185,6 +185,7 @@ class CaseScore:
     understand_ms: float | None = None
     first_token_ms: float | None = None
     reply_type: str | None = None
+    ran: str | None = None  # the capability of the task the reply names, when there is one
     message: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -204,7 +205,8 @@ def score_case(case: dict, reply: dict | None, *, split: str = "dev", seconds: f
     score = CaseScore(id=case["id"], split=split, lang=case["lang"], category=case["category"],
                       expected=expect["intent"], got=got, seconds=seconds,
                       intent_ok=got == expect["intent"] or got in ALSO_RIGHT.get(case["category"], ()),
-                      reply_type=reply.get("message_type"), message=message[:300])
+                      reply_type=reply.get("message_type"), message=message[:300],
+                      ran=reply.get("capability") or record.get("capability"))
     if "capability" in expect:
         have = reply.get("capability") or record.get("capability")
         score.capability_ok = have == expect["capability"]
@@ -224,8 +226,8 @@ def score_case(case: dict, reply: dict | None, *, split: str = "dev", seconds: f
     score.must_not_claim = bool(expect.get("must_not_claim"))
     score.hallucination = score.must_not_claim and got == "chat"
     score.must_not_invent = bool(expect.get("must_not_invent"))
-    if score.must_not_invent:  # right only when it says it does not know
-        score.invented = reply.get("message_type") is not None and invented(case["say"], message)
+    if score.must_not_invent and score.intent_ok:  # an answer (not a task or a reminder): does it say it does not know?
+        score.invented = invented(case["say"], message)
         score.intent_ok = score.intent_ok and not score.invented
     timing = reply.get("timing") if isinstance(reply.get("timing"), dict) else {}
     score.understand_ms = timing.get("understand_ms")

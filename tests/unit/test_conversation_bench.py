@@ -356,6 +356,9 @@ def test_a_question_about_untold_facts_is_right_only_when_the_reply_says_it_does
     assert made_up.invented and not made_up.intent_ok
     hedged = score_case(case, {"message_type": "chat_reply", "message": "I'm not sure, you never told me. Maybe 1234?"})
     assert hedged.invented  # a number the question did not carry: a guess all the same
+    reminder = score_case(case, {"message_type": "task_paused", "task_id": "t", "capability": "reminder",
+                                 "field": "time", "message": "When should I remind you?"})
+    assert not reminder.intent_ok and not reminder.invented  # a misreading, but no fact made up
     from_memory = score_case(case, {"message_type": "chat_reply", "intent": "memory",
                                     "message": "I have nothing saved about your plate."})
     assert from_memory.intent_ok
