@@ -1,5 +1,5 @@
 """How well Flora understands people: the conversation evaluation set (bench/conversation/)
-sent to a Flora started in this process, scored per category, each split (dev, held-out, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8) apart,
+sent to a Flora started in this process, scored per category, each split (dev, held-out, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9) apart,
 with its latencies beside the raw model's for the same chat messages.
 
     .venv/bin/python bench/conversation.py --model qwen2.5-coder-0.5b --only dev
@@ -183,6 +183,8 @@ def report(summary: dict, raw: dict | None, raw_note: str, out=print) -> None:
             if total:
                 out(f"  {name + ' right':<28} {_pct(right, total)}")
         out(f"  hallucinations               {s['hallucinations']} of {s['must_not_claim']} must-not-claim cases")
+        if s.get("must_not_invent"):
+            out(f"  invented answers             {s['invented']} of {s['must_not_invent']} must-not-invent cases")
         out(f"  wrong language               {s['wrong_language']} of {s['cases']} replies")
         out(f"  no reply (timeout/refused)   {s['no_reply']}")
     out("\n== latency per expected intent (whole reply, time around system.ask)")
@@ -219,7 +221,7 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="at most N cases of each category")
     p.add_argument("--only", choices=[name for name, _ in SPLITS],
                    help="one split only (default all: dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, "
-                        "fresh7 and fresh8, reported apart)")
+                        "fresh7, fresh8 and fresh9, reported apart)")
     p.add_argument("--category", metavar="PREFIX", nargs="+",
                    help="only categories starting with one of the PREFIXes, e.g. chat/ or loop")
     p.add_argument("--id", metavar="ID", nargs="+", dest="ids", help="only these cases, e.g. zh-chat-k009")

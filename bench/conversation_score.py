@@ -26,14 +26,20 @@ FRESH5_FILE = DATA_DIR / "fresh5.jsonl"  # written after the fourth fresh split 
 FRESH6_FILE = DATA_DIR / "fresh6.jsonl"  # written after the fifth fresh split had been read and fixed
 FRESH7_FILE = DATA_DIR / "fresh7.jsonl"  # written after the sixth fresh split had been read and fixed
 FRESH8_FILE = DATA_DIR / "fresh8.jsonl"  # written after the seventh fresh split had been read and fixed
+FRESH9_FILE = DATA_DIR / "fresh9.jsonl"  # after the eighth; the first with the hands and memory
 WAITING_FILE = DATA_DIR / "waiting.jsonl"  # a family: what people say about other work while a task waits
 SPLITS = (("dev", DEV_FILE), ("heldout", HELDOUT_FILE), ("fresh", FRESH_FILE),
           ("fresh2", FRESH2_FILE), ("fresh3", FRESH3_FILE), ("fresh4", FRESH4_FILE),
           ("fresh5", FRESH5_FILE), ("fresh6", FRESH6_FILE), ("fresh7", FRESH7_FILE),
-          ("fresh8", FRESH8_FILE), ("waiting", WAITING_FILE))  # the order they are reported in
+          ("fresh8", FRESH8_FILE), ("fresh9", FRESH9_FILE), ("waiting", WAITING_FILE))  # the order they are reported in
 
 INTENTS = ("chat", "task", "plan", "loop", "task_op", "loop_op", "status", "command", "unsupported",
-           "clarify", "answer")
+           "clarify", "answer", "memory")
+# Categories a reply of another intent also answers rightly. Telling Flora about oneself is
+# answered as conversation (the fact is written in the background after the reply), or by a
+# reply that names memory; a question about the person's own facts is conversation, or memory's
+# answer when Flora looks it up there. A task is wrong for both.
+ALSO_RIGHT = {"memory/tell": ("chat",), "chat/about_me": ("memory",)}
 TASK_REPLIES = ("task_completed", "task_paused", "task_error", "task_queued")
 LOOP_OPS_CAPABILITY = "loop_tasks"
 PLAN_CAPABILITY = "plan"
@@ -44,6 +50,17 @@ _NOT_PROSE = re.compile(r"https?://\S+|\b[\w.-]*(?:_|\d)[\w.-]*\b|`[^`]*`")  # a
 _DATA = re.compile(r"```.*?```|\{.*\}", re.S)  # a result a capability returned (JSON, a code block): data, not prose
 # what a reply quotes (a translation, the person's own words): in whatever language it is in
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"")
+# Saying one does not know or was not told, in either language: a negation before a verb of
+# knowing, telling or keeping, within a clause. Many wordings, none of them Flora's own.
+_NOT_KNOWN_EN = re.compile(
+    r"\b(?:don'?t|do not|didn'?t|did not|haven'?t|have not|hasn'?t|has not|never|can'?t|cannot|couldn'?t|"
+    r"not|no|nothing|without)\b[^.!?\n]{0,40}?\b(?:know|knew|told|tell|mention(?:ed)?|said|say|shared?|"
+    r"remember(?:ed)?|recall|record(?:s|ed)?|info(?:rmation)?|details?|sure|access|saved|stored|aware)\b", re.I)
+_NOT_KNOWN_ZH = re.compile(
+    r"不知道|不清楚|不了解|不确定|不记得|无从|无法(?:得知|知道|确定|获取|回答|查)|"
+    r"(?:没|未|并未|还没)有?(?:[^，。！？\n]{0,12})(?:告诉|提到|提起|提过|提及|说过|讲过|说起|记录|记下|记住|保存|"
+    r"存|信息|资料|相关|分享|提供)")
+_DIGITS = re.compile(r"\d+")
 
 
 def load_cases(path: str | Path) -> list[dict]:
@@ -81,6 +98,26 @@ def wrong_language(lang: str, message: str) -> bool:
     if share is None:
         return False
     return share < 0.5 if lang == "zh" else share >= 0.5
+
+
+# --------------------------------------------------------------------------- the person's own facts
+def admits_not_knowing(message: str) -> bool:
+    """The reply says it does not know, or was not told: the honest answer to a question about
+    the person's own facts when nothing they said answers it."""
+    return bool(_NOT_KNOWN_EN.search(message) or _NOT_KNOWN_ZH.search(message))
+
+
+def invented(question: str, message: str) -> bool:
+    """A reply to a question about the person's own facts, which they never told, states one.
+
+    A list of plausible wrong values would only catch the inventions its writer foresaw (a
+    name, a plate, a date can be anything), and the absence of a value proves nothing about a
+    reply that answers with one in words. So the reply must positively say that it does not
+    know or was not told (``admits_not_knowing``), and must carry no number the question did
+    not (dates, plates, phone numbers, ages: the commonest inventions, in either language)."""
+    if not admits_not_knowing(message):
+        return True
+    return bool(set(_DIGITS.findall(message)) - set(_DIGITS.findall(question)))
 
 
 # --------------------------------------------------------------------------- intent
@@ -142,10 +179,13 @@ class CaseScore:
     wrong_language: bool = False
     hallucination: bool = False
     must_not_claim: bool = False
+    invented: bool = False  # a must-not-invent question answered with a fact nobody told
+    must_not_invent: bool = False
     seconds: float = 0.0
     understand_ms: float | None = None
     first_token_ms: float | None = None
     reply_type: str | None = None
+    ran: str | None = None  # the capability of the task the reply names, when there is one
     message: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -163,8 +203,10 @@ def score_case(case: dict, reply: dict | None, *, split: str = "dev", seconds: f
     reply = reply if isinstance(reply, dict) else {}
     message = str(reply.get("message") or "")
     score = CaseScore(id=case["id"], split=split, lang=case["lang"], category=case["category"],
-                      expected=expect["intent"], got=got, intent_ok=got == expect["intent"], seconds=seconds,
-                      reply_type=reply.get("message_type"), message=message[:300])
+                      expected=expect["intent"], got=got, seconds=seconds,
+                      intent_ok=got == expect["intent"] or got in ALSO_RIGHT.get(case["category"], ()),
+                      reply_type=reply.get("message_type"), message=message[:300],
+                      ran=reply.get("capability") or record.get("capability"))
     if "capability" in expect:
         have = reply.get("capability") or record.get("capability")
         score.capability_ok = have == expect["capability"]
@@ -183,6 +225,10 @@ def score_case(case: dict, reply: dict | None, *, split: str = "dev", seconds: f
         score.wrong_language = wrong_language(case["lang"], message)
     score.must_not_claim = bool(expect.get("must_not_claim"))
     score.hallucination = score.must_not_claim and got == "chat"
+    score.must_not_invent = bool(expect.get("must_not_invent"))
+    if score.must_not_invent and score.intent_ok:  # an answer (not a task or a reminder): does it say it does not know?
+        score.invented = invented(case["say"], message)
+        score.intent_ok = score.intent_ok and not score.invented
     timing = reply.get("timing") if isinstance(reply.get("timing"), dict) else {}
     score.understand_ms = timing.get("understand_ms")
     score.first_token_ms = timing.get("first_token_ms")
@@ -247,6 +293,8 @@ def summarise(scores: list[CaseScore]) -> dict:
             "checks": checks,
             "hallucinations": sum(s.hallucination for s in mine),
             "must_not_claim": sum(s.must_not_claim for s in mine),
+            "invented": sum(s.invented for s in mine),
+            "must_not_invent": sum(s.must_not_invent for s in mine),
             "wrong_language": sum(s.wrong_language for s in mine),
             "no_reply": sum(s.reply_type is None for s in mine),
         }

@@ -1,6 +1,6 @@
 """Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``,
 ``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl``, ``fresh5.jsonl``, ``fresh6.jsonl``,
-``fresh7.jsonl`` and ``fresh8.jsonl``.
+``fresh7.jsonl``, ``fresh8.jsonl`` and ``fresh9.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -16,7 +16,9 @@ in tuning: never tuned against, reported apart, and not part of the dev/held-out
 ``FRESH5`` a seventh, written the same way after the fourth fresh split had been run;
 ``FRESH6`` an eighth, written the same way after the fifth fresh split had been read and fixed;
 ``FRESH7`` a ninth, written the same way after the sixth fresh split had been read and fixed;
-``FRESH8`` a tenth, written the same way after the seventh fresh split had been read and fixed.
+``FRESH8`` a tenth, written the same way after the seventh fresh split had been read and fixed;
+``FRESH9`` an eleventh, written the same way after the eighth, and the first with the hands
+(files, Python, shell, web pages) and memory.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -43,6 +45,7 @@ FRESH5: list[dict] = []  # the fifth fresh split, after that
 FRESH6: list[dict] = []  # the sixth fresh split, after that
 FRESH7: list[dict] = []  # the seventh fresh split, after that
 FRESH8: list[dict] = []  # the eighth fresh split, after that
+FRESH9: list[dict] = []  # the ninth fresh split, after that
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -1775,6 +1778,204 @@ fresh8("en", "answer/time", "tomorrow, 7 sharp — no, make it 6:45 to be safe",
        setup=["remind me to move the car for street cleaning"])
 
 
+# =========================================================================== FRESH9
+# An eleventh split, written after the eighth fresh split had been read and fixed, the same way:
+# from how people talk, without reading Flora's rules first, new situations and new wordings
+# (bakers, plumbers, new parents, vets, night-shift nurses, landlords, beekeepers, PhD students,
+# a wedding's best man, retirees; typos and run-on dictation, Chinese and English mixed, slang),
+# and the first to cover Flora's hands and memory: files in the person's workspace, Python and
+# shell run for them, web pages read and searched, telling Flora something about oneself,
+# asking what it remembers, having it forget, and questions about the person's own facts that
+# they never told (`must_not_invent`). These go to fresh9.jsonl only, with ids like zh-chat-p001.
+
+
+def fresh9(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the ninth fresh split."""
+    FRESH9.append(make(lang, category, say, setup, expect))
+
+
+FILE_LIST, FILE_READ, FILE_WRITE, FILE_SEARCH = "file_list", "file_read", "file_write", "file_search"
+PYTHON, SHELL, WEB_FETCH, WEB_SEARCH = "python_exec", "shell", "web_fetch", "web_search"
+ZH_INVOICE_FLOW = ["帮我跑一下Dify上那个发票识别的工作流"]  # pauses for its api_key
+EN_NEWSLETTER_FLOW = ["start the dify workflow for the weekly newsletter"]
+ZH_SALES_FETCHED = ["请求一下 https://api.example.cn/shop/sales.json"]
+EN_ROSTER_FETCHED = ["get https://api.example.com/team/roster.json"]
+ZH_BATH = ["每天晚上9点提醒我给宝宝洗澡"]
+ZH_SHOP_PING = ["每隔10分钟检查一下 https://shop.example.cn/ping 能不能打开"]
+EN_INVOICES = ["every Monday at 9am remind me to send the invoices"]
+
+# --------------------------------------------------------------------------- fresh9: chat
+fresh9("zh", "chat/greeting", "嗨～好久没来找你聊了，最近咋样")
+fresh9("en", "chat/greeting", "yo flora, long time no see 👋")
+fresh9("zh", "chat/thanks", "谢啦，按你说的方法面包终于发起来了🍞", setup=["面团发不起来一般是什么原因"])
+fresh9("en", "chat/thanks", "you're a lifesaver honestly, thank you!!", setup=["how do I unclog a bathroom sink without chemicals"])
+fresh9("zh", "chat/feelings", "孩子刚满月，天天睡不够，感觉自己快崩了")
+fresh9("en", "chat/feelings", "failed my driving test for the third time and I just feel so stupid")
+fresh9("zh", "chat/smalltalk", "今天我们这儿下了第一场雪，整条街都白了，好美")
+fresh9("zh", "chat/smalltalk", "你说养蜂的人是不是都不怕被蛰啊哈哈")
+fresh9("en", "chat/smalltalk", "my cat just knocked my coffee off the desk AGAIN lol")
+fresh9("en", "chat/smalltalk", "do you ever get bored answering the same stuff all day?")
+fresh9("zh", "chat/joke", "来个程序员的冷笑话，越冷越好")
+fresh9("en", "chat/joke", "got any bread puns? I run a bakery, I can take it")
+fresh9("zh", "chat/knowledge", "为啥在高原上水不到一百度就开了")
+fresh9("zh", "chat/knowledge", "通货膨胀到底是个啥，用大白话讲讲呗")
+fresh9("en", "chat/knowledge", "whats the actual difference between a virus and a bacteria")
+fresh9("en", "chat/knowledge", "who painted the ceiling of the Sistine Chapel?")
+fresh9("zh", "chat/arithmetic", "一箱苹果48个，平分给6个班，每班几个？", answer_contains=["8"])
+fresh9("zh", "chat/arithmetic", "3.5公斤，每公斤12块，一共多少钱", answer_contains=["42"])
+fresh9("en", "chat/arithmetic", "what's 15% of 240", answer_contains=["36"])
+fresh9("en", "chat/arithmetic", "if I drive 180 miles at 60 mph how many hours is that?", answer_contains=["3"])
+fresh9("zh", "chat/advice", "第一次当伴郎，婚礼当天要注意点啥")
+fresh9("en", "chat/advice", "how do I ask my landlord to fix the boiler without sounding rude?")
+fresh9("zh", "chat/translation", "“早日康复”用英语怎么说比较地道")
+fresh9("en", "chat/translation", "how do you say 'where is the train station' in Chinese?")
+fresh9("zh", "chat/writing", "帮我写段朋友圈文案，庆祝我家面包店开业三周年，要温馨一点")
+fresh9("en", "chat/writing", "can you polish this line for my CV: 'did lots of stuff with excel and customers'")
+# the person's own facts, never told: the reply must say it does not know, not make one up
+fresh9("zh", "chat/about_me", "我女儿几月几号生日来着？", must_not_invent=True)
+fresh9("zh", "chat/about_me", "上回跟你说的我家狗叫啥来着", must_not_invent=True)
+fresh9("en", "chat/about_me", "what's my blood type again?", must_not_invent=True)
+fresh9("en", "chat/about_me", "remind me, what did I say my boss's name was?", must_not_invent=True)
+
+# --------------------------------------------------------------------------- fresh9: task
+fresh9("zh", "task/http_request", "麻烦调一下这个接口 https://inventory.example.cn/api/items?shop=12 ，我看看库存",
+       capability=HTTP, parameters={"url": "https://inventory.example.cn/api/items?shop=12"})
+fresh9("en", "task/http_request", "ping https://status.example.io/api/health and show me what comes back",
+       capability=HTTP, parameters={"url": "https://status.example.io/api/health"})
+fresh9("zh", "task/data_query", "查一下数据库里上个月退货最多的五个商品", capability=DQ)
+fresh9("en", "task/data_query", "query the db: SELECT * FROM bookings WHERE day = '2026-12-24'", capability=DQ,
+       parameters={"sql": "SELECT * FROM bookings WHERE day = '2026-12-24'"})
+fresh9("zh", "task/dify_workflow", "用Dify跑一下我们的合同审核流程，key是 app-Qw82Lp0z", capability=DIFY,
+       parameters={"api_key": "app-Qw82Lp0z"})
+fresh9("en", "task/dify_workflow", "kick off the dify workflow that summarises customer complaints", capability=DIFY)
+fresh9("zh", "task/ask_experts", "找几个专家一起分析分析，我这个小咖啡馆要不要开外卖", capability=EXP)
+fresh9("en", "task/ask_experts", "I'd like a panel of experts to weigh in: should our vet clinic move to a four-day week?",
+       capability=EXP)
+# the hands: files in the person's workspace, Python, the shell, web pages
+fresh9("zh", "task/files", "我工作区里现在都有哪些文件？列出来看看", capability=FILE_LIST)
+fresh9("zh", "task/files", "在工作区新建一个 shopping.txt，写上：鸡蛋、牛奶、全麦面包", capability=FILE_WRITE,
+       parameters={"path": "shopping.txt"})
+fresh9("en", "task/files", "can u open notes/todo.md and tell me whats on it", capability=FILE_READ,
+       parameters={"path": "notes/todo.md"})
+fresh9("en", "task/files", "which of my files mention the word invoice? have a look through the workspace",
+       capability=FILE_SEARCH)
+fresh9("zh", "task/python", "用Python跑一下，算算1到1000里所有质数的和", capability=PYTHON)
+fresh9("en", "task/python", "run this python for me: import math; print(math.factorial(20))", capability=PYTHON)
+fresh9("zh", "task/shell", "帮我在终端跑个命令 wc -l orders.csv，看看有多少行", capability=SHELL)
+fresh9("en", "task/shell", "can you run `grep -rn TODO src/` and give me the output", capability=SHELL)
+fresh9("zh", "task/web", "帮我看看 https://www.example.org/news/today 这个网页上都说了啥", capability=WEB_FETCH,
+       parameters={"url": "https://www.example.org/news/today"})
+fresh9("zh", "task/web", "上网搜一下2026年春节放假安排", capability=WEB_SEARCH)
+fresh9("en", "task/web", "read https://blog.example.com/posts/sourdough-basics and give me the gist",
+       capability=WEB_FETCH, parameters={"url": "https://blog.example.com/posts/sourdough-basics"})
+fresh9("en", "task/web", "look up online what time the Louvre opens on sundays", capability=WEB_SEARCH)
+
+# --------------------------------------------------------------------------- fresh9: plan
+fresh9("zh", "plan/multi_step", "先查一下数据库里这周的订单总数，然后把结果发到 https://hooks.example.cn/report")
+fresh9("en", "plan/multi_step", "fetch https://api.example.com/leads.json, count how many are from Germany, "
+       "then save that number into leads.txt in my workspace")
+
+# --------------------------------------------------------------------------- fresh9: loop
+fresh9("zh", "loop/reminder", "明天早上七点提醒我带孩子去打疫苗", schedule="tomorrow at 07:00")
+fresh9("en", "loop/reminder", "remind me at 16:30 to pick up the dry cleaning", schedule="at 16:30")
+fresh9("zh", "loop/recurring", "每个工作日早上8点提醒我吃降压药", schedule="every weekday at 08:00")
+fresh9("en", "loop/recurring", "check https://shop.example.com/api/health every 15 minutes and ping me if it's down",
+       capability=HTTP, schedule="every 15 minutes")
+fresh9("zh", "loop/relative", "二十分钟后提醒我关火，汤在炖着", schedule="in 20 minutes")
+fresh9("en", "loop/relative", "nudge me in 45 mins to move the laundry to the dryer", schedule="in 45 minutes")
+
+# --------------------------------------------------------------------------- fresh9: task_op
+fresh9("zh", "task_op/cancel", "算了算了，那个流程不跑了，取消吧", setup=ZH_INVOICE_FLOW, operates_on=DIFY)
+fresh9("en", "task_op/cancel", "scrap that, don't need the newsletter thing after all", setup=EN_NEWSLETTER_FLOW,
+       operates_on=DIFY)
+fresh9("zh", "task_op/revise", "刚那个结果只留销售额那一列，重新弄一版给我", setup=ZH_SALES_FETCHED, operates_on=HTTP)
+fresh9("en", "task_op/revise", "redo that but sort the people by surname this time", setup=EN_ROSTER_FETCHED,
+       operates_on=HTTP)
+fresh9("zh", "task_op/comment", "在刚才那个任务上备注一下：这是给财务老王看的", setup=ZH_SALES_FETCHED, operates_on=HTTP)
+fresh9("en", "task_op/comment", "pin a note on that one: March figures look off, double-check later",
+       setup=EN_ROSTER_FETCHED, operates_on=HTTP)
+fresh9("zh", "task_op/rerun", "再拉一次吧，刚才那会儿数据可能还没更新", setup=ZH_SALES_FETCHED, operates_on=HTTP)
+fresh9("en", "task_op/rerun", "run it again pls", setup=EN_ROSTER_FETCHED, operates_on=HTTP)
+
+# --------------------------------------------------------------------------- fresh9: loop_op
+fresh9("zh", "loop_op/list", "我现在都设了哪些定时提醒？", setup=ZH_BATH)
+fresh9("en", "loop_op/list", "show me everything you've got scheduled for me", setup=EN_INVOICES)
+fresh9("zh", "loop_op/pause", "这周宝宝去外婆家了，洗澡那个提醒先停一停", setup=ZH_BATH)
+fresh9("en", "loop_op/pause", "I'm away for two weeks, hold off on the invoice reminders till I'm back", setup=EN_INVOICES)
+fresh9("zh", "loop_op/resume", "宝宝回来了，洗澡提醒恢复吧", setup=ZH_BATH + ["先暂停给宝宝洗澡的提醒"])
+fresh9("en", "loop_op/resume", "back from holiday — switch the invoice reminder back on",
+       setup=EN_INVOICES + ["pause the invoice reminder"])
+fresh9("zh", "loop_op/delete", "那个检查网站的定时任务删了吧，网站已经下线了", setup=ZH_SHOP_PING)
+fresh9("en", "loop_op/delete", "get rid of the monday invoice reminder for good, the accountant does it now",
+       setup=EN_INVOICES)
+fresh9("zh", "loop_op/trigger", "现在就检查一次网站，别等十分钟了", setup=ZH_SHOP_PING)
+fresh9("en", "loop_op/trigger", "fire the invoice reminder right now, I want to see what it looks like", setup=EN_INVOICES)
+
+# --------------------------------------------------------------------------- fresh9: status
+fresh9("zh", "status/abilities", "你到底能帮我干些啥？说说看")
+fresh9("en", "status/abilities", "ok so whats actually in your toolbox? like what can u do")
+fresh9("zh", "status/state", "你现在在忙啥？有任务在跑没", must_not_claim=True)
+fresh9("en", "status/state", "anything still running on your end?", must_not_claim=True)
+fresh9("zh", "status/history", "我今天都让你干过哪些活？", must_not_claim=True)
+fresh9("en", "status/history", "what have you done for me so far today?", must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh9: command
+fresh9("zh", "command/clear", "把咱俩的聊天记录清空，从头来")
+fresh9("en", "command/clear", "wipe our chat history please")
+fresh9("zh", "command/switch_model", "换个大点的模型来回答我")
+fresh9("en", "command/switch_model", "switch to a different model, this one's too slow")
+fresh9("zh", "command/shutdown", "把你自己关了吧，今天用不上了")
+fresh9("en", "command/shutdown", "shut yourself down flora")
+
+# --------------------------------------------------------------------------- fresh9: unsupported
+fresh9("zh", "unsupported/orders", "我在淘宝买的那双鞋发货了没？", **NO)
+fresh9("en", "unsupported/orders", "did my amazon order for the printer ink go through?", **NO)
+fresh9("zh", "unsupported/email", "看看我邮箱里有没有房东发来的新邮件", **NO)
+fresh9("en", "unsupported/email", "any new emails from HR in my inbox?", **NO)
+fresh9("zh", "unsupported/calendar", "我下周二下午有空吗，帮我看下日程", **NO)
+fresh9("en", "unsupported/calendar", "what's on my calendar for friday?", **NO)
+fresh9("zh", "unsupported/weather", "明天杭州会下雨吗？要不要带伞", **NO)
+fresh9("en", "unsupported/weather", "is it gonna be windy in Brighton this afternoon?", **NO)
+fresh9("zh", "unsupported/flights", "我订的去成都的航班改签成功了吗", **NO)
+fresh9("en", "unsupported/flights", "has my flight to Lisbon been delayed?", **NO)
+fresh9("zh", "unsupported/bank", "帮我看下工资卡上还剩多少钱", **NO)
+fresh9("en", "unsupported/bank", "how much have I spent on my credit card this month?", **NO)
+fresh9("zh", "unsupported/delivery", "我的顺丰快递现在到哪了", **NO)
+fresh9("en", "unsupported/delivery", "where's my DPD parcel right now?", **NO)
+fresh9("zh", "unsupported/servers", "我们公司那台生产服务器现在CPU多高", **NO)
+fresh9("en", "unsupported/servers", "is our staging server still up?", **NO)
+fresh9("zh", "unsupported/tickets", "周杰伦演唱会的票我抢到了没", **NO)
+fresh9("en", "unsupported/tickets", "did I get the tickets for saturday's match?", **NO)
+
+# --------------------------------------------------------------------------- fresh9: clarify
+fresh9("zh", "clarify/ambiguous", "就照刚才那样再来一个")
+fresh9("zh", "clarify/ambiguous", "帮我弄一下那个呗")
+fresh9("en", "clarify/ambiguous", "same as usual pls")
+fresh9("en", "clarify/ambiguous", "can you sort it like last time?")
+
+# --------------------------------------------------------------------------- fresh9: answer
+fresh9("zh", "answer/api_key", "key：app-Tz71Bn4x", setup=ZH_INVOICE_FLOW, capability=DIFY,
+       parameters={"api_key": "app-Tz71Bn4x"})
+fresh9("en", "answer/api_key", "here you go app-Mk20Rf9s", setup=EN_NEWSLETTER_FLOW, capability=DIFY,
+       parameters={"api_key": "app-Mk20Rf9s"})
+fresh9("zh", "answer/url", "https://api.example.cn/v1/bakery/orders", setup=["帮我调个接口看看数据"],
+       capability=HTTP, parameters={"url": "https://api.example.cn/v1/bakery/orders"})
+fresh9("en", "answer/url", "it's https://api.example.com/v3/tickets?open=true", setup=["send a request to our api for me"],
+       capability=HTTP, parameters={"url": "https://api.example.com/v3/tickets?open=true"})
+fresh9("zh", "answer/time", "就后天上午十点半吧", setup=["提醒我给房东转房租"])
+fresh9("en", "answer/time", "tomorrow at 9:15", setup=["remind me to call the vet"])
+
+# --------------------------------------------------------------------------- fresh9: memory
+fresh9("zh", "memory/tell", "跟你说下，我是做烘焙的，自己开了家小面包店")
+fresh9("en", "memory/tell", "just so you know, I'm vegetarian")
+fresh9("zh", "memory/ask", "你都记得我哪些事？", setup=["我住在成都，养了一只叫豆豆的柯基"])
+fresh9("zh", "memory/ask", "关于我，你现在知道些啥")
+fresh9("en", "memory/ask", "what do you know about me?", setup=["I'm a night-shift nurse in Glasgow"])
+fresh9("en", "memory/ask", "what have you got stored on me?")
+fresh9("zh", "memory/forget", "把我养狗这事儿忘了吧", setup=["我养了一只叫豆豆的柯基"])
+fresh9("en", "memory/forget", "please forget where I work", setup=["I work at the Royal Infirmary in Glasgow"])
+
+
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
     running number per both."""
@@ -1822,7 +2023,8 @@ def main() -> None:
     fresh_splits = (("fresh", FRESH, "f", "fresh"), ("fresh2", FRESH2, "g", "second fresh"),
                     ("fresh3", FRESH3, "h", "third fresh"), ("fresh4", FRESH4, "i", "fourth fresh"),
                     ("fresh5", FRESH5, "j", "fifth fresh"), ("fresh6", FRESH6, "k", "sixth fresh"),
-                    ("fresh7", FRESH7, "m", "seventh fresh"), ("fresh8", FRESH8, "n", "eighth fresh"))
+                    ("fresh7", FRESH7, "m", "seventh fresh"), ("fresh8", FRESH8, "n", "eighth fresh"),
+                    ("fresh9", FRESH9, "p", "ninth fresh"))
     for name, written, prefix, label in fresh_splits:
         numbered_cases = numbered(written, prefix=prefix, width=3)
         write(HERE / f"{name}.jsonl", numbered_cases)

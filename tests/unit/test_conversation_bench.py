@@ -12,12 +12,21 @@ import pytest
 
 from bench.conversation import select
 from bench.conversation_score import (
-    DEV_FILE, HELDOUT_FILE, INTENTS, SPLITS, cjk_share, infer_intent, load_cases, percentile, schedule_matches,
-    score_case, summarise, wrong_language,
+    DEV_FILE, HELDOUT_FILE, INTENTS, SPLITS, admits_not_knowing, cjk_share, infer_intent, invented, load_cases,
+    percentile, schedule_matches, score_case, summarise, wrong_language,
 )
 
-EXPECT_KEYS = {"intent", "capability", "parameters", "schedule", "answer_contains", "must_not_claim", "operates_on"}
-FRESH_MARKS = {"fresh": "f", "fresh2": "g", "fresh3": "h", "fresh4": "i", "fresh5": "j", "fresh6": "k", "fresh7": "m", "fresh8": "n"}
+EXPECT_KEYS = {"intent", "capability", "parameters", "schedule", "answer_contains", "must_not_claim", "operates_on",
+               "must_not_invent"}
+FRESH_MARKS = {"fresh": "f", "fresh2": "g", "fresh3": "h", "fresh4": "i", "fresh5": "j", "fresh6": "k", "fresh7": "m",
+               "fresh8": "n", "fresh9": "p"}
+# The hands and memory came into the taxonomy with the ninth fresh split; the splits before it
+# (and the dev/held-out draw, kept as it was) do not have them.
+HANDS_AND_MEMORY = {"task/files", "task/python", "task/shell", "task/web", "memory/tell", "memory/ask",
+                    "memory/forget", "chat/about_me"}
+FIRST_WITH_HANDS = "fresh9"
+HAND_CAPABILITIES = {"task/files": {"file_list", "file_read", "file_write", "file_search"},
+                     "task/python": {"python_exec"}, "task/shell": {"shell"}, "task/web": {"web_fetch", "web_search"}}
 
 
 @pytest.fixture(scope="module")
@@ -88,11 +97,28 @@ def test_fresh_ids_are_marked_and_every_category_is_in_each_fresh_split(dev, hel
     marks = "".join(FRESH_MARKS.values())
     for case in dev + heldout:
         assert not re.search(rf"-[{marks}]\d+$", case["id"]), case["id"]
-    assert 80 <= len(cases) <= 120
-    assert {c["category"] for c in cases} == {c["category"] for c in dev + heldout}
+    assert 80 <= len(cases) <= 130
+    with_hands = list(FRESH_MARKS).index(name) >= list(FRESH_MARKS).index(FIRST_WITH_HANDS)
+    categories = {c["category"] for c in dev + heldout} | (HANDS_AND_MEMORY if with_hands else set())
+    assert {c["category"] for c in cases} == categories
     by_language = Counter((c["expect"]["intent"], c["lang"]) for c in cases)
-    for intent in INTENTS:
+    for intent in {category.split("/")[0] for category in categories}:
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
+    if with_hands:  # from the ninth on, every category in both languages
+        by_language = Counter((c["category"], c["lang"]) for c in cases)
+        for category in categories:
+            assert by_language[(category, "zh")] and by_language[(category, "en")], category
+
+
+def test_the_hands_name_their_capability_and_untold_facts_must_not_be_invented(fresh_splits):
+    """A file, Python, shell or web case expects one of its tools; every question about the
+    person's own untold facts, and only those, is marked must_not_invent."""
+    for case in fresh_splits[FIRST_WITH_HANDS]:
+        if case["category"] in HAND_CAPABILITIES:
+            assert case["expect"]["capability"] in HAND_CAPABILITIES[case["category"]], case["id"]
+        assert case["expect"].get("must_not_invent", False) is (case["category"] == "chat/about_me"), case["id"]
+        if case["category"] == "chat/about_me":
+            assert not case.get("setup"), case["id"]  # nothing told: the honest answer is "you haven't told me"
 
 
 def test_the_waiting_family_leaves_a_task_waiting_and_covers_every_operation_in_both_languages(waiting):
@@ -143,10 +169,11 @@ def test_fresh_cases_are_new_messages(dev, heldout, fresh_splits):
 
 
 def test_every_intent_is_covered_in_both_languages_and_both_splits(dev, heldout):
+    older = set(INTENTS) - {c.split("/")[0] for c in HANDS_AND_MEMORY} | {"chat", "task"}
     for cases in (dev, heldout):
-        assert {c["expect"]["intent"] for c in cases} == set(INTENTS)
+        assert {c["expect"]["intent"] for c in cases} == older
     by_language = Counter((c["expect"]["intent"], c["lang"]) for c in dev + heldout)
-    for intent in INTENTS:
+    for intent in older:
         assert by_language[(intent, "zh")] and by_language[(intent, "en")], intent
 
 
@@ -179,7 +206,7 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     chosen = select("dev", "chat/", 2)
     assert chosen and all(split == "dev" and case["category"].startswith("chat/") for split, case in chosen)
     assert max(Counter(case["category"] for _, case in chosen).values()) == 2
-    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "waiting"}
+    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "waiting"}
     fresh = select("fresh", None, None)
     assert fresh and all(split == "fresh" and "-f" in case["id"] for split, case in fresh)
     both = {case["category"].split("/")[0] for _, case in select("dev", ["answer/", "clarify/"], 1)}
@@ -293,6 +320,51 @@ def test_a_must_not_claim_case_answered_as_chat_is_a_hallucination():
     honest = score_case(case, {"message_type": "chat_reply", "intent": "unsupported",
                                "message": "I can't see your orders."})
     assert honest.intent_ok and not honest.hallucination
+
+
+def test_telling_about_oneself_is_right_as_conversation_and_wrong_as_a_task():
+    case = {**_case(intent="memory"), "category": "memory/tell"}
+    assert score_case(case, {"message_type": "chat_reply", "message": "Noted, a vegetarian."}).intent_ok
+    assert score_case(case, {"message_type": "chat_reply", "intent": "memory", "message": "Noted."}).intent_ok
+    task = score_case(case, {"message_type": "task_completed", "task_id": "t", "capability": "file_write"})
+    assert task.got == "task" and not task.intent_ok
+    asked = {**_case(intent="memory"), "category": "memory/ask"}
+    assert not score_case(asked, {"message_type": "chat_reply", "message": "I'm Flora."}).intent_ok
+
+
+@pytest.mark.parametrize("message, admits", [
+    ("You haven't told me your blood type yet.", True),
+    ("I don't know — you never mentioned your boss's name to me.", True),
+    ("I'm not sure, I have no record of that.", True),
+    ("你还没告诉过我你女儿的生日哦。", True),
+    ("我这里没有关于你家狗名字的记录。", True),
+    ("这个我不清楚呢，你可以告诉我。", True),
+    ("Your blood type is O+.", False),
+    ("No problem! Your boss is called Mr Hall.", False),
+    ("你的狗叫小黑。", False),
+    ("没问题！你女儿的生日是三月十四号。", False),
+])
+def test_admitting_not_knowing_is_read_in_both_languages(message, admits):
+    assert admits_not_knowing(message) is admits
+
+
+def test_a_question_about_untold_facts_is_right_only_when_the_reply_says_it_does_not_know():
+    case = {**_case(intent="chat", must_not_invent=True), "category": "chat/about_me", "say": "what's my plate?"}
+    honest = score_case(case, {"message_type": "chat_reply", "message": "You haven't told me your plate number."})
+    assert honest.intent_ok and not honest.invented and honest.must_not_invent
+    made_up = score_case(case, {"message_type": "chat_reply", "message": "Your plate number is 12345678."})
+    assert made_up.invented and not made_up.intent_ok
+    hedged = score_case(case, {"message_type": "chat_reply", "message": "I'm not sure, you never told me. Maybe 1234?"})
+    assert hedged.invented  # a number the question did not carry: a guess all the same
+    reminder = score_case(case, {"message_type": "task_paused", "task_id": "t", "capability": "reminder",
+                                 "field": "time", "message": "When should I remind you?"})
+    assert not reminder.intent_ok and not reminder.invented  # a misreading, but no fact made up
+    from_memory = score_case(case, {"message_type": "chat_reply", "intent": "memory",
+                                    "message": "I have nothing saved about your plate."})
+    assert from_memory.intent_ok
+    assert invented("my flat is 4B, what floor is 4?", "I don't know which floor 4 is, you haven't said.") is False
+    summary = summarise([honest, made_up])["splits"]["dev"]
+    assert (summary["invented"], summary["must_not_invent"]) == (1, 2)
 
 
 def test_a_case_without_a_reply_scores_wrong_and_counts_as_no_reply():
