@@ -478,7 +478,8 @@ def memory_command(text: str) -> tuple[str, str] | None:
 _SELF_FIRST = re.compile(r"^\s*(?:i|i'm|im|i've|we|we're|we've|my|our)\b|^\s*(?:我们|咱们|我|俺)", _F)
 _ASKS_ANYWHERE = re.compile(r"[?？]|\b(?:what|what's|whats|which|who|when|where|why|how|whether)\b"
                             # "…落地了没，CZ3102": 没 ending a clause asks whether it happened
-                            r"|吗|呢|什么|哪|几|多少|有没有|是不是|怎么|如何|为什么|谁|[了完]没有?(?:啊|呀|哇)?\s*(?:[，,。.!！~]|$)"
+                            # 啥: 什么 said plainly; 来着: asking to be reminded of something known ("他叫啥来着")
+                            r"|吗|呢|什么|啥|来着|哪|几|多少|有没有|是不是|怎么|如何|为什么|谁|[了完]没有?(?:啊|呀|哇)?\s*(?:[，,。.!！~]|$)"
                             r"|没有?\s*[。.!！~]*\s*$", _F)
 _WANTS = re.compile(
     r"\b(?:want|wanna|need|needs|would\s+like|'d\s+like|wish|have\s+to|has\s+to|must|should|gotta|"

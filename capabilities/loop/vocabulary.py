@@ -63,7 +63,7 @@ _REMIND = re.compile(
     r"提醒|叫醒|通知我|[叫喊]我(?=起床|起来|醒|一声|\s*$|[，,。.!！])|(?<=[后前点分半候])[叫喊]我"
     r"|(?<![你我他她它还都也不得的])记得(?!\s*(?:吗|么|嘛|不))"
     # "remind me what I'm allergic to" asks what Flora remembers: a question word after "remind me"
-    rf"|\b(?:remind(?!\s+me\s+(?:again\s+)?(?:what|who|whom|where|which|how|why|whether)\b)"
+    rf"|\b(?:remind(?!\s+me\s*[,，:]?\s+(?:again\s*[,，]?\s+)?(?:what|who|whom|where|which|how|why|whether)\b)"
     rf"|alert me|notify me|ping me|wake me|shout at me|{NUDGE_ME})", _F)
 # "could you … every 6 hours?" is a request put politely, not a question: can/could/would/will
 # before "you" start no question here
