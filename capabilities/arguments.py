@@ -29,6 +29,7 @@ from common.numerals import ZH_NUMBER, zh_number
 log = logging.getLogger("flora.arguments")
 
 MAX_TOKENS = 256
+ARGUMENTS, CALL = "Arguments", "Function call"  # the schemas' titles (what a test model tells them by)
 # factors a value may differ by from a number the request gives: a percentage, months in a
 # year, minutes in an hour, metres in a kilometre, days in a week, hours in a day
 UNIT_FACTORS = (1, 100, 12, 60, 1000, 7, 24, 10)
@@ -62,7 +63,7 @@ def read_arguments(llm, spec: CapabilitySpec, request: str, given: dict | None =
     wanted = {name: schema for name, schema in spec.properties.items() if name not in given}
     if llm is None or not wanted or not request.strip():
         return {}
-    schema = {"type": "object", "properties": {n: nullable(s) for n, s in wanted.items()},
+    schema = {"title": ARGUMENTS, "type": "object", "properties": {n: nullable(s) for n, s in wanted.items()},
               "required": list(wanted), "additionalProperties": False}
     try:
         answer = complete_json(llm, messages(spec, request, given), schema, max_tokens=MAX_TOKENS)
@@ -93,7 +94,8 @@ def read_call(llm, specs: list[CapabilitySpec], request: str, given: dict[str, d
     options.append({"type": "object", "properties": {"function": {"const": NONE}}, "required": ["function"],
                     "additionalProperties": False})
     try:
-        answer = complete_json(llm, call_messages(specs, request, given), {"anyOf": options}, max_tokens=MAX_TOKENS)
+        answer = complete_json(llm, call_messages(specs, request, given), {"title": CALL, "anyOf": options},
+                               max_tokens=MAX_TOKENS)
     except LLMError as exc:
         log.warning("the call in a request not read by the model: %s", exc)
         return None, {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+from capabilities.arguments import ARGUMENTS, CALL, NONE
 from capabilities.cognition.chat import SYSTEM_PROMPT
 from capabilities.memory import recalled
 
@@ -44,6 +45,10 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
         return _persona(messages, json_schema)
     if json_schema is not None and json_schema.get("title") == "Agent step":
         return agent_step(messages)
+    if json_schema is not None and json_schema.get("title") == ARGUMENTS:
+        return {name: None for name in json_schema["properties"]}  # it reads no value the rules did not
+    if json_schema is not None and json_schema.get("title") == CALL:
+        return _call(request, json_schema)
     if json_schema is None:
         reply = f"(test model) you said: {request.removeprefix('Request: ').removesuffix(chr(10) + 'JSON:')}"
         remembered = [m["content"].split("\n", 1)[1] for m in messages[:-1] if m["role"] == "system"
@@ -62,6 +67,17 @@ def respond(messages: list[dict], json_schema: dict | None) -> str | dict:
                 return {"route": capability if capability in allowed else "clarify"}
             return {"route": intent}
     return {"route": "chat"}
+
+
+def _call(request: str, schema: dict) -> dict:
+    """The function whose name's words the request holds ("add numbers a=2": add_numbers), with no
+    value read (the rules' stand); none when no function is named so."""
+    said = request.rsplit("Request: ", 1)[-1].lower()
+    for option in schema["anyOf"]:
+        name = option["properties"]["function"]["const"]
+        if name != NONE and all(word in said for word in name.lower().split("_")):
+            return {"function": name, "arguments": {n: None for n in option["properties"]["arguments"]["properties"]}}
+    return {"function": NONE}
 
 
 _SPECIALTY = re.compile(r"\bexpert (?:in|on) ([a-z ]+?)(?:[,.?!]|$)", re.I)
