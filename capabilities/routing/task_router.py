@@ -77,6 +77,19 @@ class TaskRouter:
                  if spec.routable and spec.name not in fallbacks and self._may(spec.name)]
         return sorted(specs, key=is_builtin)
 
+    def own_may_fit(self, content: str) -> bool:
+        """Whether a function of the deployment's own may be what ``content`` asks for: a word of
+        its name or of its description (four letters or more) is in it."""
+        words = _without_addresses(content)
+        for spec in self.routable():
+            if is_builtin(spec) or spec.name == AGENT:
+                continue
+            own = {w for w in _LATIN_WORD.findall(f"{spec.name.replace('_', ' ')} {spec.description}".lower())
+                   if len(w) >= 4 and w.isalpha() and w not in FRAME_WORDS}
+            if any(mentions(words, w) for w in own):
+                return True
+        return False
+
     def installed_own(self) -> bool:
         """Whether the deployment installed routable capabilities of its own (plugins, skills)."""
         return any(not is_builtin(spec) for spec in self.routable())
@@ -152,8 +165,11 @@ class TaskRouter:
             return None
         if len(ranked) > 1 and ranked[1].score >= ranked[0].score:
             return None
-        if ranked[0].score < BESIDE_OWN_SCORE and is_builtin(ranked[0].spec) and self.installed_own():
-            return None  # one word of Flora's ("table") where functions of the deployment's own may fit: not sure
+        if ranked[0].score < BESIDE_OWN_SCORE and is_builtin(ranked[0].spec) and self.own_may_fit(content) \
+                and not named_values(content, list(ranked[0].spec.properties)):
+            # one word of Flora's ("table") where a function of the deployment's own may fit ("the area
+            # of a round table top"): not sure, unless a value of it is given by name ("command=pwd")
+            return None
         return ranked[0]
 
     def written_by_agent(self, spec: CapabilitySpec, values: dict, request: str = "") -> bool:
@@ -173,8 +189,12 @@ class TaskRouter:
             return True
         if not is_builtin(spec):  # a person's own function: its values are read against its schema
             return False          # (capabilities/arguments.py), and what the request lacks is asked
-        # a value to read is the agent's only when the request says something the capability's own
-        # words do not explain ("what is the current time?" holds no zone: asked at once)
+        # a value to read is the agent's only when words can say it — a value known by its look (an
+        # address, a query, a key) that the request does not hold is not there to read: asked at once —
+        # and the request says something the capability's own words do not explain ("what is the
+        # current time?" holds no zone: asked at once)
+        if any(_has_a_look(spec.properties.get(n, {}), n) for n in missing):
+            return False
         return bool(missing) and bool(unexplained_words(spec, request))
 
     def tool_value_in(self, content: str, *, besides: CapabilitySpec | None = None) -> bool:
@@ -252,7 +272,13 @@ will with would you your""".split())
 _LATIN_WORD = re.compile(r"[a-z0-9][a-z0-9_\-]*")  # a word, a number, an id such as n1 or A-1029
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 # the frame of a Chinese request, taken out before its characters are held against the capability's words
-_CJK_FRAME = re.compile("请|帮我|帮忙|一下|看看|告诉我|我们|我的|现在|还有|多少|什么|哪个|哪些|是否|吗|呢|吧|了|的|里|在|有|是|个|把|几")
+_CJK_FRAME = re.compile("请|帮我|帮忙|让|叫|给我|一下|看看|告诉我|我们|我的|现在|还有|多少|什么|哪个|哪些|是否|吗|呢|吧|了|的|里|在|有|是|个|把|几")
+
+
+def _has_a_look(schema: dict, name: str) -> bool:
+    """Whether a parameter's values are known by their look (``x-flora-value-pattern``, an
+    address, a format such as uri or email)."""
+    return bool(schema.get(VALUE_PATTERN) or schema.get("format") or takes_address(name, schema))
 
 
 def unexplained_words(spec: CapabilitySpec, request: str) -> list[str]:

@@ -222,7 +222,7 @@ def test_one_keyword_of_a_built_in_capability_leaves_the_reading_to_the_model_wh
 
 def test_the_reading_model_chooses_among_the_own_functions_as_with_tools_in_its_prompt(tmp_path):
     llm = ScriptedLLM([{"route": "send_email"}, {"function": "circle_area", "arguments": {"radius": 0.6}}])
-    intent = _intents(tmp_path, llm, send_email, circle_area).classify("how big is a round table top, 0.6 m across")
+    intent = _intents(tmp_path, llm, send_email, circle_area).classify("how big is the area of a round table top, 0.6 m across")
     assert (intent.capability, intent.parameters) == ("circle_area", {"radius": 0.6})
     offered = llm.calls[1][1]["json_schema"]["anyOf"]
     assert [o["properties"]["function"]["const"] for o in offered] == ["send_email", "circle_area", "none"]

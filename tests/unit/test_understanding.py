@@ -507,8 +507,8 @@ def test_several_steps_none_of_them_certain_alone_are_a_plan(registry, text):
     ("fetch https://status.example.io/health.json and show me the result", "http_request"),
     ("请求一下 https://api.example.cn/v3/ping 看看返回什么", "http_request"),
     ("跑一下 dify 工作流，密钥是 app-Zx81Qw", "dify_workflow"),
-    # one task of the agent, which writes the query the request describes (data_query needs SQL)
-    ("统计下各个部门的报销金额，按从高到低排个序", "agent"),
+    # one query: the SQL it needs, known by its look, is asked of the person
+    ("统计下各个部门的报销金额，按从高到低排个序", "data_query"),
     ("call https://api.example.com/v1/items, then tell me whether it answered", "http_request"),
 ])
 def test_one_request_with_an_address_a_value_or_a_manner_stays_one_task(registry, text, capability):
