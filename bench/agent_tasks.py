@@ -60,15 +60,22 @@ def load_tasks(limit: int | None = None, kinds: list[str] | None = None) -> list
     tasks = [json.loads(line) for line in TASKS.read_text(encoding="utf-8").splitlines() if line.strip()]
     if kinds:
         tasks = [t for t in tasks if t["kind"] in kinds]
-    by_kind: dict[str, list[dict]] = {}
-    for task in tasks:
-        by_kind.setdefault(task["kind"], []).append(task)
-    ordered = []
-    while any(by_kind.values()):
-        for kind in list(by_kind):
-            if by_kind[kind]:
-                ordered.append(by_kind[kind].pop(0))
+    ordered = interleaved(tasks, lambda task: task["kind"])
     return ordered[:limit] if limit else ordered
+
+
+def interleaved(items: list[dict], key) -> list[dict]:
+    """``items`` one of each ``key`` in turn (first of each, then second of each…), so that any
+    slice from the start covers every kind."""
+    groups: dict = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    ordered = []
+    while any(groups.values()):
+        for group in groups.values():
+            if group:
+                ordered.append(group.pop(0))
+    return ordered
 
 
 # --------------------------------------------------------------------------- the world

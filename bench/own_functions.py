@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.agent_tasks import DEFAULT_TIMEOUT_S, MAX_APPROVALS, config_for, percentile  # noqa: E402
+from bench.agent_tasks import DEFAULT_TIMEOUT_S, MAX_APPROVALS, config_for, interleaved, percentile  # noqa: E402
 
 CASES = ROOT / "bench" / "own_functions" / "cases.jsonl"
 LIBRARY = ROOT / "bench" / "own_functions" / "library.py"
@@ -54,14 +54,7 @@ def load_cases(limit: int | None = None, categories: list[str] | None = None) ->
     cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
     if categories:
         cases = [c for c in cases if c["category"] in categories]
-    groups: dict[tuple, list[dict]] = {}
-    for case in cases:
-        groups.setdefault((case["lang"], case["category"]), []).append(case)
-    ordered = []
-    while any(groups.values()):
-        for key in list(groups):
-            if groups[key]:
-                ordered.append(groups[key].pop(0))
+    ordered = interleaved(cases, lambda case: (case["lang"], case["category"]))
     return ordered[:limit] if limit else ordered
 
 
