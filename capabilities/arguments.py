@@ -9,7 +9,7 @@ once, with its output constrained to the function's own schema (each parameter m
 ``null``: not said), and then keeps a value only where the request grounds it
 (:func:`grounded`): a number written in it (in digits, in words, in Chinese numerals, or one
 of those in another unit: 30 years → 360 months, 5% → 0.05), a text whose words it holds, a
-date whose figures it holds, an enum member (the schema lists them). What the model invented
+date whose figures it holds, an enum member the request names. What the model invented
 (an address, a phone number, a city never named) is dropped, and the person is asked for it as
 before.
 
@@ -166,8 +166,8 @@ def grounded(value: Any, schema: dict, request: str) -> bool:
     """Whether ``request`` states ``value`` (see the module's docstring)."""
     if isinstance(value, bool):
         return True  # a yes/no the request's words decide; there is nothing to invent
-    if "enum" in schema:
-        return value in schema["enum"]
+    if "enum" in schema:  # one of the listed values, and one the request names: a choice not said is asked
+        return value in schema["enum"] and grounded(value, {k: v for k, v in schema.items() if k != "enum"}, request)
     if isinstance(value, (int, float)):
         return number_stated(value, numbers_in(request))
     if isinstance(value, list):

@@ -51,7 +51,7 @@ def test_the_model_reads_the_values_with_its_output_held_to_the_schema_where_eac
 
 def test_a_value_the_request_does_not_say_is_dropped_and_given_ones_are_not_asked_again():
     llm = ScriptedLLM([{"phone_number": "555-0199", "priority": "high"}])
-    read = read_arguments(llm, SMS, "text my sister that I'm late, it's urgent", {"message": "I'm late"})
+    read = read_arguments(llm, SMS, "text my sister that I'm late, high priority", {"message": "I'm late"})
     assert read == {"priority": "high"}  # an invented number never reaches the function
     assert "message" not in llm.calls[0][1]["json_schema"]["properties"]
 
@@ -84,7 +84,9 @@ def test_texts_are_grounded_by_their_words_and_addresses_only_whole():
     assert not text_stated("London", "what's the weather like tomorrow?")
     assert not text_stated("bob@example.com", "email bob about lunch")
     assert not text_stated("2025-03-02", "on 2025-03-01")
-    assert grounded("high", {"type": "string", "enum": ["low", "high"]}, "it's urgent")
+    assert grounded("high", {"type": "string", "enum": ["low", "high"]}, "high priority, please")
+    # a choice the request does not name is asked, not taken from the model ("convert 21.5": to which unit?)
+    assert not grounded("fahrenheit", {"type": "string", "enum": ["celsius", "fahrenheit"]}, "convert the temperature 21.5")
     assert grounded([4, 8], {"type": "array", "items": {"type": "number"}}, "average of 4 and 8")
     assert not grounded([4, 9], {"type": "array", "items": {"type": "number"}}, "average of 4 and 8")
 
