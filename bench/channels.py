@@ -43,26 +43,24 @@ import os  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import tempfile  # noqa: E402
-import threading  # noqa: E402
 import time  # noqa: E402
-from contextlib import ExitStack, contextmanager  # noqa: E402
+from contextlib import ExitStack  # noqa: E402
 
 import httpx  # noqa: E402
-import uvicorn  # noqa: E402
 
 import main  # noqa: E402
-from api.app import create_app  # noqa: E402
 from bench.pipeline import percentile  # noqa: E402
 from common import messages as m  # noqa: E402
 from tests.channels.test_dingtalk import SECRET as DT_SECRET, callback as dt_callback, signed as dt_signed  # noqa: E402
 from tests.channels.test_slack import SIGNING_SECRET, event as slack_event, signed as slack_signed  # noqa: E402
 from tests.channels.test_webhooks import (  # noqa: E402
-    ENCRYPT_KEY, PUBLIC_HEX, VERIFICATION, _free_port, dc_command, encrypted, fs_message, signed as dc_signed,
+    ENCRYPT_KEY, PUBLIC_HEX, VERIFICATION, dc_command, encrypted, fs_message, signed as dc_signed,
 )
 from tests.channels.test_wecom import ENV as WC_ENV, WECOM, event_call, text_message  # noqa: E402
 from tests.channels.test_whatsapp import APP_SECRET, VERIFY, change, signed as wa_signed, text  # noqa: E402
 from tests.support.chat_servers import DISCORD_TOKEN, FEISHU_APP, DiscordAPI, FeishuAPI  # noqa: E402
 from tests.support.mail_servers import PASSWORD, RECEIVING_SERVER, USER, Dovecot, SMTPSink, mail  # noqa: E402
+from tests.support.http_api import http_api  # noqa: E402
 from tests.support.telegram_server import TOKEN, BotAPI  # noqa: E402
 from tests.support.work_chat_servers import (  # noqa: E402
     MATRIX_TOKEN, MATRIX_USER, PHONE_ID, SLACK_TOKEN, WHATSAPP_TOKEN, DingTalkAPI, MatrixHomeserver, SlackAPI,
@@ -224,27 +222,6 @@ def senders(api: httpx.Client, servers: dict) -> dict:
     return {name: (servers[name], chats[name], send[name]) for name in servers}
 
 
-@contextmanager
-def http_api(flora):
-    """Flora's HTTP API on a free port of 127.0.0.1 (uvicorn on a thread), as a client."""
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(flora), host="127.0.0.1", port=port, log_level="warning",
-                                           access_log=False))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + TIMEOUT_S
-        while not server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the HTTP API did not start")
-            time.sleep(0.05)
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=TIMEOUT_S) as client:
-            yield client
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 def through_ask(flora, count: int) -> list[float]:
     latencies = []
     for _ in range(count):
@@ -276,7 +253,7 @@ def main_(argv=None) -> int:
                 server.start()
             flora = main.start_flora(config(data_dir, bot.url, mailboxes, smtp.port, servers))
             try:
-                with http_api(flora) as api:
+                with http_api(flora, TIMEOUT_S) as api:
                     through_telegram(bot, args.warmup)
                     rows["telegram"] = summary(through_telegram(bot, args.requests))
                     for name, (service, chat, send) in senders(api, servers).items():

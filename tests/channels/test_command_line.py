@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.channels.test_webhooks import _free_port
+from agents.actor_system import free_port
 from tests.support.flora_process import end_marked, marked_env
 from tests.support.telegram_server import TOKEN, BotAPI
 
@@ -31,7 +31,7 @@ def test_main_with_a_telegram_config_answers_in_the_chat(tmp_path):
         env, mark = marked_env()
         env["TELEGRAM_BOT_TOKEN"] = TOKEN
         process = subprocess.Popen([sys.executable, "main.py", "--config", str(path), "--api",
-                                    "--port", str(_free_port())], cwd=ROOT, env=env,
+                                    "--port", str(free_port())], cwd=ROOT, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             bot.add_message("hello from the command line", chat_id=31, user_id=123456789)

@@ -11,20 +11,16 @@ import hashlib
 import json
 import os
 import re
-import socket
-import threading
 import time
 
-import httpx
 import pytest
-import uvicorn
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives import padding, serialization
 
 import main
-from api.app import create_app
 from common.tasks.sqlite_store import SQLiteTaskStore
+from tests.support.http_api import http_api
 from tests.support.chat_servers import DISCORD_TOKEN, FEISHU_APP, DiscordAPI, FeishuAPI
 from tests.support.telegram_server import TOKEN, BotAPI
 
@@ -36,12 +32,6 @@ ENV = {"FLORA_TEST_TG_TOKEN": TOKEN, "FLORA_TEST_TG_SECRET": SECRET, "FLORA_TEST
        "FLORA_TEST_DC_KEY": PUBLIC_HEX, "FLORA_TEST_FS_ID": FEISHU_APP["app_id"],
        "FLORA_TEST_FS_SECRET": FEISHU_APP["app_secret"], "FLORA_TEST_FS_VERIFY": VERIFICATION,
        "FLORA_TEST_FS_ENCRYPT": ENCRYPT_KEY}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -79,19 +69,8 @@ def flora(services, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def api(flora):
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(flora), host="127.0.0.1", port=port, log_level="warning",
-                                           access_log=False))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the API did not start"
-        time.sleep(0.05)
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+    with http_api(flora) as client:
         yield client
-    server.should_exit = True
-    thread.join(timeout=10)
 
 
 @pytest.fixture

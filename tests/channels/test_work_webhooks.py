@@ -7,19 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 import urllib.parse
 
-import httpx
 import pytest
-import uvicorn
 
 import main
-from api.app import create_app
 from common.tasks.sqlite_store import SQLiteTaskStore
+from tests.support.http_api import http_api
 from tests.channels.test_slack import SIGNING_SECRET, event, signed as slack_signed
-from tests.channels.test_webhooks import _free_port
 from tests.channels.test_whatsapp import APP_SECRET, VERIFY, change, signed as wa_signed, text
 from tests.channels.test_dingtalk import SECRET as DT_SECRET, callback as dt_callback, signed as dt_signed
 from tests.channels.test_wecom import ENV as WC_ENV, WECOM, event_call, query_for, seal, text_message
@@ -75,19 +71,8 @@ def flora(services, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def api(flora):
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(flora), host="127.0.0.1", port=port, log_level="warning",
-                                           access_log=False))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the API did not start"
-        time.sleep(0.05)
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+    with http_api(flora) as client:
         yield client
-    server.should_exit = True
-    thread.join(timeout=10)
 
 
 @pytest.fixture
