@@ -12,6 +12,7 @@ its name (weighing more) and of its description.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from dataclasses import dataclass
@@ -84,9 +85,7 @@ class TaskRouter:
         for spec in self.routable():
             if is_builtin(spec) or spec.name == AGENT:
                 continue
-            own = {w for w in _LATIN_WORD.findall(f"{spec.name.replace('_', ' ')} {spec.description}".lower())
-                   if len(w) >= 4 and w.isalpha() and w not in FRAME_WORDS}
-            if any(mentions(words, w) for w in own):
+            if any(mentions(words, w) for w in _own_words(spec.name, spec.description)):
                 return True
         return False
 
@@ -273,6 +272,14 @@ _LATIN_WORD = re.compile(r"[a-z0-9][a-z0-9_\-]*")  # a word, a number, an id suc
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 # the frame of a Chinese request, taken out before its characters are held against the capability's words
 _CJK_FRAME = re.compile("请|帮我|帮忙|让|叫|给我|一下|看看|告诉我|我们|我的|现在|还有|多少|什么|哪个|哪些|是否|吗|呢|吧|了|的|里|在|有|是|个|把|几")
+
+
+@functools.lru_cache(maxsize=1024)
+def _own_words(name: str, description: str) -> frozenset[str]:
+    """The words of a function's name and description that may tie a request to it (four
+    letters or more, not the frame of a request); worked out once per function."""
+    return frozenset(w for w in _LATIN_WORD.findall(f"{name.replace('_', ' ')} {description}".lower())
+                     if len(w) >= 4 and w.isalpha() and w not in FRAME_WORDS)
 
 
 def _has_a_look(schema: dict, name: str) -> bool:
