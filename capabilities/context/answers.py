@@ -263,8 +263,11 @@ def mentions(text: str, phrase: str) -> bool:
         return phrase in text
     if folded is not None:
         text_folded = _ascii_folded(text)
-        if text_folded is not None and folded not in text_folded:
-            return False  # not even inside a word: no need to look for it as one (most phrases, most texts)
+        if text_folded is not None:
+            if _TOKEN.fullmatch(folded):  # one word (most keywords): among the text's words or not
+                return folded in _ascii_words(text_folded)
+            if folded not in text_folded:
+                return False  # not even inside a word: no need to look for it as one (most phrases, most texts)
     return _word(phrase).search(text) is not None
 
 
@@ -279,6 +282,16 @@ def _phrase(phrase: str) -> tuple[bool, str | None]:
 def _ascii_folded(text: str) -> str | None:
     """``text`` in lower case when it is ASCII (the same message is asked about every keyword)."""
     return text.lower() if text.isascii() else None
+
+
+_TOKEN = re.compile(r"[a-z0-9_]+")
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_words(folded: str) -> frozenset[str]:
+    """The words of an ASCII text in lower case, as ``_word`` delimits them (runs of letters,
+    digits and underscores): a one-word phrase is whole in the text exactly when it is one of them."""
+    return frozenset(_TOKEN.findall(folded))
 
 
 def text_after(text: str, phrases) -> str:

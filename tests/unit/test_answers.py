@@ -138,6 +138,19 @@ def test_mentions_uses_word_boundaries_for_latin_and_substrings_for_cjk(text, ph
     assert mentions(text, phrase) is found
 
 
+def test_mentions_agrees_with_the_whole_word_pattern_for_every_phrase_and_text():
+    # one-word phrases in ASCII text are looked up among the text's words; the answer must be the
+    # pattern's, whatever the case, underscores, digits or punctuation around them
+    import itertools
+    import re
+    phrases = ["file", "api", "api_key", "web page", "Data", "x9", "py", "Python3", "read_file", "ls", "a-b", "c++"]
+    texts = ["read the file now", "API key here: api_key=3", "web-page web page", "data.csv", "please run python3!",
+             "lsof ls", "FILE", "my_file file_x", "x9y x9", "a-b and c++ code", "über file", "", "_api_ api"]
+    for text, phrase in itertools.product(texts, phrases):
+        pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(phrase)}(?![A-Za-z0-9_])", re.I)
+        assert mentions(text, phrase) is (pattern.search(text) is not None), (text, phrase)
+
+
 def test_urls_stop_at_chinese_punctuation():
     assert urls("打开 https://example.com/a?b=1，然后 http://x.org/。") == ["https://example.com/a?b=1", "http://x.org/"]
 
