@@ -556,6 +556,9 @@ class UnderstandingConfig(_Section):
     # more labelled utterances, JSON lines {"text": ..., "reading": "<family>/<kind>"}, beside the shipped ones
     examples_files: list[str] = Field(default_factory=list)
     embedding_model: str = DEFAULT_EMBEDDING_MODEL  # a multilingual one: the examples are Chinese and English
+    # the operator's phrases and patterns for the reading rules: JSON files that add alternatives to
+    # the shipped rule tables (capabilities/cognition/rule_tables.py, docs/conversation.md)
+    rule_files: list[str] = Field(default_factory=list)
 
     @field_validator("embedding_model")
     @classmethod
@@ -572,6 +575,17 @@ class UnderstandingConfig(_Section):
                 load_bank([Path(path)])
             except BankError as exc:
                 raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("rule_files")
+    @classmethod
+    def _rules_readable(cls, value: list[str]) -> list[str]:
+        from capabilities.cognition.rule_tables import RuleTableError, read_operator_files
+
+        try:
+            read_operator_files(value)
+        except RuleTableError as exc:
+            raise ValueError(str(exc)) from None
         return value
 
 DEFAULT_MCP_CALL_TIMEOUT_S = 60.0

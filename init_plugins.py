@@ -49,10 +49,12 @@ AGENT_MODULE = "capabilities.agent.capability"  # the tool-using loop (agent.ena
 def build_registry(config: FloraConfig, *, store=None, events=None, llm=None) -> CapabilityRegistry:
     """The registry for one process. ``llm`` overrides the configured model (tests)."""
     from capabilities.cognition.intent_router import IntentRouter
+    from capabilities.cognition.rule_tables import use_operator_files
     from capabilities.context.conversation_manager import ConversationManager
     from capabilities.routing.task_router import TaskRouter
     from capabilities.tools.data_access import DataAccessor
 
+    use_operator_files(config.understanding.rule_files)  # the reading rules' tables, with the operator's phrases
     registry = CapabilityRegistry()
     if llm is not None:
         registry.register("llm", llm)

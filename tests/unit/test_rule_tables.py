@@ -1,0 +1,104 @@
+"""Rules as data (capabilities/cognition/rule_tables.py): tables load, prove themselves by their
+examples, and take the operator's phrases without code."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from capabilities.cognition import rule_tables
+from capabilities.cognition.rule_tables import RuleTableError, phrase_pattern, problems, use_operator_files
+
+TABLE = {
+    "about": "a table for the tests",
+    "rules": {
+        "thanks": {"about": "thanks", "flags": ["IGNORECASE"], "en": [r"^\s*(?:thanks?|thank\s+you)\b"],
+                   "zh": [r"^\s*(?:谢谢|多谢)"], "examples": ["Thanks a lot", "谢谢你"], "not": ["give thanks to the cook"]},
+        "remind_me": {"flags": ["IGNORECASE"], "phrases": {"en": ["remind me"], "zh": ["提醒我"]},
+                      "examples": ["please remind me at 5", "明天提醒我"], "not": ["reminders"]},
+    },
+}
+
+
+@pytest.fixture
+def tables(tmp_path, monkeypatch):
+    """A tables folder of the tests' own, in place of the shipped one."""
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    (folder / "sample.json").write_text(json.dumps(TABLE, ensure_ascii=False), encoding="utf-8")
+    monkeypatch.setattr(rule_tables, "TABLES", folder)
+    rule_tables.table.cache_clear()
+    yield folder
+    use_operator_files([])
+    rule_tables.table.cache_clear()
+
+
+def test_a_rule_matches_any_of_its_alternatives_in_either_language(tables):
+    thanks = rule_tables.table("sample")["thanks"]
+    assert thanks.search("thank you so much") and thanks.search("多谢啦")
+    assert not thanks.search("I said thanks")  # anchored: its own pattern's meaning is kept
+    assert problems(rule_tables.table("sample")) == []
+
+
+def test_a_phrase_is_whole_words_in_latin_and_anywhere_in_chinese():
+    import re
+
+    assert re.search(phrase_pattern("remind me"), "pls remind   me later")
+    assert not re.search(phrase_pattern("remind me"), "reminder meeting")
+    assert re.search(phrase_pattern("提醒我"), "明天早上提醒我一下")
+
+
+def test_an_example_its_rule_does_not_match_is_a_problem(tables):
+    broken = json.loads(json.dumps(TABLE))
+    broken["rules"]["thanks"]["examples"].append("cheers mate")
+    broken["rules"]["remind_me"]["not"].append("remind me")
+    broken["rules"]["unproven"] = {"en": ["x"]}
+    (tables / "broken.json").write_text(json.dumps(broken), encoding="utf-8")
+    found = problems(rule_tables.table("broken"))
+    assert any("cheers mate" in p for p in found)
+    assert any("'remind me', listed under 'not'" in p for p in found)
+    assert any("broken.unproven: no example" in p for p in found)
+
+
+def test_operator_phrases_extend_a_rule_and_leave_with_their_file(tables, tmp_path):
+    remind = rule_tables.table("sample")["remind_me"]
+    assert not remind.search("nudge me at 6")
+    extra = tmp_path / "ours.json"
+    extra.write_text(json.dumps({"table": "sample", "rules": {"remind_me": {"phrases": {"en": ["nudge me"]}}}}))
+    use_operator_files([extra])
+    assert remind.search("nudge me at 6") and remind.search("remind me at 6")
+    use_operator_files([])
+    assert not remind.search("nudge me at 6")
+
+
+@pytest.mark.parametrize("content, says", [
+    ({"table": "nope", "rules": {}}, "'table' must name a shipped table"),
+    ({"table": "sample", "rules": {"no_such_rule": {"en": ["x"]}}}, "has no rule 'no_such_rule'"),
+    ({"table": "sample", "rules": {"thanks": {"en": ["(unclosed"]}}}, "is not a regular expression"),
+    ({"table": "sample", "rules": {"thanks": {"flags": ["LOUD"]}}}, "unknown flag 'LOUD'"),
+    ({"table": "sample", "rules": {"thanks": {"wrong_key": 1}}}, "unknown keys ['wrong_key']"),
+    ({"table": "sample", "rules": {"thanks": {"phrases": {"fr": ["merci"]}}}}, "phrases['fr']"),
+])
+def test_a_malformed_operator_file_is_refused_naming_file_and_rule(tables, tmp_path, content, says):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(RuleTableError) as caught:
+        use_operator_files([path])
+    assert says in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_a_config_naming_a_bad_rule_file_is_refused_with_the_reason(tmp_path):
+    from config import ConfigError, load_config
+
+    path = tmp_path / "rules.json"
+    path.write_text("{not json")
+    with pytest.raises(ConfigError) as caught:
+        load_config({"understanding": {"rule_files": [str(path)]}})
+    assert "rule_files" in str(caught.value) and "cannot read the rule table" in str(caught.value)
+
+
+def test_every_shipped_table_is_proven_by_its_examples():
+    rule_tables.table.cache_clear()
+    found = [p for t in rule_tables.shipped_tables() for p in problems(t)]
+    assert found == []
