@@ -1,6 +1,6 @@
 """Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``,
 ``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl``, ``fresh5.jsonl``, ``fresh6.jsonl``,
-``fresh7.jsonl``, ``fresh8.jsonl`` and ``fresh9.jsonl``.
+``fresh7.jsonl``, ``fresh8.jsonl``, ``fresh9.jsonl`` and ``fresh10.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -18,7 +18,8 @@ in tuning: never tuned against, reported apart, and not part of the dev/held-out
 ``FRESH7`` a ninth, written the same way after the sixth fresh split had been read and fixed;
 ``FRESH8`` a tenth, written the same way after the seventh fresh split had been read and fixed;
 ``FRESH9`` an eleventh, written the same way after the eighth, and the first with the hands
-(files, Python, shell, web pages) and memory.
+(files, Python, shell, web pages) and memory;
+``FRESH10`` a twelfth, written the same way after the ninth, with the hands and memory too.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -46,6 +47,7 @@ FRESH6: list[dict] = []  # the sixth fresh split, after that
 FRESH7: list[dict] = []  # the seventh fresh split, after that
 FRESH8: list[dict] = []  # the eighth fresh split, after that
 FRESH9: list[dict] = []  # the ninth fresh split, after that
+FRESH10: list[dict] = []  # the tenth fresh split, after that
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -1975,6 +1977,220 @@ fresh9("en", "memory/ask", "what have you got stored on me?")
 fresh9("zh", "memory/forget", "把我养狗这事儿忘了吧", setup=["我养了一只叫豆豆的柯基"])
 fresh9("en", "memory/forget", "please forget where I work", setup=["I work at the Royal Infirmary in Glasgow"])
 
+# =========================================================================== FRESH10
+# A twelfth split, written the same way after the ninth, by someone who had not read Flora's
+# understanding rules: from how people talk, in new situations and new wordings (a florist, a
+# pharmacist, a swimming coach, a removals firm, a translator, a wedding planner, a student
+# before exams, an IT admin, a grandmother, a startup founder; Cantonese, Taiwanese and
+# northern colloquial Chinese, Australian, Irish and US English, typos, dictation without
+# punctuation, a request buried in a story, polite indirect and impatient ones, Chinese and
+# English mixed, very short follow-ups after a setup turn), every category in both languages,
+# the hands and memory included. These go to fresh10.jsonl only, with ids like zh-chat-q001.
+
+
+def fresh10(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the tenth fresh split."""
+    FRESH10.append(make(lang, category, say, setup, expect))
+
+
+ZH_CONTRACT_FLOW = ["帮我跑一下Dify里那个合同审核的工作流"]  # pauses for its api_key
+EN_QUOTE_FLOW = ["run the dify workflow that drafts our moving quotes"]
+ZH_PRICES_FETCHED = ["请求一下 https://api.example.cn/florist/wholesale-prices.json"]
+EN_TIMES_FETCHED = ["fetch https://api.example.com/swimclub/race-times.json"]
+ZH_PRESCRIPTION = ["每周三下午两点提醒我去药房拿降压药"]
+EN_BACKUP_CHECK = ["every night at 11pm remind me to check the server backups"]
+
+# --------------------------------------------------------------------------- fresh10: chat
+fresh10("zh", "chat/greeting", "早晨呀Flora！今日开铺前同你倾两句先")
+fresh10("en", "chat/greeting", "G'day Flora, how ya going this arvo?")
+fresh10("zh", "chat/thanks", "感謝你喔，照你說的練，今天那幾個小朋友都沒再嗆到水了",
+        setup=["教小朋友游泳换气，他们老是呛水怎么办"])
+fresh10("en", "chat/thanks", "cheers, the iron and brown paper trick worked a treat, you're a legend",
+        setup=["how do I get candle wax out of a carpet"])
+fresh10("zh", "chat/feelings", "明天就考高数了我还有三章没看 心慌得睡不着 感觉要挂了")
+fresh10("en", "chat/feelings", "moved my mum into the care home today. I know it's the right thing but I feel wrecked")
+fresh10("zh", "chat/smalltalk", "豆腐脑你站甜的还是咸的？反正我们天津人只认咸的")
+fresh10("zh", "chat/smalltalk", "今儿这风刮得，骑车上班差点给我吹沟里去，哈哈")
+fresh10("en", "chat/smalltalk", "honestly, who still irons their bedsheets? is that a normal thing people do")
+fresh10("en", "chat/smalltalk", "did you catch the Matildas last night? what a finish eh")
+fresh10("zh", "chat/joke", "来个跟药剂师有关的笑话呗，给药房同事午休解解闷")
+fresh10("en", "chat/joke", "tell me a joke about wedding planners, I need a laugh after the bride I had today")
+fresh10("zh", "chat/knowledge", "布洛芬跟对乙酰氨基酚到底有啥区别，哪个更伤胃？")
+fresh10("zh", "chat/knowledge", "光合作用的暗反应是在叶绿体哪个部位进行的来着，明天生物要考")
+fresh10("en", "chat/knowledge", "why do swimmers shave their legs before a big meet, does it actually make them faster")
+fresh10("en", "chat/knowledge", "whats the actual difference between RAID 1 and RAID 5, in plain english")
+fresh10("zh", "chat/arithmetic", "一束玫瑰11支，我要包18束，总共得备多少支？", answer_contains=["198"])
+fresh10("zh", "chat/arithmetic", "搬家师傅一个钟头收280，搬了三个半小时，我该付多少", answer_contains=["980"])
+fresh10("en", "chat/arithmetic", "if the pool's 50 metres how many laps is 1.5 km", answer_contains=["30"])
+fresh10("en", "chat/arithmetic", "quick one — what's 15% of 2,340?", answer_contains=["351"])
+fresh10("zh", "chat/advice", "婚礼定在户外草坪，万一那天下雨，有什么靠谱的备选方案吗")
+fresh10("en", "chat/advice", "my cofounder wants to raise a seed round now but we've got 14 months of runway. "
+                             "is it smarter to wait? what would you do")
+fresh10("zh", "chat/translation", "把「请将本品放在儿童接触不到的地方」翻成英文，要贴在药袋上的")
+fresh10("en", "chat/translation", "how would I say 'the movers arrive at 8am sharp' in Mandarin?")
+fresh10("zh", "chat/writing", "帮我写段婚礼主持的开场白，温馨一点，一百来字就行")
+fresh10("en", "chat/writing", "can you write a short farewell card message for Dave from IT, he's retiring after "
+                              "30 years. keep it light")
+fresh10("zh", "chat/about_me", "我上回体检量的血压是多少来着？", must_not_invent=True)
+fresh10("zh", "chat/about_me", "我孙女叫啥名字，你还记得不", must_not_invent=True)
+fresh10("en", "chat/about_me", "what was the name of the removalist company I booked? can't remember", must_not_invent=True)
+fresh10("en", "chat/about_me", "hey what did I say my locker code at the pool was", must_not_invent=True)
+
+# --------------------------------------------------------------------------- fresh10: task
+fresh10("zh", "task/http_request", "帮我调一下这个接口 https://api.flowers.example.cn/v2/orders/today 看看今天进了多少单",
+        capability=HTTP, parameters={"url": "https://api.flowers.example.cn/v2/orders/today"})
+fresh10("en", "task/http_request", "can ya hit https://api.movers.example.com.au/v1/jobs?date=today for me",
+        capability=HTTP, parameters={"url": "https://api.movers.example.com.au/v1/jobs?date=today"})
+fresh10("zh", "task/data_query", "库房那个数据库帮我查下，SQL是 SELECT drug_name, qty FROM pharmacy_stock WHERE qty < 20",
+        capability=DQ, parameters={"sql": "SELECT drug_name, qty FROM pharmacy_stock WHERE qty < 20"})
+fresh10("en", "task/data_query", "run this against the db pls: SELECT swimmer, best_time FROM results ORDER BY best_time LIMIT 5",
+        capability=DQ, parameters={"sql": "SELECT swimmer, best_time FROM results ORDER BY best_time LIMIT 5"})
+fresh10("zh", "task/dify_workflow", "用Dify上合同翻译那个工作流跑一下，key 是 app-Tr4nsL8q",
+        capability=DIFY, parameters={"api_key": "app-Tr4nsL8q"})
+fresh10("en", "task/dify_workflow", "kick off my dify workflow for the wedding invites, api key app-W3dd1ngZ",
+        capability=DIFY, parameters={"api_key": "app-W3dd1ngZ"})
+fresh10("zh", "task/ask_experts", "让专家们议一议：我们这种三个人的初创公司，先做To B还是To C？", capability=EXP)
+fresh10("en", "task/ask_experts", "get the expert panel's take on whether a small florist should sell on Instagram "
+                                  "or build its own website", capability=EXP)
+fresh10("zh", "task/files", "工作区里有个 exams/revision_plan.md，打开念给我听听", capability=FILE_READ,
+        parameters={"path": "exams/revision_plan.md"})
+fresh10("zh", "task/files", "翻翻我文件里哪些提到了“押金”两个字", capability=FILE_SEARCH)
+fresh10("en", "task/files", "make a new file called packing_list.txt with: boxes, tape, bubble wrap, marker pens",
+        capability=FILE_WRITE, parameters={"path": "packing_list.txt"})
+fresh10("en", "task/files", "cna you lsit whats in the clients folder in my workspace", capability=FILE_LIST,
+        parameters={"path": "clients"})
+fresh10("zh", "task/python", "用python算一下 本金20万 年化3.5% 复利10年以后是多少", capability=PYTHON)
+fresh10("zh", "task/python", "写段python代码把30个学员随机分成5组 跑一下把结果给我看", capability=PYTHON)
+fresh10("en", "task/python", "can you execute this python: print(sorted(['Zoe', 'amy', 'Liam'], key=str.lower))",
+        capability=PYTHON)
+fresh10("en", "task/python", "chuck this into python and run it for me: print(sum(x*x for x in range(1, 101)))",
+        capability=PYTHON)
+fresh10("zh", "task/shell", "在终端执行一下 `df -h`，看看磁盘还剩多少", capability=SHELL,
+        parameters={"command": "df -h"})
+fresh10("zh", "task/shell", "帮我 run 一下 `du -sh photos`，睇下啲相占咗几多位", capability=SHELL,
+        parameters={"command": "du -sh photos"})
+fresh10("en", "task/shell", "run `tail -n 50 server.log` in the shell and show me what it says", capability=SHELL,
+        parameters={"command": "tail -n 50 server.log"})
+fresh10("en", "task/shell", "could you run git log --oneline -5 in my workspace? want to see the last few commits",
+        capability=SHELL)
+fresh10("zh", "task/web", "读一下这个网页 https://www.example.cn/news/2026/swim-rules.html 讲了啥，给我总结下",
+        capability=WEB_FETCH, parameters={"url": "https://www.example.cn/news/2026/swim-rules.html"})
+fresh10("zh", "task/web", "上网搜一下今年考研国家线大概什么时候出", capability=WEB_SEARCH)
+fresh10("en", "task/web", "have a read of https://blog.example.org/how-to-pack-a-kitchen and give me the gist",
+        capability=WEB_FETCH, parameters={"url": "https://blog.example.org/how-to-pack-a-kitchen"})
+fresh10("en", "task/web", "search the web for wedding venues near Galway that take 150 guests", capability=WEB_SEARCH)
+
+# --------------------------------------------------------------------------- fresh10: plan
+fresh10("zh", "plan/multi_step", "先去 https://api.example.cn/pharmacy/sales 拉一下本月销量，再用数据库查库存"
+                                 "（SELECT name, qty FROM stock），最后两边对一对，给我写个补货建议")
+fresh10("en", "plan/multi_step", "first search the web for removalist prices in Sydney, then read the top result, "
+                                 "and after that draft me a quote template based on it")
+
+# --------------------------------------------------------------------------- fresh10: loop
+fresh10("zh", "loop/reminder", "明天下午三点提醒我给李太太送新娘捧花", schedule="tomorrow at 15:00")
+fresh10("en", "loop/reminder", "remind me Friday at 4:30pm to ring the Hendersons about the piano move",
+        schedule="Friday at 16:30")
+fresh10("zh", "loop/recurring", "以后每个礼拜一早上七点提醒我给泳队发这周的训练计划", schedule="every Monday at 7:00")
+fresh10("en", "loop/recurring", "every Sunday at 6pm remind me to send the squad list to the parents",
+        schedule="every Sunday at 18:00")
+fresh10("zh", "loop/relative", "四十分钟后喊我一声，锅里还炖着汤呢", schedule="in 40 minutes")
+fresh10("en", "loop/relative", "give me a shout in 25 minutes to move the car before the parking inspector comes round",
+        schedule="in 25 minutes")
+
+# --------------------------------------------------------------------------- fresh10: task_op
+fresh10("zh", "task_op/cancel", "哎算了算了，那个先别弄了，撤了吧", setup=ZH_CONTRACT_FLOW, operates_on=DIFY)
+fresh10("en", "task_op/cancel", "actually scrap that, don't bother", setup=EN_QUOTE_FLOW, operates_on=DIFY)
+fresh10("zh", "task_op/revise", "能不能按价格从高到低重新排一下再给我", setup=ZH_PRICES_FETCHED, operates_on=HTTP)
+fresh10("en", "task_op/revise", "redo that but only the under-12s please", setup=EN_TIMES_FETCHED, operates_on=HTTP)
+fresh10("zh", "task_op/comment", "在这个任务上记一笔：玫瑰进价下礼拜要涨", setup=ZH_PRICES_FETCHED, operates_on=HTTP)
+fresh10("en", "task_op/comment", "stick a note on that one: Jack's 200m time looks off, check with his coach",
+        setup=EN_TIMES_FETCHED, operates_on=HTTP)
+fresh10("zh", "task_op/rerun", "再拉一遍，供应商刚说价格更新了", setup=ZH_PRICES_FETCHED, operates_on=HTTP)
+fresh10("en", "task_op/rerun", "go again on that, the club just uploaded the new results", setup=EN_TIMES_FETCHED,
+        operates_on=HTTP)
+
+# --------------------------------------------------------------------------- fresh10: loop_op
+fresh10("zh", "loop_op/list", "我在你这儿定了哪些到点提醒的事来着，给我瞅一眼", setup=ZH_PRESCRIPTION)
+fresh10("en", "loop_op/list", "hey what reminders and scheduled bits have I set up with you, I can't keep track", setup=EN_BACKUP_CHECK)
+fresh10("zh", "loop_op/pause", "这两个礼拜我去女儿家住，药是她带我去拿，拿药那个提醒先停一停", setup=ZH_PRESCRIPTION)
+fresh10("en", "loop_op/pause", "I'm on leave all next week so put the backup reminder on hold for now",
+        setup=EN_BACKUP_CHECK)
+fresh10("zh", "loop_op/resume", "我回来了，拿药那个提醒接着响吧", setup=ZH_PRESCRIPTION + ["先把拿药的提醒暂停一下"])
+fresh10("en", "loop_op/resume", "back from leave, switch the backup one on again cheers",
+        setup=EN_BACKUP_CHECK + ["pause the backup reminder"])
+fresh10("zh", "loop_op/delete", "医生说降压药不用吃了，拿药那个提醒删了吧", setup=ZH_PRESCRIPTION)
+fresh10("en", "loop_op/delete", "we've moved the backups to the cloud, so kill that 11pm reminder for good",
+        setup=EN_BACKUP_CHECK)
+fresh10("zh", "loop_op/trigger", "拿药那个提醒现在就给我来一遍，我看看它长啥样", setup=ZH_PRESCRIPTION)
+fresh10("en", "loop_op/trigger", "set the backup nag off now, I want to check it actually pings my phone",
+        setup=EN_BACKUP_CHECK)
+
+# --------------------------------------------------------------------------- fresh10: status
+fresh10("zh", "status/abilities", "我开了个小花店，想问问你到底能帮我干点啥？")
+fresh10("en", "status/abilities", "so what are you actually capable of? like could you be any use to a small removals business")
+fresh10("zh", "status/state", "我交给你的活儿现在都咋样了？有没有卡住的", must_not_claim=True)
+fresh10("en", "status/state", "are you still chewing on any of the jobs I handed you, or is it all wrapped up?", must_not_claim=True)
+fresh10("zh", "status/history", "这礼拜我都让你跑过哪些任务？列一下", must_not_claim=True)
+fresh10("en", "status/history", "give me a rundown of the stuff you've run for me since Monday", must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh10: command
+fresh10("zh", "command/clear", "咱俩的聊天记录太乱了，清一下吧，我想从头来")
+fresh10("en", "command/clear", "clear out our chat history, it's getting way too cluttered")
+fresh10("zh", "command/switch_model", "換個聰明一點的模型好不好，改用 qwen2.5-14b")
+fresh10("en", "command/switch_model", "swap to llama3 70b for the rest of this convo")
+fresh10("zh", "command/shutdown", "你先关了吧，今晚机房断电维护")
+fresh10("en", "command/shutdown", "power yourself off mate, we're done for the day")
+
+# --------------------------------------------------------------------------- fresh10: unsupported
+fresh10("zh", "unsupported/orders", "帮我把京东上那单打印纸改成周六送", **NO)
+fresh10("en", "unsupported/orders", "can you cancel the extra boxes I ordered from Officeworks last night", **NO)
+fresh10("zh", "unsupported/email", "帮我回一下王总那封邮件，就说报价单明天上午发他", **NO)
+fresh10("en", "unsupported/email", "so the venue was meant to confirm numbers by today and I'm flat out with a "
+                                   "rehearsal, did their email come in this morning?", **NO)
+fresh10("zh", "unsupported/calendar", "我下礼拜二下午有没有别的安排？帮我看看日程", **NO)
+fresh10("en", "unsupported/calendar", "pop the Henderson move into my calendar for the 14th", **NO)
+fresh10("zh", "unsupported/weather", "周六在广州办户外婚礼，那天会不会下雨啊", **NO)
+fresh10("en", "unsupported/weather", "what's the swell and wind looking like at Bondi tomorrow morning?", **NO)
+fresh10("zh", "unsupported/flights", "帮我查查下周五北京飞成都最早那班还有没有票", **NO)
+fresh10("en", "unsupported/flights", "is my 6:40 Ryanair out of Dublin running late? stuck in traffic on the M50", **NO)
+fresh10("zh", "unsupported/bank", "帮我看下招行卡上，房东的押金退回来没有", **NO)
+fresh10("en", "unsupported/bank", "transfer 500 bucks to my cofounder's account would ya", **NO)
+fresh10("zh", "unsupported/delivery", "我嗰個順豐件而家去到邊啦？單號 SF1234567890", **NO)
+fresh10("en", "unsupported/delivery", "where's my Australia Post parcel at, it's been a week", **NO)
+fresh10("zh", "unsupported/servers", "帮我登一下公司那台生产服务器，看看CPU是不是又满了", **NO)
+fresh10("en", "unsupported/servers", "restart nginx on our prod box, it's throwing 502s again", **NO)
+fresh10("zh", "unsupported/tickets", "帮我抢两张周六晚上那场演唱会的票，内场的", **NO)
+fresh10("en", "unsupported/tickets", "book me two tickets for the Saturday matinee of Hamilton", **NO)
+
+# --------------------------------------------------------------------------- fresh10: clarify
+fresh10("zh", "clarify/ambiguous", "那啥，你给整一下呗")
+fresh10("zh", "clarify/ambiguous", "就照上回那样弄")
+fresh10("en", "clarify/ambiguous", "yeah go ahead with it")
+fresh10("en", "clarify/ambiguous", "can u sort that one out")
+
+# --------------------------------------------------------------------------- fresh10: answer
+fresh10("zh", "answer/api_key", "app-9FlorA22 给你", setup=["运行一下Dify里做报价单的那个工作流"], capability=DIFY,
+        parameters={"api_key": "app-9FlorA22"})
+fresh10("en", "answer/api_key", "oh right, the key. app-GlossX71", setup=["start the dify workflow for the translation glossary"],
+        capability=DIFY, parameters={"api_key": "app-GlossX71"})
+fresh10("zh", "answer/url", "就这个地址 https://booking.example.cn/api/pool/slots", setup=["帮我发个HTTP请求查一下泳池的预约情况"],
+        capability=HTTP, parameters={"url": "https://booking.example.cn/api/pool/slots"})
+fresh10("en", "answer/url", "my bad, here: https://api.example.com/v2/stock-levels", setup=["I need you to call an API for me"],
+        capability=HTTP, parameters={"url": "https://api.example.com/v2/stock-levels"})
+fresh10("zh", "answer/time", "晚上八点半，她那会儿才下班", setup=["提醒我给新娘回个电话"])
+fresh10("en", "answer/time", "tomorrow, 5:30pm, once I've finished at the shop", setup=["remind me to collect the keys from the agent"])
+
+# --------------------------------------------------------------------------- fresh10: memory
+fresh10("zh", "memory/tell", "跟你说一声，我对青霉素过敏，以后说到用药的时候注意点")
+fresh10("en", "memory/tell", "fyi I coach at the local leisure centre, mostly the under-10s squad")
+fresh10("zh", "memory/ask", "你那个小本本上关于我都记了点啥？", setup=["我在佛山开花店，店叫小满花房"])
+fresh10("zh", "memory/ask", "之前聊了那么多，你对我都记下了些什么")
+fresh10("en", "memory/ask", "go on then, tell me everything you've picked up about me",
+        setup=["I'm a translator, mostly Japanese to English"])
+fresh10("en", "memory/ask", "hang on, do you actually keep stuff about me? like what?")
+fresh10("zh", "memory/forget", "我住哪儿那条你忘了吧，不想让你记着", setup=["我家在朝阳区望京那边"])
+fresh10("en", "memory/forget", "forget what I told you about my partner, please", setup=["my partner's name is Siobhan"])
+
 
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
@@ -2024,7 +2240,8 @@ def main() -> None:
                     ("fresh3", FRESH3, "h", "third fresh"), ("fresh4", FRESH4, "i", "fourth fresh"),
                     ("fresh5", FRESH5, "j", "fifth fresh"), ("fresh6", FRESH6, "k", "sixth fresh"),
                     ("fresh7", FRESH7, "m", "seventh fresh"), ("fresh8", FRESH8, "n", "eighth fresh"),
-                    ("fresh9", FRESH9, "p", "ninth fresh"))
+                    ("fresh9", FRESH9, "p", "ninth fresh"),
+                    ("fresh10", FRESH10, "q", "tenth fresh"))
     for name, written, prefix, label in fresh_splits:
         numbered_cases = numbered(written, prefix=prefix, width=3)
         write(HERE / f"{name}.jsonl", numbered_cases)
