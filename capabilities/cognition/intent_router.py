@@ -109,7 +109,12 @@ class IntentRouter:
         ruled = self._ruled(content, capability)
         if ruled is not None and ruled.kind == "plan":
             return None  # a plan is the understanding step's
-        return self._written(ruled, content) if ruled is not None and not capability else ruled
+        if ruled is None or capability:
+            return ruled
+        # read as the understanding step reads a task (``classify``): a script described, or a
+        # value of another tool's beside this one's ("fetch https://… and save the build number
+        # to build.txt"), makes it the agent's work, whichever path decided
+        return self._looked_at(content.strip(), self._written(ruled, content))
 
     def _ruled(self, content: str, capability: str | None = None) -> Intent | None:
         """What the rules read: a task, or a ``plan`` when the capability they are sure of is

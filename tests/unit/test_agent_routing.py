@@ -121,14 +121,16 @@ def test_conversation_without_a_value_a_tool_takes_stays_conversation(registry, 
     assert router(registry, ScriptedLLM([{"route": "chat"}])).classify(text).kind == "chat"
 
 
-def test_a_task_whose_message_holds_another_tools_value_is_the_agents(registry):
+@pytest.mark.parametrize("path", ["classify", "decide_by_rules"])  # the understanding step, the AgentActor's rules
+def test_a_task_whose_message_holds_another_tools_value_is_the_agents(registry, path):
     text = "fetch http://127.0.0.1:8000/status.html and save the build number it shows to build.txt"
-    intent = router(registry, ScriptedLLM([])).classify(text)
+    intent = getattr(router(registry, ScriptedLLM([])), path)(text)
     assert (intent.kind, intent.capability) == ("task", "agent")
 
 
+@pytest.mark.parametrize("path", ["classify", "decide_by_rules"])
 @pytest.mark.parametrize("text, capability", [("what build number does the page http://127.0.0.1:8000/status.html show?",
                                                "http_request"),
                                               ("read the file notes/todo.txt", "file_read")])
-def test_a_task_whose_values_are_all_its_own_stays_one_call(registry, text, capability):
-    assert router(registry, ScriptedLLM([])).classify(text).capability == capability
+def test_a_task_whose_values_are_all_its_own_stays_one_call(registry, text, capability, path):
+    assert getattr(router(registry, ScriptedLLM([])), path)(text).capability == capability
