@@ -7,7 +7,8 @@ as two session messages — what the person said and Flora's reply, as the HTTP 
 browser client read them — so it survives restarts and any node can read it.
 
 ``recent`` gives the last turns as ``{role, content}`` for the understanding step and chat,
-within a character budget, newest kept first.
+within a character budget, newest kept first. Recording a turn and reading the recent ones
+touch only the messages they need, so a message costs the same however long the conversation.
 
 Secret parameters (an API key the person gave) are kept masked in the turns
 (:mod:`capabilities.secrets`): the task has the real value in its record, the history does not.
@@ -50,16 +51,16 @@ class ConversationLog:
 
     def owner_conflict(self, tenant_id: str, user_id: str, session_id: str) -> bool:
         """Whether ``session_id`` is another user's conversation."""
-        session = self._store.get_session(tenant_id, session_id)
-        return session is not None and session.user_id != user_id
+        found = self._store.recent_session_messages(tenant_id, session_id, 0)
+        return found is not None and found[0] != user_id
 
     def recent(self, tenant_id: str, user_id: str, conversation_id: str) -> list[dict]:
-        session = self._store.get_session(tenant_id, conversation_id)
-        if session is None or session.user_id != user_id:
+        found = self._store.recent_session_messages(tenant_id, conversation_id, self._recent_messages)
+        if found is None or found[0] != user_id:
             return []
         turns: list[dict] = []
         budget = self._recent_chars
-        for message in reversed(session.messages[-self._recent_messages:]):
+        for message in reversed(found[1]):
             content = str(message.get("content", ""))[:REPLY_CHARS]
             if not content or message.get("role") not in ("user", "assistant"):
                 continue
@@ -105,8 +106,8 @@ class ConversationLog:
         try:
             self._store.append_to_session(tenant_id, conversation_id, [asked, answered], title=title)
         except SessionNotFound:
-            session = self._store.get_session(tenant_id, conversation_id)
-            if session is not None:  # made by another process meanwhile
+            if self._store.recent_session_messages(tenant_id, conversation_id, 0) is not None:
+                # made by another process meanwhile
                 self._store.append_to_session(tenant_id, conversation_id, [asked, answered], title=title)
                 return
             self._store.save_session(Session(session_id=conversation_id, tenant_id=tenant_id, user_id=user_id,

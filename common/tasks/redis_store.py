@@ -16,7 +16,8 @@ keys share a slot)::
     <prefix>:{t}:note:<id>               string, the Notification as JSON, less ``read``
     <prefix>:{t}:notes:all:<user>        sorted set of the user's notification ids, by created_at
     <prefix>:{t}:notes:unread:<user>     the same, unread ones only: being here is what ``read`` says
-    <prefix>:{t}:session:<id>            string, the Session as JSON
+    <prefix>:{t}:session:<id>            string, the Session as JSON, less its messages
+    <prefix>:{t}:session_messages:<id>   list of the session's messages (JSON each), oldest first
     <prefix>:{t}:sessions:<user>         sorted set of the user's session ids, by updated_at
     <prefix>:{t}:work:<kind>             hash key -> a pending WorkItem as JSON
     <prefix>:work:<kind>                 set of the tenants with pending work of that kind
@@ -43,7 +44,11 @@ two resumers one wins; the other then finds the task running and gets InvalidTra
 The same script moves the task in its state indexes and counts and appends its event, so
 none of them can disagree with the task. (Merging the change in Lua instead would run the
 JSON through Redis's cjson, which keeps 14 digits of a float and turns ``[]`` into ``{}``.)
-Drafts, sessions and notifications are written under WATCH/MULTI.
+Drafts, sessions and notifications are written under WATCH/MULTI. A turn pushes its messages
+on the session's list in the transaction that stamps the session's record, so it costs the
+same at the thousandth message as at the first. A record written before the list existed
+carries its messages in a ``messages`` array: they are read first, and the next write of the
+session moves them to the list in its own transaction.
 
 Event ids come from one counter for all tenants, incremented in the script that writes
 the event: ids grow in the order events become visible, so a reader paging by
@@ -342,34 +347,68 @@ class RedisTaskStore(TaskStore):
 
     # -- sessions -----------------------------------------------------------------
     def save_session(self, session: Session) -> Session:
+        messages = self._key(session.tenant_id, "session_messages", session.session_id)
+
+        def replace_messages(pipe: redis.client.Pipeline, before: dict | None, after: dict | None) -> None:
+            pipe.delete(messages)
+            if session.messages:
+                pipe.rpush(messages, *(_dumps(m) for m in session.messages))
+
         self._rewrite(self._key(session.tenant_id, "session", session.session_id), session.session_id,
-                      lambda _: session.to_dict(), self._session_index)
+                      lambda _: _session_record(session.to_dict()), self._session_index, replace_messages)
         return session
 
     def get_session(self, tenant_id: str, session_id: str) -> Session | None:
-        raw = self._redis.get(self._key(tenant_id, "session", session_id))
-        return Session(**json.loads(raw)) if raw is not None else None
+        return next(iter(self._sessions(tenant_id, [session_id])), None)
 
     def list_sessions(self, tenant_id: str, user_id: str, *, limit: int = 100) -> list[Session]:
         ids = self._redis.zrevrange(self._key(tenant_id, "sessions", user_id), 0, limit - 1) if limit > 0 else []
-        raws = self._redis.mget([self._key(tenant_id, "session", i) for i in ids]) if ids else []
-        return [Session(**json.loads(raw)) for raw in raws if raw is not None]
+        return self._sessions(tenant_id, ids)
+
+    def _sessions(self, tenant_id: str, ids: list[str]) -> list[Session]:
+        """The sessions ``ids`` name that exist, in that order, each read with its messages in one transaction."""
+        if not ids:
+            return []
+        pipe = self._redis.pipeline()
+        pipe.mget([self._key(tenant_id, "session", i) for i in ids])
+        for i in ids:
+            pipe.lrange(self._key(tenant_id, "session_messages", i), 0, -1)
+        raws, *lists = pipe.execute()
+        return [_session(json.loads(raw), kept) for raw, kept in zip(raws, lists) if raw is not None]
+
+    def recent_session_messages(self, tenant_id: str, session_id: str,
+                                limit: int) -> tuple[str, list[dict]] | None:
+        pipe = self._redis.pipeline()
+        pipe.get(self._key(tenant_id, "session", session_id))
+        if limit > 0:  # LRANGE -0 -1 would be the whole list
+            pipe.lrange(self._key(tenant_id, "session_messages", session_id), -limit, -1)
+        raw, *tail = pipe.execute()
+        if raw is None:
+            return None
+        record = json.loads(raw)
+        return record["user_id"], _messages(record, tail[0])[-limit:] if limit > 0 else []
 
     def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
-                          title: str | None = None) -> Session:
-        def append(session: dict | None) -> dict:
+                          title: str | None = None) -> None:
+        kept = self._key(tenant_id, "session_messages", session_id)
+
+        def stamp(session: dict | None) -> dict:
             if session is None:
                 raise SessionNotFound(session_id)
-            return {**session, "messages": session["messages"] + list(messages), "updated_at": time.time(),
-                    "title": session["title"] or title or ""}
+            return {**_session_record(session), "updated_at": time.time(), "title": session["title"] or title or ""}
 
-        _, after = self._rewrite(self._key(tenant_id, "session", session_id), session_id, append,
-                                 self._session_index)
-        return Session(**after)
+        def push(pipe: redis.client.Pipeline, before: dict | None, after: dict | None) -> None:
+            if before and before.get("messages"):  # a record written before the list: its messages go first
+                pipe.lpush(kept, *(_dumps(m) for m in reversed(before["messages"])))
+            if messages:
+                pipe.rpush(kept, *(_dumps(m) for m in messages))
+
+        self._rewrite(self._key(tenant_id, "session", session_id), session_id, stamp, self._session_index, push)
 
     def delete_session(self, tenant_id: str, session_id: str) -> bool:
+        kept = self._key(tenant_id, "session_messages", session_id)
         before, _ = self._rewrite(self._key(tenant_id, "session", session_id), session_id, lambda _: None,
-                                  self._session_index)
+                                  self._session_index, lambda pipe, before, after: pipe.delete(kept))
         return before is not None
 
     def _session_index(self, session: dict) -> dict[str, float]:
@@ -391,9 +430,12 @@ class RedisTaskStore(TaskStore):
                     continue
 
     def _rewrite(self, key: str, member: str, change: Callable[[dict | None], dict | None],
-                 index: Callable[[dict], dict[str, float]]) -> tuple[dict | None, dict | None]:
+                 index: Callable[[dict], dict[str, float]],
+                 also: Callable[[redis.client.Pipeline, dict | None, dict | None], Any] | None = None,
+                 ) -> tuple[dict | None, dict | None]:
         """Replace the record at ``key`` by ``change(record)`` (None: delete it) and move ``member`` from the
-        sorted sets ``index`` gives for the old record to those it gives for the new, atomically."""
+        sorted sets ``index`` gives for the old record to those it gives for the new, atomically; ``also(pipe,
+        before, after)`` queues more writes into the same transaction (a session's messages)."""
         def write(pipe: redis.client.Pipeline, raw: str | None) -> tuple[dict | None, dict | None]:
             before = json.loads(raw) if raw is not None else None
             after = change(before)
@@ -408,6 +450,8 @@ class RedisTaskStore(TaskStore):
                 pipe.set(key, _dumps(after))
                 for new, score in index(after).items():
                     pipe.zadd(new, {member: score})
+            if also is not None:
+                also(pipe, before, after)
             return before, after
 
         return self._watched(key, write)
@@ -579,6 +623,21 @@ def _pending(task: TaskRecord, event: PendingEvent, now: float) -> Event:
 def _event_body(event: Event) -> str:
     """An event as kept: its id is the hash field, its tenant in the key."""
     return _dumps({k: v for k, v in asdict(event).items() if k not in ("event_id", "tenant_id")})
+
+
+def _session_record(session: dict) -> dict:
+    """A session as its record keeps it: without its messages, which are in their own list."""
+    return {k: v for k, v in session.items() if k != "messages"}
+
+
+def _session(record: dict, kept: list[str]) -> Session:
+    return Session(**{**record, "messages": _messages(record, kept)})
+
+
+def _messages(record: dict, kept: list[str]) -> list[dict]:
+    """A session's messages from its record and (part of) its list: a record written before the list
+    existed carries messages of its own, older than any in the list."""
+    return [*record.get("messages", ()), *(json.loads(m) for m in kept)]
 
 
 def _dumps(value: Any) -> str:

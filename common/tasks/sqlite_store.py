@@ -3,6 +3,11 @@
 One database file is shared by all actor processes on a machine, so the connection runs in
 WAL mode with a busy timeout: readers never block the writer and concurrent writers wait
 instead of failing. Each process (each store object) has its own connection.
+
+A session's messages are rows of ``session_messages``, numbered by ``seq`` within the session,
+so a turn inserts two rows and reads only the last few, whatever the conversation's length.
+Files written before kept them as one JSON list in ``sessions.messages``; opening such a file
+moves them to the table (``_move_session_messages``). The column stays, empty, for those files.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import replace
+from itertools import groupby
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -27,7 +33,7 @@ from common.tasks.store import TaskStore
 
 log = logging.getLogger("flora.store")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
     tenant_id TEXT NOT NULL,
@@ -101,6 +107,13 @@ CREATE TABLE IF NOT EXISTS sessions (
     PRIMARY KEY (tenant_id, session_id)
 );
 CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (tenant_id, user_id, updated_at);
+CREATE TABLE IF NOT EXISTS session_messages (
+    tenant_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, session_id, seq)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS work (
     tenant_id TEXT NOT NULL,
     kind TEXT NOT NULL,
@@ -194,6 +207,7 @@ class SQLiteTaskStore(TaskStore):
                 have = {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}
                 if column not in have:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+            _move_session_messages(self._db)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     # -- tasks ---------------------------------------------------------------------
@@ -384,42 +398,60 @@ class SQLiteTaskStore(TaskStore):
     # -- sessions -----------------------------------------------------------------
     def save_session(self, session: Session) -> Session:
         with self._lock, immediate(self._db):
-            self._db.execute("INSERT OR REPLACE INTO sessions (tenant_id, session_id, user_id, title, messages, "
-                             "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            self._db.execute("INSERT OR REPLACE INTO sessions (tenant_id, session_id, user_id, title, created_at, "
+                             "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
                              (session.tenant_id, session.session_id, session.user_id, session.title,
-                              json.dumps(session.messages, default=str), session.created_at, session.updated_at))
+                              session.created_at, session.updated_at))
+            self._db.execute("DELETE FROM session_messages WHERE tenant_id=? AND session_id=?",
+                             (session.tenant_id, session.session_id))
+            _add_messages(self._db, session.tenant_id, session.session_id, session.messages)
         return session
 
     def get_session(self, tenant_id: str, session_id: str) -> Session | None:
+        # one statement: the session and its messages as of one moment
         with self._lock:
-            row = self._db.execute("SELECT * FROM sessions WHERE tenant_id=? AND session_id=?",
-                                   (tenant_id, session_id)).fetchone()
-        return _session(row) if row else None
+            rows = self._db.execute("SELECT s.*, m.body FROM sessions s LEFT JOIN session_messages m "
+                                    "ON m.tenant_id=s.tenant_id AND m.session_id=s.session_id "
+                                    "WHERE s.tenant_id=? AND s.session_id=? ORDER BY m.seq",
+                                    (tenant_id, session_id)).fetchall()
+        return _session(rows) if rows else None
 
     def list_sessions(self, tenant_id: str, user_id: str, *, limit: int = 100) -> list[Session]:
         with self._lock:
-            rows = self._db.execute("SELECT * FROM sessions WHERE tenant_id=? AND user_id=? "
-                                    "ORDER BY updated_at DESC LIMIT ?", (tenant_id, user_id, limit)).fetchall()
-        return [_session(r) for r in rows]
+            rows = self._db.execute("WITH chosen AS (SELECT * FROM sessions WHERE tenant_id=? AND user_id=? "
+                                    "ORDER BY updated_at DESC LIMIT ?) "
+                                    "SELECT s.*, m.body FROM chosen s LEFT JOIN session_messages m "
+                                    "ON m.tenant_id=s.tenant_id AND m.session_id=s.session_id "
+                                    "ORDER BY s.updated_at DESC, s.session_id, m.seq",
+                                    (tenant_id, user_id, limit)).fetchall()
+        return [_session(list(group)) for _, group in groupby(rows, key=lambda r: r["session_id"])]
 
-    def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
-                          title: str | None = None) -> Session:
-        with self._lock, immediate(self._db):
-            row = self._db.execute("SELECT * FROM sessions WHERE tenant_id=? AND session_id=?",
+    def recent_session_messages(self, tenant_id: str, session_id: str,
+                                limit: int) -> tuple[str, list[dict]] | None:
+        with self._lock:
+            row = self._db.execute("SELECT user_id FROM sessions WHERE tenant_id=? AND session_id=?",
                                    (tenant_id, session_id)).fetchone()
             if row is None:
+                return None
+            bodies = self._db.execute("SELECT body FROM session_messages WHERE tenant_id=? AND session_id=? "
+                                      "ORDER BY seq DESC LIMIT ?", (tenant_id, session_id, max(limit, 0))).fetchall()
+        return row["user_id"], [json.loads(b["body"]) for b in reversed(bodies)]
+
+    def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
+                          title: str | None = None) -> None:
+        with self._lock, immediate(self._db):
+            cur = self._db.execute("UPDATE sessions SET updated_at=?, title=CASE WHEN title='' THEN ? ELSE title END "
+                                   "WHERE tenant_id=? AND session_id=?",
+                                   (time.time(), title or "", tenant_id, session_id))
+            if cur.rowcount == 0:
                 raise SessionNotFound(session_id)
-            session = _session(row)
-            session = replace(session, messages=session.messages + list(messages), updated_at=time.time(),
-                              title=session.title or title or "")
-            self._db.execute("UPDATE sessions SET messages=?, title=?, updated_at=? WHERE tenant_id=? AND session_id=?",
-                             (json.dumps(session.messages, default=str), session.title, session.updated_at,
-                              tenant_id, session_id))
-        return session
+            _add_messages(self._db, tenant_id, session_id, messages)
 
     def delete_session(self, tenant_id: str, session_id: str) -> bool:
         with self._lock, immediate(self._db):
             cur = self._db.execute("DELETE FROM sessions WHERE tenant_id=? AND session_id=?", (tenant_id, session_id))
+            self._db.execute("DELETE FROM session_messages WHERE tenant_id=? AND session_id=?",
+                             (tenant_id, session_id))
         return cur.rowcount > 0
 
     # -- pending work -----------------------------------------------------------------
@@ -591,9 +623,38 @@ def _channel_message(row: sqlite3.Row) -> ChannelMessage:
                           created_at=row["created_at"], updated_at=row["updated_at"])
 
 
-def _session(row: sqlite3.Row) -> Session:
+def _session(rows: list[sqlite3.Row]) -> Session:
+    """One session from its rows joined with its messages (one row, body NULL, when it has none)."""
+    row = rows[0]
     return Session(session_id=row["session_id"], tenant_id=row["tenant_id"], user_id=row["user_id"], title=row["title"],
-                   messages=json.loads(row["messages"]), created_at=row["created_at"], updated_at=row["updated_at"])
+                   messages=[json.loads(r["body"]) for r in rows if r["body"] is not None],
+                   created_at=row["created_at"], updated_at=row["updated_at"])
+
+
+def _add_messages(db: sqlite3.Connection, tenant_id: str, session_id: str, messages: list[dict]) -> None:
+    """Insert ``messages`` after the session's last one (inside the caller's transaction). The
+    primary key's index answers MAX(seq) without reading the other rows."""
+    if not messages:
+        return
+    last = db.execute("SELECT COALESCE(MAX(seq), 0) FROM session_messages WHERE tenant_id=? AND session_id=?",
+                      (tenant_id, session_id)).fetchone()[0]
+    db.executemany("INSERT INTO session_messages (tenant_id, session_id, seq, body) VALUES (?, ?, ?, ?)",
+                   [(tenant_id, session_id, last + n, json.dumps(message, default=str))
+                    for n, message in enumerate(messages, 1)])
+
+
+def _move_session_messages(db: sqlite3.Connection) -> None:
+    """Move the messages a file written before ``session_messages`` existed keeps inside
+    ``sessions.messages`` into that table, after any already there, and empty the column: all
+    in one transaction, and nothing to do once done (each process opening the file checks)."""
+    if db.execute("SELECT 1 FROM sessions WHERE messages != '[]' LIMIT 1").fetchone() is None:
+        return
+    with immediate(db):
+        rows = db.execute("SELECT tenant_id, session_id, messages FROM sessions WHERE messages != '[]'").fetchall()
+        for row in rows:
+            _add_messages(db, row["tenant_id"], row["session_id"], json.loads(row["messages"]))
+        db.execute("UPDATE sessions SET messages='[]' WHERE messages != '[]'")
+    log.info("moved the messages of %d sessions to their own table", len(rows))
 
 
 def _channel_delivery(row) -> ChannelDelivery:

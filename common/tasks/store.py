@@ -109,22 +109,33 @@ class TaskStore(ABC):
     # -- sessions (conversations kept for HTTP clients) -------------------------
     @abstractmethod
     def save_session(self, session: Session) -> Session:
-        """Insert or replace a whole session."""
+        """Insert or replace a whole session, its messages included."""
 
     @abstractmethod
-    def get_session(self, tenant_id: str, session_id: str) -> Session | None: ...
+    def get_session(self, tenant_id: str, session_id: str) -> Session | None:
+        """The whole session, every message in order (what a client reads back, not a turn's path)."""
 
     @abstractmethod
     def list_sessions(self, tenant_id: str, user_id: str, *, limit: int = 100) -> list[Session]:
-        """Most recently updated first."""
+        """Most recently updated first, each with all its messages."""
+
+    @abstractmethod
+    def recent_session_messages(self, tenant_id: str, session_id: str,
+                                limit: int) -> tuple[str, list[dict]] | None:
+        """The session's owner (user id) and its last ``limit`` messages, oldest first; None when
+        there is no such session. Read on every message a person sends, so its cost does not grow
+        with the conversation (``limit`` 0: the owner alone)."""
 
     @abstractmethod
     def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
-                          title: str | None = None) -> Session:
-        """Add messages at the end (atomically: two appends never lose one); raises SessionNotFound."""
+                          title: str | None = None) -> None:
+        """Add messages at the end, stamp ``updated_at`` and take ``title`` if the session has none
+        (atomically: two appends never lose one); raises SessionNotFound. Called for every turn, so
+        it neither reads nor rewrites the messages already kept, and returns nothing."""
 
     @abstractmethod
-    def delete_session(self, tenant_id: str, session_id: str) -> bool: ...
+    def delete_session(self, tenant_id: str, session_id: str) -> bool:
+        """Remove the session and its messages; False when there was none."""
 
     # -- pending work (done off the reply path, kept across restarts) ------------
     @abstractmethod

@@ -3,6 +3,7 @@ drafts, events, notifications, sessions, concurrency. The conftest runs each tes
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sqlite3
 import threading
@@ -485,12 +486,51 @@ def test_two_processes_writing_at_once_lose_nothing(store, store_config):
 
 # -- sessions --------------------------------------------------------------------------
 def test_a_session_keeps_its_messages_in_order_and_takes_its_first_title(store):
-    store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice"))
-    store.append_to_session(TENANT, "s1", [{"role": "user", "content": "hi"}], title="hi")
-    session = store.append_to_session(TENANT, "s1", [{"role": "assistant", "content": "hello"}], title="later")
+    store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice", updated_at=1.0))
+    assert store.append_to_session(TENANT, "s1", [{"role": "user", "content": "hi"}], title="hi") is None
+    store.append_to_session(TENANT, "s1", [{"role": "assistant", "content": "hello"}], title="later")
+    session = store.get_session(TENANT, "s1")
     assert [m["content"] for m in session.messages] == ["hi", "hello"] and session.title == "hi"
-    assert store.get_session(TENANT, "s1") == session
+    assert session.updated_at > 1.0 and store.list_sessions(TENANT, "alice") == [session]
     assert session.summary()["message_count"] == 2 and "messages" not in session.summary()
+
+
+def test_many_appends_keep_their_order_and_saving_or_deleting_replaces_every_message(store):
+    store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice",
+                               messages=[{"role": "user", "content": "first", "at": 1.5}]))
+    store.save_session(Session(session_id="s2", tenant_id=TENANT, user_id="alice"))
+    for i in range(150):
+        store.append_to_session(TENANT, "s1", [{"role": "user", "content": f"q{i}"},
+                                               {"role": "assistant", "content": f"a{i}", "reply": {"n": [i]}}])
+    expected = ["first"] + [c for i in range(150) for c in (f"q{i}", f"a{i}")]
+    session = store.get_session(TENANT, "s1")
+    assert [m["content"] for m in session.messages] == expected
+    assert session.messages[0] == {"role": "user", "content": "first", "at": 1.5}
+    assert session.messages[-1] == {"role": "assistant", "content": "a149", "reply": {"n": [149]}}
+    listed = {s.session_id: s for s in store.list_sessions(TENANT, "alice")}
+    assert listed["s1"] == session and listed["s2"].messages == []  # each session gets its own messages
+
+    store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice", title="again",
+                               messages=[{"role": "user", "content": "only"}]))
+    store.append_to_session(TENANT, "s1", [{"role": "assistant", "content": "then"}])
+    assert [m["content"] for m in store.get_session(TENANT, "s1").messages] == ["only", "then"]
+    assert store.delete_session(TENANT, "s1")
+    assert store.recent_session_messages(TENANT, "s1", 8) is None
+    store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice"))
+    assert store.get_session(TENANT, "s1").messages == []  # nothing of the deleted one comes back
+
+
+def test_recent_session_messages_are_the_last_ones_oldest_first_with_the_owner(store):
+    store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice"))
+    assert store.recent_session_messages(TENANT, "s1", 8) == ("alice", [])
+    for i in range(10):
+        store.append_to_session(TENANT, "s1", [{"role": "user", "content": f"m{i}"}])
+    owner, last = store.recent_session_messages(TENANT, "s1", 3)
+    assert owner == "alice" and [m["content"] for m in last] == ["m7", "m8", "m9"]
+    assert [m["content"] for m in store.recent_session_messages(TENANT, "s1", 50)[1]] == [f"m{i}" for i in range(10)]
+    assert store.recent_session_messages(TENANT, "s1", 0) == ("alice", [])  # the owner alone
+    assert store.recent_session_messages(TENANT, "nope", 8) is None
+    assert store.recent_session_messages(OTHER_TENANT, "s1", 8) is None
 
 
 def test_sessions_are_scoped_by_tenant_and_listed_most_recent_first(store):
@@ -533,12 +573,157 @@ def test_concurrent_appends_to_one_session_lose_nothing(store, make_store):
     assert sorted(messages) == sorted(f"{n}-{i}" for n in range(4) for i in range(25))
     for n in range(4):  # each writer's messages stay in the order it sent them
         assert [m for m in messages if m.startswith(f"{n}-")] == [f"{n}-{i}" for i in range(25)]
+    assert [m["content"] for m in store.recent_session_messages(TENANT, "s", 5)[1]] == messages[-5:]
+
+
+class Traffic:
+    """What a store sends to its database and how much work that does, for one block: SQLite's
+    statements with their values and the virtual machine's steps; the bytes of Redis's commands and
+    of its answers. Counted, not timed, so a comparison cannot flake."""
+
+    def __init__(self, store, backend, monkeypatch):
+        self.store, self.backend, self.monkeypatch = store, backend, monkeypatch
+        self.sent = self.received = self.steps = 0
+
+    def __enter__(self):
+        if self.backend == "sqlite":
+            self.store._db.set_trace_callback(lambda sql: setattr(self, "sent", self.sent + len(sql)))
+            self.store._db.set_progress_handler(lambda: setattr(self, "steps", self.steps + 1), 1)
+        else:
+            connection = redis.connection.AbstractConnection
+            send, read = connection.send_packed_command, connection.read_response
+
+            def sending(conn, command, *args, **kwargs):
+                self.sent += sum(map(len, [command] if isinstance(command, (bytes, str)) else command))
+                return send(conn, command, *args, **kwargs)
+
+            def reading(conn, *args, **kwargs):
+                response = read(conn, *args, **kwargs)
+                self.received += len(repr(response))
+                return response
+
+            self.monkeypatch.setattr(connection, "send_packed_command", sending)
+            self.monkeypatch.setattr(connection, "read_response", reading)
+        return self
+
+    def __exit__(self, *exc):
+        if self.backend == "sqlite":
+            self.store._db.set_trace_callback(None)
+            self.store._db.set_progress_handler(None, 1)
+        else:
+            self.monkeypatch.undo()
+
+
+def test_a_turn_costs_the_same_at_the_thousandth_message_as_at_the_eighth(store, backend, monkeypatch):
+    """Appending a turn and reading the recent messages send, receive and do as much with 1000
+    messages kept as with 6 (a digit more of a sequence number or a time aside); kept as one JSON
+    list, every append sent the whole list again."""
+    turn = [{"role": "user", "content": "x" * 200}, {"role": "assistant", "content": "y" * 200}]
+    store.save_session(Session(session_id="short", tenant_id=TENANT, user_id="alice", messages=turn * 3))
+    store.save_session(Session(session_id="long_", tenant_id=TENANT, user_id="alice", messages=turn * 500))
+    costs = {}
+    for sid in ("short", "long_"):
+        with Traffic(store, backend, monkeypatch) as append:
+            store.append_to_session(TENANT, sid, turn, title="a title")
+        with Traffic(store, backend, monkeypatch) as recent:
+            assert len(store.recent_session_messages(TENANT, sid, 8)[1]) == 8
+        costs[sid] = append, recent
+    for short, long in zip(costs["short"], costs["long_"]):
+        assert long.sent <= short.sent + 32 and long.received <= short.received + 32, (vars(short), vars(long))
+        assert long.steps <= short.steps + 8, (short.steps, long.steps)
+    assert costs["long_"][0].sent < 2_000  # the turn itself, not the 400 kB kept before it
+    assert len(store.get_session(TENANT, "long_").messages) == 1002
 
 
 def test_last_event_id_is_where_a_live_stream_starts(store):
     assert store.last_event_id() == 0
     event = store.append_event(event_type="X", task_id="t", tenant_id=TENANT, user_id="alice", source="s", data={})
     assert store.last_event_id() == event.event_id
+
+
+# -- sessions written before their messages were kept one by one ----------------------------
+OLD_MESSAGES = [{"role": "user", "content": "bonjour", "at": 1.0},
+                {"role": "assistant", "content": "salut", "reply": {"message_type": "chat_reply"}, "at": 2.0}]
+
+
+def test_an_sqlite_file_with_messages_in_the_session_row_is_moved_once_and_takes_appends(db_path):
+    with sqlite3.connect(db_path) as old:  # the sessions table as Flora wrote it before
+        old.execute("CREATE TABLE sessions (tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, user_id TEXT NOT NULL, "
+                    "title TEXT NOT NULL DEFAULT '', messages TEXT NOT NULL DEFAULT '[]', created_at REAL NOT NULL, "
+                    "updated_at REAL NOT NULL, PRIMARY KEY (tenant_id, session_id))")
+        old.executemany("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [(TENANT, "s1", "alice", "bonjour", json.dumps(OLD_MESSAGES), 1.0, 2.0),
+                         (TENANT, "s2", "alice", "", "[]", 1.0, 1.0)])
+        old.execute("PRAGMA user_version=4")
+    old.close()
+    store = SQLiteTaskStore(db_path)
+    try:
+        assert store.get_session(TENANT, "s1") == Session("s1", TENANT, "alice", "bonjour", OLD_MESSAGES, 1.0, 2.0)
+        assert store.recent_session_messages(TENANT, "s1", 1) == ("alice", OLD_MESSAGES[1:])
+        store.append_to_session(TENANT, "s1", [{"role": "user", "content": "encore"}])
+        again = SQLiteTaskStore(db_path)  # another process opening the file: nothing left to move
+        again.close()
+        assert [m["content"] for m in store.get_session(TENANT, "s1").messages] == ["bonjour", "salut", "encore"]
+        assert store.get_session(TENANT, "s2").messages == []
+        with sqlite3.connect(db_path) as raw:
+            assert raw.execute("SELECT DISTINCT messages FROM sessions").fetchall() == [("[]",)]
+            assert raw.execute("PRAGMA user_version").fetchone()[0] == 5
+        raw.close()
+    finally:
+        store.close()
+
+
+def _old_redis_session(prefix: str, session_id: str, messages: list[dict]) -> None:
+    """A session record as Flora kept it in Redis before: one JSON string holding every message."""
+    raw = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        raw.set(f"{prefix}:{{{TENANT}}}:session:{session_id}",
+                json.dumps({"session_id": session_id, "tenant_id": TENANT, "user_id": "alice", "title": "bonjour",
+                            "messages": messages, "created_at": 1.0, "updated_at": 2.0}))
+        raw.zadd(f"{prefix}:{{{TENANT}}}:sessions:alice", {session_id: 2.0})
+    finally:
+        raw.close()
+
+
+def test_a_redis_session_record_with_its_messages_inside_reads_and_takes_appends(redis_store, redis_prefix):
+    _old_redis_session(redis_prefix, "s1", OLD_MESSAGES)
+    old = Session("s1", TENANT, "alice", "bonjour", OLD_MESSAGES, 1.0, 2.0)
+    assert redis_store.get_session(TENANT, "s1") == old and redis_store.list_sessions(TENANT, "alice") == [old]
+    assert redis_store.recent_session_messages(TENANT, "s1", 1) == ("alice", OLD_MESSAGES[1:])
+    redis_store.append_to_session(TENANT, "s1", [{"role": "user", "content": "encore"}], title="ignored")
+    session = redis_store.get_session(TENANT, "s1")
+    assert [m["content"] for m in session.messages] == ["bonjour", "salut", "encore"]
+    assert session.messages[:2] == OLD_MESSAGES and session.title == "bonjour" and session.updated_at > 2.0
+    assert [m["content"] for m in redis_store.recent_session_messages(TENANT, "s1", 2)[1]] == ["salut", "encore"]
+    raw = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    try:  # the record no longer carries them: they were moved in the append's transaction
+        assert "messages" not in raw.get(f"{redis_prefix}:{{{TENANT}}}:session:s1")
+    finally:
+        raw.close()
+    _old_redis_session(redis_prefix, "s2", OLD_MESSAGES)
+    redis_store.save_session(Session("s2", TENANT, "alice", messages=[{"role": "user", "content": "new"}]))
+    assert [m["content"] for m in redis_store.get_session(TENANT, "s2").messages] == ["new"]
+    assert redis_store.delete_session(TENANT, "s2") and redis_store.get_session(TENANT, "s2") is None
+
+
+def test_concurrent_appends_to_an_old_redis_record_move_its_messages_once(redis_prefix):
+    _old_redis_session(redis_prefix, "s", OLD_MESSAGES)
+    stores = [RedisTaskStore(REDIS_URL, prefix=redis_prefix) for _ in range(4)]
+
+    def append(s, n):
+        for i in range(10):
+            s.append_to_session(TENANT, "s", [{"role": "user", "content": f"{n}-{i}"}])
+
+    threads = [threading.Thread(target=append, args=(s, n)) for n, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    messages = [m["content"] for m in stores[0].get_session(TENANT, "s").messages]
+    for s in stores:
+        s.close()
+    assert messages[:2] == ["bonjour", "salut"]
+    assert sorted(messages[2:]) == sorted(f"{n}-{i}" for n in range(4) for i in range(10))
 
 
 # -- Redis only: its key layout ----------------------------------------------------------
