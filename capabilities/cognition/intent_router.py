@@ -155,15 +155,18 @@ class IntentRouter:
         return Intent(intent.kind, AGENT, {}, source=intent.source)
 
     def _looked_at(self, text: str, intent: Intent) -> Intent:
-        """A message read as conversation, or as needing what nothing installed does, that holds
-        by its look a value a tool takes ("which port does config.ini set?": a file's name) is
-        the agent's: chat cannot see the file and would invent its content; the agent opens it.
+        """A message read as conversation, as needing what nothing installed does, or as too
+        unclear to place (not for a pointing word nothing explains), that holds by its look a value
+        a tool takes ("which port does config.ini set?": a file's name) is the agent's: chat cannot
+        see the file and would invent its content, and a question back would offer tools that have
+        nothing to do with it; the agent opens it.
         So is a task of one tool whose message also holds a value of a kind that tool takes no
         parameter for ("fetch https://… and save the build number to build.txt"): the agent does
         both steps, reading the first's result before the second."""
         if cues.conversation_only(text) or self._router.find(AGENT) is None:
             return intent
-        if intent.kind in ("chat", "unsupported") and self._router.tool_value_in(text):
+        if intent.kind in ("chat", "unsupported", "clarify") and not intent.refers_to \
+                and self._router.tool_value_in(text):
             return Intent(_task_kind(text), AGENT, {}, source=intent.source)
         spec = self._router.find(intent.capability) if intent.kind in ("task", "query") and intent.capability else None
         if spec is not None and spec.name != AGENT and spec.offered_to_agent \

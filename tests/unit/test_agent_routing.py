@@ -110,7 +110,8 @@ def test_unexplained_words_leave_out_the_requests_frame_and_the_tools_own_words(
 
 @pytest.mark.parametrize("text, route", [("read config.ini and tell me which port the server uses", "chat"),
                                          ("who is the owner named in owner.txt?", "unsupported"),
-                                         ("看看 notes.txt 里写的会议室是哪一间", "chat")])
+                                         ("看看 notes.txt 里写的会议室是哪一间", "chat"),
+                                         ("看看 notes.txt 里写的会议室是哪一间", "clarify")])
 def test_a_file_named_in_a_message_read_as_conversation_is_opened_by_the_agent(registry, text, route):
     intent = router(registry, ScriptedLLM([{"route": route}])).classify(text)
     assert (intent.kind in ("task", "query"), intent.capability) == (True, "agent")
