@@ -14,6 +14,8 @@ Strategies (``experts.strategy``, or per question):
     the question is split into parts (its lines, numbered items, or clauses joined by
     "and" / "以及"), the parts are handed to the experts in turn (round robin), and the
     answered parts are joined (``experts.reduce``: ``concat``, or ``summary`` by the model).
+    The words a question splits at live in the table
+    ``capabilities/cognition/tables/cognition_misc.json`` (rule_tables.py).
 
 An expert whose model call fails is left out of that round (and tries again in the next);
 fewer than ``experts.min_ok`` answering experts fail the question.
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from capabilities.aggregation.result_aggregator import AggregationError, Outcome, ResultAggregator, final_answer
+from capabilities.cognition.rule_tables import table
 from capabilities.llm.base import LLMError
 from common.i18n import answer_in, language_of
 from config import ExpertsConfig
@@ -44,13 +47,12 @@ ANSWER_RULE = "Answer briefly. End with one line 'Final answer: <your answer in 
 MODERATOR = ("You are the moderator of a panel of experts. Write one answer to the question from their final "
              "opinions: keep what they agree on, settle disagreements with the best argument, and say what "
              "remains uncertain.")
+_SPLITS = table("cognition_misc")
 _NUMBERED = re.compile(r"(?:(?:^|(?<=[\s:：,，;；]))(?:\(?\d{1,2}[.)、:：](?!\d)|[(（]\d{1,2}[)）])|[①-⑳])\s*")
-_CLAUSES = re.compile(r"\s*(?:;|；|以及|并且|另外)\s*")
+_CLAUSES = _SPLITS["clause_joiners"]
 # "and" joins two questions only when a new question or request follows it: "the pros and
 # cons of X" is one question, "what is X and how does Y work" two
-_AND_NEW_QUESTION = re.compile(
-    r",?\s+and(?: then)?\s+(?=(?:what|how|why|when|where|who|which|whether|is|are|do|does|did|can|could|"
-    r"should|would|will|explain|describe|list|give|tell|compare|summari[sz]e)\b)", re.I)
+_AND_NEW_QUESTION = _SPLITS["and_new_question"]
 _MIN_PART_WORDS = 3  # a shorter clause is a fragment ("以及价格"), not a part worth an expert
 
 

@@ -6,6 +6,10 @@ parameter's schema describes it (``x-flora-value-pattern``: "here's the key: app
 this against the db: SELECT …"; an address for a parameter that takes one); ``answer_values``
 maps an answer to the parameters a paused task asked for (a bare value fills the one missing
 parameter; N comma- or line-separated values fill N missing parameters in order).
+
+The words read beside the values (go on, help, a request rather than a value) live in the
+table ``capabilities/cognition/tables/answers.json`` (rule_tables.py) with the examples that
+prove them; the patterns left here read the shape of a value.
 """
 
 from __future__ import annotations
@@ -14,19 +18,18 @@ import functools
 import json
 import re
 
+from capabilities.cognition.rule_tables import table
+
+_ANSWERS = table("answers")
 _URL = re.compile(r"https?://[^\s\"'<>，。]+")
 # JSON-schema keyword a capability puts on a string parameter: a regular expression that finds
 # the value in running text, however it is introduced ("the key is…", "key用这个…", "run this: …")
 VALUE_PATTERN = "x-flora-value-pattern"
-_CONTINUE = re.compile(r"^\s*(continue|go on|resume|carry on|keep going|继续|接着|继续吧|接着来)\s*[.!。！]*\s*$", re.I)
-_HELP = re.compile(
-    r"^\s*(help|/help|what can you do|which capabilities|list capabilities|status|"
-    r"帮助|你能做什么|你会什么|能做什么|有哪些能力)[\s?？!！.。]*$", re.I)
+_CONTINUE = _ANSWERS["continue"]
+_HELP = _ANSWERS["help"]
 
 
-_REQUEST = re.compile(r"\b(run|execute|call|fetch|send|start|trigger|make|create|please|can you|could you|"
-                      r"ask|show|list|find|query|search|write)\b|"
-                      r"执行|运行|调用|帮我|请|启动|获取|发送|让|问|查询|查一下", re.I)
+_REQUEST = _ANSWERS["request"]
 
 
 def sounds_like_request(text: str) -> bool:
