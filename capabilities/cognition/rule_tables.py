@@ -22,6 +22,15 @@ run of spaces standing for its spaces; a Chinese one anywhere). ``examples`` mus
 ``not`` must not: they are checked when a table is loaded in the tests (``problems``), so a
 table never drifts from what it claims.
 
+A table may name ``parts``: pieces of pattern its rules share (the words for "the task", a
+polite lead), written once and put into any pattern, or another part, as ``{name}``::
+
+    {"parts": {"task_word_en": "(?:task|job)", "polite_en": "^\\\\s*(?:please\\\\s+)?"},
+     "rules": {"cancel": {"en": ["{polite_en}cancel\\\\s+the\\\\s+{task_word_en}"], ...}}}
+
+A part goes in as it is written, so one that is an alternation is wrapped in ``(?:…)`` where
+it stands alone; ``{1,40}`` and other counts are not names and stay what they are.
+
 An operator teaches the rules their people's words without code: ``understanding.rule_files``
 names JSON files of the same shape whose rules add alternatives to the shipped rules of the same
 table and name (``{"table": "cues", "rules": {"remind_me": {"phrases": {"en": ["nudge me"]}}}}``).
@@ -128,6 +137,7 @@ class Table:
     name: str
     about: str = ""
     rules: dict[str, Rule] = field(default_factory=dict)
+    parts: dict[str, str] = field(default_factory=dict)  # as written, before their own parts are put in
 
     def __getitem__(self, rule: str) -> Rule:
         try:
@@ -154,7 +164,30 @@ def phrase_pattern(phrase: str) -> str:
     return start + body + end
 
 
-def _alternatives(row: dict, where: str) -> list[str]:
+_PART = re.compile(r"(?<!\\)\{([A-Za-z_][A-Za-z0-9_]*)\}")  # "{polite_en}"; "{1,40}" and "\{x\}" are not names
+
+
+def _parts(data: dict, source: str) -> dict[str, str]:
+    parts = data.get("parts", {})
+    if not isinstance(parts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in parts.items()):
+        raise RuleTableError(f"{source}: 'parts' must map a name to a piece of pattern")
+    return parts
+
+
+def _put_parts(pattern: str, parts: dict[str, str], where: str, using: tuple[str, ...] = ()) -> str:
+    """``pattern`` with each ``{name}`` of ``parts`` put in, parts within parts too."""
+    def part(found: re.Match) -> str:
+        name = found.group(1)
+        if name not in parts:
+            raise RuleTableError(f"{where}: {{{name}}} names no part (the parts: {', '.join(sorted(parts)) or 'none'})")
+        if name in using:
+            raise RuleTableError(f"{where}: the part {name!r} contains itself ({' > '.join((*using, name))})")
+        return _put_parts(parts[name], parts, where, (*using, name))
+
+    return _PART.sub(part, pattern)
+
+
+def _alternatives(row: dict, where: str, shared: dict[str, str]) -> list[str]:
     parts: list[str] = []
     for language in LANGUAGES:
         value = row.get(language, [])
@@ -162,7 +195,7 @@ def _alternatives(row: dict, where: str) -> list[str]:
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise RuleTableError(f"{where}: {language!r} must be a list of patterns")
-        parts += value
+        parts += [_put_parts(v, shared, where) for v in value]
     phrases = row.get("phrases", {})
     if not isinstance(phrases, dict):
         raise RuleTableError(f"{where}: 'phrases' must map a language to a list of phrases")
@@ -179,7 +212,7 @@ def _alternatives(row: dict, where: str) -> list[str]:
     return parts
 
 
-def _spec(table: str, name: str, row: object, source: str) -> RuleSpec:
+def _spec(table: str, name: str, row: object, source: str, parts: dict[str, str]) -> RuleSpec:
     where = f"{source}: rule {name!r}"
     if not isinstance(row, dict):
         raise RuleTableError(f"{where}: a rule is an object")
@@ -194,7 +227,7 @@ def _spec(table: str, name: str, row: object, source: str) -> RuleSpec:
     examples, counter = row.get("examples", []), row.get("not", [])
     if not isinstance(examples, list) or not isinstance(counter, list):
         raise RuleTableError(f"{where}: 'examples' and 'not' are lists of messages")
-    return RuleSpec(table, name, tuple(_alternatives(row, where)), flags, tuple(map(str, examples)),
+    return RuleSpec(table, name, tuple(_alternatives(row, where, parts)), flags, tuple(map(str, examples)),
                     tuple(map(str, counter)), str(row.get("about", "")), source)
 
 
@@ -213,8 +246,9 @@ def table(name: str) -> Table:
     """The shipped table ``name`` (``tables/<name>.json``), read once per process."""
     path = TABLES / f"{name}.json"
     data = _read(path)
-    rules = {rule: Rule(_spec(name, rule, row, str(path))) for rule, row in data["rules"].items()}
-    return Table(name, str(data.get("about", "")), rules)
+    parts = _parts(data, str(path))
+    rules = {rule: Rule(_spec(name, rule, row, str(path), parts)) for rule, row in data["rules"].items()}
+    return Table(name, str(data.get("about", "")), rules, parts)
 
 
 def shipped_tables() -> list[Table]:
@@ -255,11 +289,12 @@ def read_operator_files(paths: Iterable[str | Path]) -> dict[tuple[str, str], li
             known = ", ".join(t.name for t in shipped_tables())
             raise RuleTableError(f"{path}: 'table' must name a shipped table ({known})")
         shipped = table(name)
+        parts = {**shipped.parts, **_parts(data, str(path))}  # the shipped table's parts, and the file's own
         for rule, row in data["rules"].items():
             if rule not in shipped.rules:
                 raise RuleTableError(f"{path}: table {name!r} has no rule {rule!r} "
                                      f"(its rules: {', '.join(sorted(shipped.rules))})")
-            extra.setdefault((name, rule), []).extend(_spec(name, rule, row, str(path)).alternatives)
+            extra.setdefault((name, rule), []).extend(_spec(name, rule, row, str(path), parts).alternatives)
     return extra
 
 

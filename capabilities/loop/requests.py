@@ -13,6 +13,10 @@
 An operation needs both an operation word and a reference to loop tasks (a ``loop_…`` id, or
 "loop task", "reminder", "schedule", "提醒", "定时任务"...), and the operation word must not
 come after "remind me": "remind me to cancel the subscription" asks for a reminder.
+
+The words these rules read (for loop tasks, for each operation, for asking to be reminded) live
+in the table ``capabilities/cognition/tables/loop_requests.json`` (``rule_tables``), each rule with
+the messages that prove it; the time itself is read in code by ``parse.py``.
 """
 
 from __future__ import annotations
@@ -21,74 +25,34 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from capabilities.cognition.rule_tables import table
 from capabilities.context.answers import named_values
 from capabilities.loop.parse import ParsedSchedule, parse_schedule
 from capabilities.loop.schedule import ScheduleError
-from capabilities.loop.vocabulary import NUDGE_ME, _REMIND
+from capabilities.loop.vocabulary import _REMIND
 
-_F = re.IGNORECASE
-# words for loop tasks. "提醒" is a thing ("站会那个提醒", "GRPO提醒") unless it asks someone to be
-# reminded ("提醒我…", "提醒他把…"); "remind me", "reminding" ask for a reminder (see _REMIND_VERB);
-# "定时" is one after "个/的/把" ("把定时关了"), not in "每天定时删掉旧日志" (on a schedule)
-# what the person has on a schedule: "everything I've got scheduled", "what's scheduled"
-_HAVE_SCHEDULED = (r"\b(?:(?:i|we)(?:'ve|\s+have)?\s+(?:got\s+)?(?:set\s+up\s+|already\s+)?"
-                   r"|(?:anything|everything|ev\w{1,3}thing|all|stuff)\s+)scheduled\b"
-                   # "what's scheduled?" alone is the person's; "what's scheduled for the offsite?" is not
-                   r"|\b(?:what'?s|what\s+is|what\s+are|is\s+there\s+anything)\s+scheduled"
-                   r"(?=(?:\s+for\s+(?:me|today|tomorrow|this\s+week))?\s*[?？.!]*\s*$)")
-_REFERENCE = re.compile(r"\bloop_[0-9a-f]{6,32}\b|\bloop\s*tasks?\b|\breminders?\b|\bremind\w*|\bscheduled\s+(?:tasks?|jobs?|runs?)\b"
-                        rf"|\bschedules\b|\brecurring\b|循环任务|定时任务|(?<=[个的把将])定时|提醒|计划任务|{_HAVE_SCHEDULED}", _F)
+_RULES = table("loop_requests")
+# words for loop tasks ("loop_…", "reminder", "定时任务", "what's scheduled"); "提醒" is a thing
+# ("站会那个提醒") unless it asks someone to be reminded (_REMIND_VERB: "提醒我…", "remind me")
+_REFERENCE = _RULES["reference"]
 # a reference that asks to be reminded rather than names a loop task: an operation word counts for it
 # only just before it ("stop reminding me", "不要再提醒我喝水了"), never elsewhere ("cancel the
 # subscription, then remind me tomorrow", "删了这个文件再提醒我": a new reminder)
-_REMIND_VERB = re.compile(r"(?:remind(?!ers?\b)\w*|提醒(?=\s*(?:我|你|您|他|她|咱|大家|一下|一声|把|将|让|去|要|记得)))", _F)
-# a reminder being asked for, not one the user has: "set a reminder", "I need a reminder to…", "加个提醒"
-_NEW_REFERENCE = re.compile(r"(?:\b(?:set|add|create|make|schedule|need|want|give\s+me|get\s+me)\s+(?:up\s+)?(?:me\s+)?"
-                            r"(?:an?|another|one\s+more|new)\s+(?:[\w-]+\s+){0,2}"
-                            r"|(?:设置|设定|添加|新建|新增|创建)(?:一)?(?:个|条)?|(?:设|加|建|定|弄|搞|来)(?:一)?(?:个|条|下))$", _F)
+_REMIND_VERB = _RULES["remind_verb"]
+_NEW_REFERENCE = _RULES["new_reference"]  # a reminder being asked for, not one the user has: "set a reminder"
 # between a loop task's word and an operation word after it: what makes the operation the thing to
 # be reminded of ("提醒小王把文件删了", "a reminder to turn the heater on")
-_ASKS_SOMEONE = re.compile(r"把|将|让|叫|去|\bto\b", _F)
-_OPS = (  # first match wins: "stop" before "run" so "stop running..." deletes; "resume the paused one" resumes
-    ("list", re.compile(r"^\s*(?:please\s+)?(?:list|show|display|what\s+are|which\s+are|view)\b"
-                        r"|^\s*(?:what|which)\s+(?:loop\s*tasks?|reminders?|schedules?|scheduled\s+\w+)\b"
-                        # "which things are you checking or reminding me about on a schedule?"
-                        r"|^\s*(?:what|which)\b[^.?!]{0,40}\b(?:remind(?:ing)?\s+me\s+(?:about|of)|on\s+a\s+schedule)\b"
-                        # asked to be shown: "can I see …", "let me see …", "what have I got scheduled?"
-                        r"|^\s*(?:(?:can|could|may)\s+i\s+(?:see|view|get\s+a\s+list\s+of|have\s+a\s+look\s+at|look\s+at)"
-                        r"|let\s+me\s+see|what(?:'s|\s+is|\s+have\s+i\s+got|\s+do\s+i\s+have|\s+did\s+i\s+(?:set|schedule))"
-                        r"|is\s+there\s+anything)\b"
-                        r"|列出|查看|看看|显示|有哪些|列表"
-                        # asked which or how many: "我都定了些啥提醒", "提醒一共有几个", "设了多少个定时任务"
-                        r"|(?:什么|啥|哪些|哪几个|几个|几条|多少个?)(?:样的?)?(?:个|条|些)?\s*(?=提醒|定时|循环任务|计划任务)"
-                        r"|(?:提醒|定时任务|循环任务|计划任务)(?:都|一共|总共|现在|目前)*"
-                        r"(?:有(?:些)?(?:什么|啥|哪些|几个|几条|多少)|是哪些|都是(?:些)?(?:什么|啥|哪些))", _F)),
-    ("modify", re.compile(r"\b(?:change|modify|reschedule|move|update|edit)\b|修改|改成|改为|改到|调整|更改", _F)),
-    # "switch the standup reminder on again", "turn it back on", "re-enable", "把提醒重新开启", "继续提醒我"
-    ("resume", re.compile(r"\b(?:resume|unpause|reactivate|re-?activate|re-?enable|enable|unmute)\b"
-                          r"|\b(?:turn|switch|flip)\s+(?:(?!off\b)[\w'-]+\s+){0,5}?(?:back\s+)?on\b(?!\s+hold)"
-                          r"|\bput\s+(?:\w+\s+){0,5}back\s+on\b"
-                          r"|\bstart\s+(?:\w+\s+){0,5}again\b|\bbring\s+(?:\w+\s+){0,5}back\b"
-                          r"|恢复|重新开始|(?<!不)(?<!别)(?<!不用)(?<!不要)(?<!不必)继续|重新打开|再打开|打开|重新启用|启用|(?:重新|再)?开起来|重新开|开回来|(?:重新)?开启", _F)),
-    ("pause", re.compile(r"\b(?:pause|suspend|hold)\b|\b(?:turn|switch)\s+(?:\w+\s+){0,5}off\b"
-                         r"|暂停|停一下|停一停|先停|停几天|先别|关掉|关了|关一下|关上|停掉|停了", _F)),
-    # "站会那个提醒删了吧", "那个提醒不要了", "reminder for standup, kill it", "I don't need the standup reminder anymore"
-    ("delete", re.compile(r"\b(?:delete|remove|cancel|stop|drop|disable|kill|scrap|ditch|trash|axe|nix|get\s+rid\s+of)\b"
-                          r"|\bbin\s+(?=(?:it|that|this|the|my|those|these)\b)"  # "bin the daily reminder", not "the bins reminder"
-                          r"|\b(?:don'?t|do\s+not|no\s+longer)\s+(?:need|want)\b|\bnot\s+needed\b"
-                          r"|删除|删掉|删了|删去|删一下|删吧|去掉|取消|停止|不要再|别再|不用再|不必再"
-                          r"|(?:不用|不必|别|不要)(?=\s*提醒)|(?:不用|不必|别|不要)再?继续|不要了|不用了|不需要了|用不着了?|没用了", _F)),
-    ("trigger", re.compile(r"\b(?:run|trigger|fire|execute|start)\b.*\bnow\b|\bnow\b.*\b(?:run|trigger|fire)\b"
-                           r"|立即|立刻|马上|现在(?:就)?(?:运行|执行|触发|跑)|手动(?:运行|执行|触发|跑)", _F)),
-)
-_AUTO_CONTINUE = re.compile(r"\bauto[\s_-]?continue\b|\bfollow[\s-]?up\b|\bkeep\s+reminding\b|\bdecide\s+(?:the\s+)?next\b"
-                            r"|智能提醒|自动续|决定下次|跟进|督促", _F)
-_REMIND_LEAD = re.compile(r"^\s*(?:请|帮我|麻烦)?\s*(?:提醒我|叫我|喊我|通知我|记得|提醒)\s*(?:一下|一声|去|要)?\s*"
-                          rf"|^\s*(?:please\s+)?(?:(?:remind|alert|notify|ping)\s+me|{NUDGE_ME})\s*(?:to|that|about|of)?\s*", _F)
+_ASKS_SOMEONE = _RULES["asks_someone"]
+# first match wins: "stop" before "run" so "stop running..." deletes; "resume the paused one" resumes
+_OPS = tuple((op, _RULES[f"op_{op}"]) for op in ("list", "modify", "resume", "pause", "delete", "trigger"))
+_AUTO_CONTINUE = _RULES["auto_continue"]
+_REMIND_LEAD = _RULES["remind_lead"]
+_REMIND_ME = _RULES["remind_me"]  # "remind me to cancel…": the words after it are what to be reminded of
+_AGAIN = _RULES["again_before_remind_verb"]  # "stop reminding me", "don't want to be reminded", "不要再提醒我"
 _TRIM = " \t,，。.!！;；:：、"
 # asked to write something: a time after it is what the text is about ("给物业写个投诉，楼上天天早上七点
 #就开钻"), a time before it when to write it ("每天早上8点帮我写一份日报")
-_WRITE = re.compile(r"(?:写|起草|草拟|拟)(?:一)?(?:个|封|段|篇|份|条|下)|\b(?:write|draft|compose)\b", _F)
+_WRITE = _RULES["write"]
 
 
 @dataclass(frozen=True)
@@ -128,8 +92,8 @@ def read_loop_request(text: str, parse) -> LoopOperation | NewLoop | None:
 
 # "reminder apps", "she sets reminders for everything": the noun alone tells of reminders; with a
 # verb of making one before it ("set a reminder", "can I get a reminder") it asks for one
-_REMINDER_NOUN = re.compile(r"\breminders?\b", _F)
-_MAKES_A_REMINDER = re.compile(r"\b(?:set|add|create|make|put|schedule|give|get|need|want)\b(?:\s+\S+){0,3}?\s+reminders?\b", _F)
+_REMINDER_NOUN = _RULES["reminder_noun"]
+_MAKES_A_REMINDER = _RULES["makes_a_reminder"]
 
 
 def asks_to_be_reminded(text: str) -> bool:
@@ -151,13 +115,10 @@ READ_OPS = ("list", "pause", "resume", "delete", "trigger")  # a reading's loop_
 
 
 # once a message is known to be about the person's loop tasks, more words say which operation
-_MORE_OP_WORDS = (
-    ("pause", re.compile(r"\b(?:mute|silence|snooze|hold\s+off)\b|静音|别响|先不要提醒", _F)),
-    ("trigger", re.compile(r"\bnow\b|\bright\s+away\b|立马|立即|马上|现在", _F)),
-)
+_MORE_OP_WORDS = (("pause", _RULES["more_op_pause"]), ("trigger", _RULES["more_op_trigger"]))
 
 
-_POINTED = re.compile(r"那个|这个|那条|这条|\bthat\s+(?!is\b)|\bthe\s+\w+\s+one\b", _F)
+_POINTED = _RULES["pointed"]  # "那个查询", "that report", "the sales one"
 
 
 def pointed_operation(text: str) -> LoopOperation | None:
@@ -204,9 +165,7 @@ def looks_like_loop_request(text: str) -> bool:
         return True
 
 
-_FILLER = re.compile(r"^(?:(?:hmm+|h?mm+|uh+|um+|er+|well|ok(?:ay)?|so|oh|嗯+|呃+|额+|哦+)\s*[,，.。…]*\s*)*"
-                     r"(?:(?:make\s+it|let'?s\s+(?:say|do)|how\s+about|say|maybe|那就|就定|定在|改成|改到)\s*)*"
-                     r"(?:吧|呢|啊|呀|哦|就|好了|可以|行|吧好了|please|pls|then|ok(?:ay)?|thanks?)?$", re.I)
+_FILLER = _RULES["filler"]  # what may be left beside a time: nothing, "吧", "please", "hmm, make it"
 
 
 def only_a_time(text: str) -> bool:
@@ -251,7 +210,7 @@ def _operation(text: str) -> LoopOperation | None:
         if found is None:
             continue
         if remind is not None and found.start() > remind.start() and op != "list" \
-                and re.match(r"(?:remind|alert|notify|ping)\s+me\b|提醒我|叫我|通知我", text[remind.start():], _F):
+                and _REMIND_ME.match(text[remind.start():]):
             return None  # "remind me to cancel...": a new reminder, not an operation
         if not any(_said_of(text, found, reference) for reference in references):
             return None  # "cancel the subscription, then remind me": the operation is on something else
@@ -269,7 +228,7 @@ def _said_of(text: str, found: re.Match, reference: re.Match) -> bool:
         return True
     if _REMIND_VERB.match(text, reference.start()):  # "stop reminding me", "不要再提醒我", "don't want to be reminded"
         return found.end() <= reference.start() and \
-            bool(re.fullmatch(r"\s*(?:to\s+be\s+)?(?:再|again|ever)?\s*", text[found.end():reference.start()], _F))
+            bool(_AGAIN.fullmatch(text[found.end():reference.start()]))
     if found.start() >= reference.end():  # "站会那个提醒删了吧", not "提醒小王把文件删了"
         return not _ASKS_SOMEONE.search(text[reference.end():found.start()])
     return True  # "delete the plants reminder", "turn the standup reminder back on"

@@ -1,15 +1,21 @@
 """The words and numbers schedules are written in: Chinese and English numerals, units,
 weekdays, parts of the day, and the cues for reminders and questions. Shared by the
-recognisers in ``parse.py``."""
+recognisers in ``parse.py``.
+
+The shapes of times, numbers and dates are read here in code; the cues for reminders and
+questions are words people use, kept with their examples in the rule table
+``capabilities/cognition/tables/loop_requests.json``."""
 
 from __future__ import annotations
 
 import re
 
+from capabilities.cognition.rule_tables import table
 from common.numerals import zh_number
 
 DEFAULT_HOUR = 9  # when a day is named but no time ("明天提醒我交报告")
 _F = re.ASCII | re.IGNORECASE
+_RULES = table("loop_requests")
 
 # --- vocabulary -----------------------------------------------------------------------
 
@@ -51,33 +57,14 @@ _EN_LATE_PERIOD = "|".join(k.replace(" ", r"\s+") for k in _PERIOD if k.isascii(
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december"
            "|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec")
 
-# Words that ask for a reminder. "叫我" (call me) and "记得" (remember) only where they are the
-# request: "叫我起床", "8点叫我", "记得交报告", "明天记得带伞" — not "叫我小明吧" (a name), "你还记得我
-#叫什么吗" or "我记得他姓王" (memory). "告诉我" (tell me) is never one: "告诉我一个笑话" asks for
-# something now; with a time ("每天8点告诉我天气") it is a loop task that runs the request.
-# other words for "remind me", shared with the lead a reminder's text drops (requests.py)
-NUDGE_ME = r"(?:nudge|poke|bug)\s+me|give\s+me\s+a\s+(?:shout|buzz|nudge|heads[- ]up|ring|call)"
-_REMIND = re.compile(
-    # "叫我" asks to be called right after a time ("三刻钟后叫我把衣服晾了"): "老板叫我把报告改一下"
-    # tells what someone asked, "叫我小明就行" a name
-    r"提醒|叫醒|通知我|[叫喊]我(?=起床|起来|醒|一声|\s*$|[，,。.!！])|(?<=[后前点分半候])[叫喊]我"
-    r"|(?<![你我他她它还都也不得的])记得(?!\s*(?:吗|么|嘛|不))"
-    # "remind me what I'm allergic to" asks what Flora remembers: a question word after "remind me"
-    rf"|\b(?:remind(?!\s+me\s*[,，:]?\s+(?:again\s*[,，]?\s+)?(?:what|who|whom|where|which|how|why|whether)\b)"
-    rf"|alert me|notify me|ping me|wake me|shout at me|{NUDGE_ME})", _F)
-# "could you … every 6 hours?" is a request put politely, not a question: can/could/would/will
-# before "you" start no question here
-_QUESTION = re.compile(r"[?？]|吗|呢\s*$|多少|什么|怎么|怎样|几点|为什么|哪|^\s*(?:what|how|why|when|which"
-                       r"|who|whose|is|are|was|were|do|does|did|should|(?:can|could|would|will)(?!\s+(?:you|u)\b))\b", _F)
-# "can check https://… every 10 minutes or not?": can or could with no one named, asking whether
-# it can be done, is a request put in Singapore English
-_CAN_OR_NOT = re.compile(r"^\s*(?:(?:hey|hi|eh|oi)\b[^,，]*[,，]\s*)?(?:can|could)\s+(?:help\s+(?:me\s+)?)?"
-                         r"(?:check|run|send|remind|fetch|get|look|monitor|ping|watch|tell|do|make|set|call|hit|query"
-                         r"|pull|book|find|show|give|track|keep|see)\b.*\bor\s+not\b", _F)
-# a request to find something out carries its own question: "每隔两小时查一下订单有多少" asks for a
-# check every two hours, not how many hours
-_FIND_OUT = re.compile(r"查一下|查查|查询|查看|查|看一下|看看|统计|数一下|检查|告诉我|汇报|报告"
-                       r"|\b(?:check|see|find\s+out|tell\s+me|report|count|show\s+me|let\s+me\s+know|look\s+up)\b", _F)
+# Words that ask for a reminder ("提醒", "8点叫我", "remind me"), that put a question now ("吗",
+# "what…"; "could you … every 6 hours?" is a request put politely), and that pass one on to be
+# found out ("每隔两小时查一下订单有多少"): in the table, with the messages they must and must not take
+_REMIND = _RULES["remind"]
+_QUESTION = _RULES["question"]
+_CAN_OR_NOT = _RULES["can_or_not"]  # "can check https://… every 10 minutes or not?": a request, not a question
+_FIND_OUT = _RULES["find_out"]
+
 _WEEKDAY_NAMES = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _EN_DATE_CUE = re.compile(rf"\b(?:{_MONTHS})\b\.?\s*\d"
                           rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b"

@@ -21,6 +21,10 @@ and a :class:`~capabilities.routing.plan.Plan` for one that takes several steps:
 
 ``operation(content)`` reads an operation on an existing task (comment, revise, re-run,
 cancel); see :mod:`capabilities.routing.task_operations`.
+
+The words that cut a request into steps and tie the steps together live in the table
+``capabilities/cognition/tables/planner.json`` (``rule_tables``), each rule with the messages that
+prove it; numbered lists, quoted values and SQL statements are value shapes, read here in code.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from capabilities.base import CapabilitySpec
+from capabilities.cognition.rule_tables import table
 from capabilities.memory import recalled
 from capabilities.routing.context_resolver import REFERENCE, ContextResolver
 from capabilities.routing.plan import PLAN_SCHEMA, Plan, PlanError, PlanStep
@@ -49,55 +54,33 @@ PLAN_MAX_TOKENS = 1024
 INPUT_PARAMETERS = ("input", "inputs", "data", "json", "body", "payload", "content", "text", "message")
 _SECRET = re.compile(r"key|token|secret|password|passwd|credential", re.I)
 
-_F = re.IGNORECASE
-_SEQUENCE = re.compile(
-    r"\s*[,，;；。]?\s*\b(?:and\s+then|then|after\s+that|afterwards|and\s+finally|finally)\b\s*[,，]?\s*"
-    r"|\s*[,，;；。]?\s*(?:然后|接着|随后|之后|最后)\s*[,，]?\s*"
-    r"|\s*[,，;；。]\s*再\s*"
-    r"|再(?=把|将|用|发|写|执行|运行|调用|查|获取|生成|总结|汇总|通知|保存|下载|请求|给|做)", _F)
-_PARALLEL = re.compile(r"\s*(?:[,;，；、](?!\d)|[,;](?=\s))\s*(?:and\s+|并且|同时|以及|还要)?\s*"
-                       r"|\s*(?:和|跟|与)\s*(?=https?://)"  # "A 和 B" splits only between two addresses
-                       r"|\s+and\s+|\s*(?:并且|同时|以及|还要)\s*", _F)
-_BACK_REFERENCE = re.compile(r"\b(?:it|them|its|their|the\s+(?:results?|outputs?|response|answer)|that\s+result"
-                             r"|those\s+results)\b|它们|它|其结果|结果|上一步|上述|以上", _F)
-_STEP_REFERENCE = re.compile(r"\bstep\s*(\d{1,3})\b|第\s*([0-9一二三四五六七八九十]{1,3})\s*步", _F)
-_SUMMARY = re.compile(
-    r"^(?:and\s+)?(?:please\s+)?(?:(?:write|give|make|send|produce|prepare|create)\s+(?:me\s+)?)?"
-    r"(?:an?\s+)?(?:short\s+|brief\s+|quick\s+)?(?:summary|summari[sz]e|overview|digest)\b"
-    r"|^(?:请|帮我|给我)?(?:写|做|生成|出|给我)?(?:一份|一个|个|一下)?(?:总结|汇总|摘要|概括|小结)"
-    r"|^[^\s，,。]{0,12}(?:总结|汇总|摘要|概括|小结)(?:一下)?[。.!！]*$", _F)  # "把两个结果汇总一下"
+_RULES = table("planner")  # the words that cut a request into steps and tie the steps together
+_SEQUENCE = _RULES["sequence"]  # "then", "after that", "然后", "再…": the next stage
+_PARALLEL = _RULES["parallel"]  # ",", "and", "、", "并且": parts side by side ("A 和 B" only between two addresses)
+_BACK_REFERENCE = _RULES["back_reference"]
+_STEP_REFERENCE = _RULES["step_reference"]
+_SUMMARY = _RULES["summary"]
 # a comparison or a judgement over what several steps found ("compare the two", "两边对比一下",
 # "tell me whether anything is low"): written by the model from the results, like a summary
-_JUDGEMENT = re.compile(r"^(?:and\s+)?(?:please\s+)?(?:compare\b|tell\s+me\s+(?:if|whether|which|how|what)\b)"
-                        r"|^(?:请|帮我|再)?(?:两边|两者|二者|两个|三者|它们|他们|这几个|这两个)?(?:对比|比较|比对)", _F)
+_JUDGEMENT = _RULES["judgement"]
 # a clause that only shows what the step before returned ("show me what it says", "看看返回了什么"):
 # every plan's result is shown, so it is no step
-_SHOWS_RESULT = re.compile(
-    r"^(?:and\s+)?(?:please\s+)?(?:show|display|print|give|tell)\s+(?:me\s+|us\s+)?"
-    r"(?:what\s+(?:it|they)\s+(?:says?|returns?|contains?|gives?)|the\s+(?:results?|output|response)|it|them)\W*$"
-    r"|^(?:给我|让我)?(?:看看|看一下|显示|展示|告诉我)(?:一下)?(?:它|结果|返回)?(?:了|的)?(?:什么|啥|内容|结果)?\W*$", _F)
+_SHOWS_RESULT = _RULES["shows_result"]
 # a clause that asks for work of its own: getting or doing something with its own verb ("look up
 # today's orders in the db", "查下我们库里的价格"); reading or showing a result is not ("show me the
 # result", "find the cheapest one" in what was fetched)
-_OWN_WORK = re.compile(r"\b(?:look\s+up|query|search|fetch|pull|download|retrieve|send|e-?mail|post|run|call|"
-                       r"translate)\b|查|搜|获取|拉取|抓|捞|导出|下载|发送|发给|发到|调用|运行|执行|跑|翻译", _F)
+_OWN_WORK = _RULES["own_work"]
 # "three things: …", "两件事：…": a lead-in that counts what follows is no step
-_LEAD_IN = re.compile(r"^\s*(?:(?:two|three|four|five|several|a\s+few|some|\d)\s+things(?:\s+to\s+do)?"
-                      r"|(?:[两二三四五几]|\d)件事(?:情)?)\s*[:：,，]\s*", _F)
+_LEAD_IN = _RULES["lead_in"]
 # a numbered list ("1. … 2. …", "1) …", "（1）…", "①…"): its items are done in order, like "then"
 _NUMBERED = re.compile(r"(?:^|(?<=[\s:：;；,，。]))(?:\(?\d{1,2}[.)](?=\s)|（\d{1,2}）|[①②③④⑤⑥⑦⑧⑨⑩])\s*"
                        r"|(?:^|(?<=[\n:：;；]))\d{1,2}、\s*")
 # a part that names only an object ("the returns", a URL, "退货数据"): the verb is the previous part's
 # (a short Chinese clause that says how, "按多到少排个序", "只要前十个", is not an object)
-_ELLIPSIS = re.compile(r"^(?:the|a|an|my|our|their|its|last|this|that|these|those|all|each)\b|^https?://|^[\d\"'“]"
-                       r"|^(?![^\u4e00-\u9fff]*[A-Za-z]{3})(?![我你他她它咱])(?!按|以|根据|依照|照|只|不|别|要|最好|记得|顺便|注意)"
-                       r"(?!.*(?:[把将给用让请帮我你]|一下|排序|排个序|排一下|排列))[^\s]{1,8}$", _F)
+_ELLIPSIS = _RULES["ellipsis"]
 # a clause that gives a value ("api key是 app-X", "key: app-X", "the url is https://…"): the
 # step before it takes the value; it is never a step of its own
-_GIVES_A_VALUE = re.compile(r"^(?:and\s+|with\s+)?(?:the\s+|my\s+|its\s+|our\s+)?"
-                            r"(?:[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2}|[\u4e00-\u9fff]{1,6}|[A-Za-z][\w -]{0,20}[\u4e00-\u9fff]{1,3})"
-                            # the value one token, or a whole statement: "SQL是 SELECT name, qty FROM stock"
-                            r"\s*(?:是|为|[:：](?!//)|\bis\b|\bare\b)\s*(?:\S+|(?:SELECT|WITH)\b.+)$", _F)
+_GIVES_A_VALUE = _RULES["gives_a_value"]
 
 
 @dataclass(frozen=True)
@@ -265,7 +248,7 @@ class TaskPlanner:
         return Plan(tuple(steps), plan.aggregation, plan.source)
 
 
-_JOINED = re.compile(r"\band\b|并且|同时|以及|还要|还有", _F)
+_JOINED = _RULES["joined"]
 
 
 def _said_once(parts: list[_Part], specs: list[CapabilitySpec],
@@ -313,7 +296,7 @@ def asks_beyond(router: TaskRouter, text: str, spec: CapabilitySpec) -> bool:
 def _names_an_object(text: str) -> bool:
     """Whether a clause says what its verb works on: "运行" or "and run" alone goes on with the
     work before it."""
-    rest = re.sub(r"\b(?:and|please|also|now|it|then)\b|一下|下|吧|了|再|也|请|帮我|[\W_]", "", _OWN_WORK.sub("", text), flags=_F)
+    rest = _NO_OBJECT.sub("", _OWN_WORK.sub("", text))
     return len(rest) >= 2
 
 
@@ -328,15 +311,15 @@ def _with_values(parts: list[_Part]) -> list[_Part]:
     return joined
 
 
-_POINTS_BACK = re.compile(rf"{_BACK_REFERENCE.pattern}|\b(?:that|this|those|these)\b|这个|那个|这些|那些", _F)
+_POINTS_BACK = _RULES["points_back"]
 # in Chinese the object may go unsaid: "老板要上季度的销售额，帮我从 orders 表里拉一下" (a clause ending
 # in a verb and 一下, naming nothing else to do it to: no 把, no 也/还/再/又/另外 for more)
-_UNSAID_OBJECT = re.compile(r"^(?!.*(?:把|也|还|再|又|另外))[^，,]*(?:一下|[查拉跑弄搞导捞拿取看算抓整]下)"
-                            r"(?:吧|呗|呢|啊|呀|哈)?\s*[。.!！~～]*\s*$")
+_UNSAID_OBJECT = _RULES["unsaid_object"]
+_NO_OBJECT = _RULES["no_object"]  # what a verb may stand with and still name nothing: "and", "please", "一下", "吧"
 
 
 # values whose commas and semicolons do not split clauses: a SQL statement, something quoted
-_WHOLE_VALUE = re.compile(r"\b(?:SELECT|WITH)\b[^。！？!?；;\n]*?\bFROM\b[^。！？!?；;\n]*|“[^”]*”|\"[^\"]*\"", _F)
+_WHOLE_VALUE = re.compile(r"\b(?:SELECT|WITH)\b[^。！？!?；;\n]*?\bFROM\b[^。！？!?；;\n]*|“[^”]*”|\"[^\"]*\"", re.IGNORECASE)
 _SEPARATORS = {",": "\x01", "，": "\x02", ";": "\x03", "；": "\x04"}  # each kept as a control character meanwhile
 _KEPT = str.maketrans(_SEPARATORS)
 _RESTORED = str.maketrans({kept: separator for separator, kept in _SEPARATORS.items()})

@@ -72,6 +72,37 @@ def test_operator_phrases_extend_a_rule_and_leave_with_their_file(tables, tmp_pa
     assert not remind.search("nudge me at 6")
 
 
+def test_parts_are_put_into_patterns_and_other_parts_as_written(tables):
+    shared = {"parts": {"task_en": "(?:the\\s+)?(?:task|job)", "id": "t_[0-9a-f]{1,8}", "ref_en": "(?:{task_en}|{id})"},
+              "rules": {"cancel": {"flags": ["IGNORECASE"], "en": ["^cancel\\s+{ref_en}$"],
+                                   "examples": ["cancel the job", "cancel t_3f"], "not": ["cancel t_"]}}}
+    (tables / "shared.json").write_text(json.dumps(shared), encoding="utf-8")
+    cancel = rule_tables.table("shared")["cancel"]
+    assert cancel.pattern.pattern == r"^cancel\s+(?:(?:the\s+)?(?:task|job)|t_[0-9a-f]{1,8})$"
+    assert problems(rule_tables.table("shared")) == []
+
+
+def test_an_operator_file_writes_with_the_shipped_tables_parts(tables, tmp_path):
+    shared = {"parts": {"it_en": "(?:it|that)"}, "rules": {"cancel": {"en": ["^cancel\\s+{it_en}"], "examples": ["cancel it"]}}}
+    (tables / "shared.json").write_text(json.dumps(shared), encoding="utf-8")
+    extra = tmp_path / "ours.json"
+    extra.write_text(json.dumps({"table": "shared", "rules": {"cancel": {"en": ["^call\\s+{it_en}\\s+off"]}}}))
+    use_operator_files([extra])
+    assert rule_tables.table("shared")["cancel"].search("call that off")
+
+
+@pytest.mark.parametrize("parts, pattern, says", [
+    ({}, "{nothing}", "{nothing} names no part"),
+    ({"a": "x{b}", "b": "{a}"}, "{a}", "contains itself"),
+    ({"a": 3}, "x", "'parts' must map a name"),
+])
+def test_a_part_that_cannot_be_put_in_is_refused(tables, parts, pattern, says):
+    (tables / "bad.json").write_text(json.dumps({"parts": parts, "rules": {"r": {"en": [pattern]}}}), encoding="utf-8")
+    with pytest.raises(RuleTableError) as caught:
+        rule_tables.table("bad")
+    assert says in str(caught.value) and "bad.json" in str(caught.value)
+
+
 @pytest.mark.parametrize("content, says", [
     ({"table": "nope", "rules": {}}, "'table' must name a shipped table"),
     ({"table": "sample", "rules": {"no_such_rule": {"en": ["x"]}}}, "has no rule 'no_such_rule'"),

@@ -195,3 +195,11 @@ def test_calling_something_else_off_is_no_operation(said):
 def test_a_note_hung_on_it_with_what_to_write_in_quotes():
     assert read_operation("给它挂个备注吧，就写“双十一备货参考，别删”") == TaskOperation("comment_on_task", "last",
                                                                                  "双十一备货参考，别删")
+
+
+def test_the_task_id_the_rules_read_is_the_one_the_operation_names():
+    from capabilities.cognition.rule_tables import table
+    from capabilities.routing import task_operations
+
+    assert table("task_operations").parts["task_id"] == task_operations._TASK_ID.pattern
+    assert read_operation("please cancel task_3f2a, I'll do it myself") == cancel("task_3f2a")
