@@ -133,3 +133,23 @@ def test_every_shipped_table_is_proven_by_its_examples():
     rule_tables.table.cache_clear()
     found = [p for t in rule_tables.shipped_tables() for p in problems(t)]
     assert found == []
+
+
+def test_an_operators_phrase_makes_a_shipped_rule_read_it(tmp_path):
+    # the README's example: a phrase of the operator's people becomes a reminder, no code
+    from datetime import datetime, timezone
+    from functools import partial
+
+    from capabilities.loop.parse import parse_schedule
+    from capabilities.loop.requests import read_loop_request
+
+    parse = partial(parse_schedule, now=datetime(2026, 3, 2, 9, tzinfo=timezone.utc), timezone="UTC")
+    said = "give me a bell tomorrow at 6pm about the boiler"
+    assert read_loop_request(said, parse).reminder is False
+    extra = tmp_path / "rules.json"
+    extra.write_text(json.dumps({"table": "loop_requests", "rules": {"remind": {"phrases": {"en": ["give me a bell"]}}}}))
+    use_operator_files([extra])
+    try:
+        assert read_loop_request(said, parse).reminder is True
+    finally:
+        use_operator_files([])
