@@ -313,7 +313,8 @@ class AgentLoop:
         """Run one tool; its failure is data for the model. A cancel ends the loop."""
         context = self._tool_context(spec)
         try:
-            return True, spec.invoke(arguments, context)
+            result = spec.invoke(arguments, context)
+            return not program_failed(result), result
         except CapabilityInputError as exc:
             return False, f"the value of {exc.parameter!r} was refused: {exc}"
         except CapabilityError as exc:
@@ -426,6 +427,15 @@ def asks_past_a_result(transcript: Transcript) -> bool:
     last = transcript.last
     return last is not None and last["kind"] == "call" and last.get("ok") is True \
         and not any(e["kind"] == "invalid" and e["error"] == LOOK_AGAIN[:500] for e in transcript.entries)
+
+
+def program_failed(result: object) -> bool:
+    """Whether a tool ran a program that failed: it exited non-zero, timed out or was killed
+    (``shell``, ``python_exec``). The tool worked, but the call did not: a traceback is no
+    result to answer from, and the model is told once to correct its code (``GAVE_UP``)."""
+    if not isinstance(result, dict) or "exit_code" not in result:
+        return False
+    return result.get("exit_code") not in (0, None) or bool(result.get("timed_out")) or bool(result.get("killed"))
 
 
 def gives_up(transcript: Transcript) -> bool:

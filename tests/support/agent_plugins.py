@@ -69,3 +69,14 @@ def wait_for_cancel(seconds: float, context) -> dict:
             raise CapabilityError("cancelled while waiting", error_type="cancelled")
         time.sleep(0.02)
     return {"waited": seconds}
+
+
+@capability(
+    name="run_script",
+    description="Run a tiny script: exits with the code given, printing the error given (a program tool's result).",
+    parameters={"type": "object", "properties": {"exit_code": {"type": "integer", "description": "the exit status"},
+                                                 "error": {"type": "string", "description": "what it prints on stderr"}},
+                "required": ["exit_code"], "additionalProperties": False},
+)
+def run_script(exit_code: int, error: str = "") -> dict:
+    return {"exit_code": exit_code, "stdout": "" if exit_code else "done\n", "stderr": error, "timed_out": False}

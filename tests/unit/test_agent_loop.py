@@ -209,6 +209,26 @@ def test_giving_up_on_the_first_failure_is_questioned_once(world):
     assert [s["tool"] for s in result["steps"]] == ["always_fails", "echo", "always_fails"]
 
 
+def test_a_program_that_exits_with_an_error_is_a_failed_call_the_model_is_told_to_correct(world):
+    # the tool ran, the script did not: "strings must be encoded" is no result to answer from
+    task = world.task("run the script that hashes my name")
+    llm = ScriptedLLM([call("run_script", exit_code=1, error="TypeError: Strings must be encoded before hashing"),
+                       final("The hash is not valid because strings must be encoded"),
+                       call("run_script", exit_code=0), final("done")])
+    result = world.loop(task, llm).run(task.content)
+    assert [s["ok"] for s in result["steps"]] == [False, True]
+    assert "correct the call" in told(llm, 2) and result["message"] == "done"
+
+
+@pytest.mark.parametrize("result, failed", [({"exit_code": 0, "stdout": "4\n"}, False), ({"exit_code": 2}, True),
+                                            ({"exit_code": 0, "timed_out": True}, True), ({"exit_code": None,
+                                             "killed": True}, True), ({"text": "hi"}, False), ("plain", False)])
+def test_which_results_are_a_failed_program(result, failed):
+    from capabilities.agent.loop import program_failed
+
+    assert program_failed(result) is failed
+
+
 def test_a_question_right_after_a_result_is_sent_back_once(world):
     task = world.task("echo hi and tell me what it said")
     llm = ScriptedLLM([call("echo", text="hi"), {"ask": "What did it say?"}, final("it said hi")])
