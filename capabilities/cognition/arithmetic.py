@@ -127,8 +127,9 @@ def _is_calculation(span: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- the evaluator
-_MAX_EXPONENT = 64
-_MAX_MAGNITUDE = 1e30
+_MAX_EXPONENT = 64  # of a power that is not of whole numbers
+_MAX_MAGNITUDE = 1e30  # of a result that is not a whole number
+_MAX_DIGITS = 400  # of a whole-number result: 2 的 100 次方 is exact, 10 ** 10 ** 10 is never tried
 
 
 def _evaluate(expression: str) -> float | int | None:
@@ -154,7 +155,10 @@ def _value(node: ast.AST) -> float | int:
     if isinstance(node, ast.BinOp):
         left, right = _value(node.left), _value(node.right)
         if isinstance(node.op, ast.Pow):
-            if abs(right) > _MAX_EXPONENT or abs(left) > _MAX_MAGNITUDE:
+            whole = isinstance(left, int) and isinstance(right, int) and right >= 0
+            if whole and abs(left) > 1 and right * math.log10(abs(left)) > _MAX_DIGITS:
+                raise ValueError("too large")
+            if not whole and (abs(right) > _MAX_EXPONENT or abs(left) > _MAX_MAGNITUDE):
                 raise ValueError("too large")
             result = left ** right
         elif isinstance(node.op, ast.Add):
@@ -167,7 +171,12 @@ def _value(node: ast.AST) -> float | int:
             result = left / right
         else:
             raise ValueError("operator")
-        if isinstance(result, complex) or abs(result) > _MAX_MAGNITUDE:
+        if isinstance(result, complex):
+            raise ValueError("out of range")
+        if isinstance(result, int) and not isinstance(result, bool):
+            if len(str(abs(result))) > _MAX_DIGITS:
+                raise ValueError("out of range")
+        elif abs(result) > _MAX_MAGNITUDE:
             raise ValueError("out of range")
         return result
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sqrt"

@@ -261,13 +261,13 @@ def mentions(text: str, phrase: str) -> bool:
     in "api_key"), anywhere for CJK, which has no spaces between words."""
     if not phrase:
         return False
-    cjk, folded = _phrase(phrase)
+    cjk, folded, one_word = _phrase(phrase)
     if cjk:
-        return phrase in text
+        return _squeezed(phrase) in _squeezed(text)
     if folded is not None:
         text_folded = _ascii_folded(text)
         if text_folded is not None:
-            if _TOKEN.fullmatch(folded):  # one word (most keywords): among the text's words or not
+            if one_word:  # most keywords: among the text's words or not
                 return folded in _ascii_words(text_folded)
             if folded not in text_folded:
                 return False  # not even inside a word: no need to look for it as one (most phrases, most texts)
@@ -275,10 +275,18 @@ def mentions(text: str, phrase: str) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _phrase(phrase: str) -> tuple[bool, str | None]:
-    """Whether ``phrase`` is CJK; its lower case when it is ASCII (a capability's keywords: asked
-    of every message)."""
-    return _CJK.search(phrase) is not None, phrase.lower() if phrase.isascii() else None
+def _phrase(phrase: str) -> tuple[bool, str | None, bool]:
+    """Whether ``phrase`` is CJK; its lower case when it is ASCII; whether that is one word (a
+    capability's keywords: asked of every message)."""
+    folded = phrase.lower() if phrase.isascii() else None
+    return _CJK.search(phrase) is not None, folded, folded is not None and _TOKEN.fullmatch(folded) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _squeezed(text: str) -> str:
+    """``text`` in lower case without spaces: a Chinese phrase is found whatever the case of the
+    Latin words in it and however they are spaced ("用 Python", "用python"; "Python 脚本", "python脚本")."""
+    return "".join(text.lower().split())
 
 
 @functools.lru_cache(maxsize=64)

@@ -132,6 +132,8 @@ def test_a_task_mentioning_help_is_not_a_help_request(text):
     ("今天天气怎么样", "天气", True),
     ("今天下雨吗", "天气", False),
     ("查一下weather吧", "weather", True),
+    ("写个python 脚本跑一下", "Python 脚本", True),  # a Chinese phrase: any case, any spacing of its Latin words
+    ("用Python算一下", "用 python", True),
     ("anything", "", False),
 ])
 def test_mentions_uses_word_boundaries_for_latin_and_substrings_for_cjk(text, phrase, found):

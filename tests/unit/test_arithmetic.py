@@ -69,3 +69,15 @@ def test_the_chat_prompt_carries_the_worked_result_next_to_the_message():
     assert messages[-1] == {"role": "user", "content": "三百减去一百二十七"}
     assert messages[-2]["role"] == "system" and "300 - 127 = 173" in messages[-2]["content"]
     assert all("Worked out" not in m["content"] for m in chat_prompt("how was your day?", "en", []))
+
+
+@pytest.mark.parametrize("text, value", [("2 的 100 次方是多少", 2 ** 100), ("what is 2 to the power of 100?", 2 ** 100),
+                                         ("what is 12345678 * 87654321?", 12345678 * 87654321)])
+def test_whole_numbers_are_exact_however_many_digits(text, value):
+    # a chat model asked for 2^100 answers with a number it made up: the sum is worked out instead
+    assert worked(text).value == value and str(value) in worked(text).shown()
+
+
+@pytest.mark.parametrize("text", ["what is 10 ** 1000?", "9 的 999 次方是多少"])
+def test_a_result_too_long_to_say_is_left_alone(text):
+    assert worked(text) is None
