@@ -428,14 +428,16 @@ class SQLiteTaskStore(TaskStore):
 
     def recent_session_messages(self, tenant_id: str, session_id: str,
                                 limit: int) -> tuple[str, list[dict]] | None:
+        # one statement, on every message: the owner, and the last messages newest first (none: a NULL body)
         with self._lock:
-            row = self._db.execute("SELECT user_id FROM sessions WHERE tenant_id=? AND session_id=?",
-                                   (tenant_id, session_id)).fetchone()
-            if row is None:
-                return None
-            bodies = self._db.execute("SELECT body FROM session_messages WHERE tenant_id=? AND session_id=? "
-                                      "ORDER BY seq DESC LIMIT ?", (tenant_id, session_id, max(limit, 0))).fetchall()
-        return row["user_id"], [json.loads(b["body"]) for b in reversed(bodies)]
+            rows = self._db.execute(
+                "SELECT s.user_id, m.body FROM sessions s LEFT JOIN "
+                "(SELECT seq, body FROM session_messages WHERE tenant_id=? AND session_id=? ORDER BY seq DESC LIMIT ?) m "
+                "WHERE s.tenant_id=? AND s.session_id=? ORDER BY m.seq DESC",
+                (tenant_id, session_id, max(limit, 0), tenant_id, session_id)).fetchall()
+        if not rows:
+            return None
+        return rows[0]["user_id"], [json.loads(r["body"]) for r in reversed(rows) if r["body"] is not None]
 
     def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
                           title: str | None = None) -> None:
