@@ -51,6 +51,7 @@ from agents.coordination.plan_desk import PlanDesk
 from events.event_bus import EventBus
 
 log = logging.getLogger("flora.agent")
+_TIME = "time"  # the value a reminder or loop task asked for without a time waits for (TaskExecutionService)
 
 SOURCE = "AgentActor"
 Out = tuple[str, dict]
@@ -94,7 +95,8 @@ class TaskCoordinator:
             try:
                 request = _second_look(read_loop_request(msg["content"], self._loops.parse), msg, reading,
                                        names_one=lambda: self._loops.named_in(msg["tenant_id"], msg["user_id"],
-                                                                              msg["content"]))
+                                                                              msg["content"]),
+                                       awaits_a_time=lambda: _TIME in self._awaited(msg))
             except ScheduleError as exc:
                 if reading is None or reading.family == "loop" or not reading.sure():
                     return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="invalid_parameter",
@@ -152,6 +154,13 @@ class TaskCoordinator:
         if pointed.on == "task" and self.plans is not None:
             return self.plans.operate(msg, pointed.task_operation())
         return None
+
+    def _awaited(self, msg: m.AgentTask) -> set[str]:
+        """The values the paused task this message may answer waits for (none: no task waits)."""
+        if not msg.get("pending_task_id"):
+            return set()
+        waiting = self._store.get_task(msg["tenant_id"], msg["pending_task_id"])
+        return {p["name"] for p in waiting.missing} if waiting is not None and waiting.state in PAUSED_STATES else set()
 
     def _gives_awaited(self, msg: m.AgentTask, ruled) -> bool:
         """Whether the rules' reading is the work of the paused task this message may answer,
@@ -459,15 +468,21 @@ _NOT_NEW_LOOPS = ("loop_op", "task_op", "status", "command", "unsupported")
 
 
 def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, reading: Reading | None,
-                 names_one=lambda: False) -> LoopOperation | NewLoop | None:
+                 names_one=lambda: False, awaits_a_time=lambda: False) -> LoopOperation | NewLoop | None:
     """The loop reader's reading held against the semantic one. Not a new loop task: an
     operation on the person's loop tasks it missed ("can you mute the bins reminder for a couple
     of weeks?", "remind me what reminders I have"), a time that answers a paused question
     ("周五上午吧，十点左右"), a time said in passing ("got any coffee jokes? need one before my 8am"),
     a "remember" without a time that asks for no reminder (``_asks_no_reminder``). An operation
     it missed: one said of a loop task pointed at by what it does ("库存不足那个查询现在就跑一下").
-    ``names_one()``: whether the message names one of the person's loop tasks by its words."""
+    ``names_one()``: whether the message names one of the person's loop tasks by its words;
+    ``awaits_a_time()``: whether a paused task this message may answer waits for a time."""
     if isinstance(request, NewLoop) and request.parsed is None and _asks_no_reminder(msg["content"]):
+        return None
+    if isinstance(request, NewLoop) and request.parsed is not None and not asks_to_be_reminded(msg["content"]) \
+            and awaits_a_time():
+        # "晚上八点半，她那会儿才下班" while "remind me to call the bride" waits for its time: the
+        # answer, not a new loop task — whatever the examples make of the words around the time
         return None
     if request is None and (pointed := pointed_operation(msg["content"])) is not None and names_one():
         return pointed

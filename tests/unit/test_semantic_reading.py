@@ -291,6 +291,20 @@ def test_a_new_reminder_gives_way_only_to_a_reading_that_is_all_but_certain():
                         sure("loop_op", "resume", 0.83)) is passport
 
 
+@pytest.mark.parametrize("said, reading", [("晚上八点半，她那会儿才下班", sure("loop", "once", 0.7)),
+                                           ("tomorrow, 5:30pm, once I've finished at the shop", None)])
+def test_a_time_while_a_paused_task_waits_for_one_answers_it_whatever_the_words_around_it(said, reading):
+    from capabilities.loop.parse import ParsedSchedule
+
+    timed = NewLoop(ParsedSchedule(None, said[-12:], "once"), said[-12:], reminder=False)  # type: ignore[arg-type]
+    assert _second_look(timed, agent_task(said, reading, "task_rm"), reading, awaits_a_time=lambda: True) is None
+    # with no question for a time waiting it stays a new loop task; "remind me" with its own time is a new one
+    assert _second_look(timed, agent_task(said, reading, "task_rm"), reading, awaits_a_time=lambda: False) is timed
+    own = NewLoop(ParsedSchedule(None, "交水费", "once"), "交水费", reminder=True)  # type: ignore[arg-type]
+    assert _second_look(own, agent_task("明天8点提醒我交水费", reading, "task_rm"), reading,
+                        awaits_a_time=lambda: True) is own
+
+
 def test_reminders_only_told_of_ask_for_none_where_the_reading_is_surely_conversation():
     said = "my dad has phone reminders for every pill he takes now, cute but chaotic"
     told = NewLoop(None, said, reminder=True)
