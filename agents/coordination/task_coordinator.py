@@ -32,6 +32,7 @@ from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.cognition import claims, cues, world
 from capabilities.cognition.claims import acts_of
+from capabilities.cognition.rule_tables import table
 from capabilities.cognition.semantic import CERTAIN, LEANS, SURE, Reading
 from capabilities.context.pointing import Pointed
 from capabilities.loop.requests import (LoopOperation, NewLoop, asks_to_be_reminded, pointed_operation,
@@ -52,6 +53,7 @@ from events.event_bus import EventBus
 
 log = logging.getLogger("flora.agent")
 _TIME = "time"  # the value a reminder or loop task asked for without a time waits for (TaskExecutionService)
+_POINTED = table("loop_requests")["pointed"]  # "that reminder", "拿药那个提醒": one thing pointed at
 
 SOURCE = "AgentActor"
 Out = tuple[str, dict]
@@ -509,6 +511,14 @@ def _new_loop_or_not(request: NewLoop, msg: m.AgentTask, reading: Reading,
                      names_one) -> LoopOperation | NewLoop | None:
     if reading.family == "answer" and msg.get("pending_task_id") and reading.sure(LEANS):
         return None  # a question waits: understanding tells its answer from a new reminder
+    content = msg["content"]
+    if reading.family == "loop_op" and request.parsed is None and (
+            reading.sure() and _POINTED.search(content)
+            or reading.sure(LEANS) and cues.asks(content) and not asks_to_be_reminded(content)):
+        # no time, so nothing to schedule yet, and the examples read an operation on the person's
+        # loop tasks: a question that speaks of reminders without asking for one ("what reminders
+        # have I set up with you?"), or one reminder pointed at ("拿药那个提醒接着响吧")
+        return loop_operation_read_as(reading.kind, content) or request
     if reading.family == "chat" and reading.sure() and not asks_to_be_reminded(msg["content"]):
         # no "remind me": a time said in passing asks for nothing, nor do reminders told of ("my nan
         # just discovered reminder apps and now she sets one for everything")
