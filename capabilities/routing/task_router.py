@@ -20,13 +20,14 @@ from typing import Iterable
 
 from capabilities.base import DESCRIPTION_IN, CapabilitySpec
 from capabilities.context.answers import (
-    VALUE_PATTERN, mentions, named_values, spotted, takes_address, text_after, urls, values_by_schema,
+    VALUE_PATTERN, backticked, mentions, named_values, spotted, takes_address, text_after, urls, values_by_schema,
 )
 from capabilities.params import RUNS, WRITTEN, looks_runnable
 from capabilities.registry import CapabilityRegistry
 from capabilities.secrets import is_secret
 
 CONFIDENT_SCORE = 2.0
+QUOTED_RUN_EVIDENCE = 2.0  # a command or script set in backticks that a capability runs: as good as its keyword
 # the evidence a built-in capability needs to be sure beside the deployment's own functions (a
 # keyword and a name word, two keywords): one keyword of it ("table") may be a word of theirs
 BESIDE_OWN_SCORE = 3.0
@@ -144,9 +145,12 @@ class TaskRouter:
         """Capabilities with any evidence in ``content``, best first."""
         ranked = []
         found_urls = urls(content)
+        quoted = backticked(content)
         words = _without_addresses(content)  # "data" in https://data.example.com is no keyword
         for spec in self.routable():
             score = sum(2.0 for kw in spec.keywords if mentions(words, kw))
+            if quoted and _runs_one_of(spec, quoted):  # "run `df -h`", "试试 `print(2**10)`": what runs, given
+                score += QUOTED_RUN_EVIDENCE
             score += sum(1.0 for word in spec.name.split("_") if len(word) > 2 and mentions(words, word))
             if mentions(words, spec.name):
                 score += 3.0
@@ -214,7 +218,8 @@ class TaskRouter:
         # values known by their look first ("here's the key: app-…", "the database: SELECT …"): the
         # words around them are not values of other parameters
         seen = {name: value for name, schema in spec.properties.items()
-                if schema.get(VALUE_PATTERN) and (value := spotted(content, schema, name)) is not None}
+                if (schema.get(VALUE_PATTERN) or schema.get(RUNS))
+                and (value := spotted(content, schema, name)) is not None}
         around = content
         for value in seen.values():
             around = around.replace(value, " ", 1)
@@ -323,6 +328,18 @@ def _without_addresses(content: str) -> str:
     for address in urls(content):
         content = content.replace(address, " ")
     return _OTHER_THINGS.sub(" ", _MAILBOX.sub(" ", content))
+
+
+def _runs_one_of(spec: CapabilitySpec, quoted: list[str]) -> bool:
+    """Whether one of the spans set in backticks is what a parameter of ``spec`` runs: a command
+    line whose program exists for a shell, else Python that parses."""
+    kinds = {str(schema[RUNS]) for schema in spec.properties.values() if schema.get(RUNS)}
+    for text in quoted:
+        if "shell" in kinds and looks_runnable("shell", text):
+            return True
+        if "python" in kinds and looks_runnable("python", text) and not looks_runnable("shell", text):
+            return True
+    return False
 
 
 def _takes_url(spec: CapabilitySpec) -> bool:
