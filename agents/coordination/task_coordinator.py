@@ -32,6 +32,7 @@ from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.cognition import claims, cues, world
 from capabilities.cognition.claims import acts_of
+from capabilities.cognition.rule_tables import table
 from capabilities.cognition.semantic import CERTAIN, LEANS, SURE, Reading
 from capabilities.context.pointing import Pointed
 from capabilities.loop.requests import (LoopOperation, NewLoop, asks_to_be_reminded, pointed_operation,
@@ -51,6 +52,8 @@ from agents.coordination.plan_desk import PlanDesk
 from events.event_bus import EventBus
 
 log = logging.getLogger("flora.agent")
+_TIME = "time"  # the value a reminder or loop task asked for without a time waits for (TaskExecutionService)
+_POINTED = table("loop_requests")["pointed"]  # "that reminder", "拿药那个提醒": one thing pointed at
 
 SOURCE = "AgentActor"
 Out = tuple[str, dict]
@@ -94,7 +97,8 @@ class TaskCoordinator:
             try:
                 request = _second_look(read_loop_request(msg["content"], self._loops.parse), msg, reading,
                                        names_one=lambda: self._loops.named_in(msg["tenant_id"], msg["user_id"],
-                                                                              msg["content"]))
+                                                                              msg["content"]),
+                                       awaits_a_time=lambda: _TIME in self._awaited(msg))
             except ScheduleError as exc:
                 if reading is None or reading.family == "loop" or not reading.sure():
                     return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="invalid_parameter",
@@ -152,6 +156,13 @@ class TaskCoordinator:
         if pointed.on == "task" and self.plans is not None:
             return self.plans.operate(msg, pointed.task_operation())
         return None
+
+    def _awaited(self, msg: m.AgentTask) -> set[str]:
+        """The values the paused task this message may answer waits for (none: no task waits)."""
+        if not msg.get("pending_task_id"):
+            return set()
+        waiting = self._store.get_task(msg["tenant_id"], msg["pending_task_id"])
+        return {p["name"] for p in waiting.missing} if waiting is not None and waiting.state in PAUSED_STATES else set()
 
     def _gives_awaited(self, msg: m.AgentTask, ruled) -> bool:
         """Whether the rules' reading is the work of the paused task this message may answer,
@@ -459,15 +470,21 @@ _NOT_NEW_LOOPS = ("loop_op", "task_op", "status", "command", "unsupported")
 
 
 def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, reading: Reading | None,
-                 names_one=lambda: False) -> LoopOperation | NewLoop | None:
+                 names_one=lambda: False, awaits_a_time=lambda: False) -> LoopOperation | NewLoop | None:
     """The loop reader's reading held against the semantic one. Not a new loop task: an
     operation on the person's loop tasks it missed ("can you mute the bins reminder for a couple
     of weeks?", "remind me what reminders I have"), a time that answers a paused question
     ("周五上午吧，十点左右"), a time said in passing ("got any coffee jokes? need one before my 8am"),
     a "remember" without a time that asks for no reminder (``_asks_no_reminder``). An operation
     it missed: one said of a loop task pointed at by what it does ("库存不足那个查询现在就跑一下").
-    ``names_one()``: whether the message names one of the person's loop tasks by its words."""
+    ``names_one()``: whether the message names one of the person's loop tasks by its words;
+    ``awaits_a_time()``: whether a paused task this message may answer waits for a time."""
     if isinstance(request, NewLoop) and request.parsed is None and _asks_no_reminder(msg["content"]):
+        return None
+    if isinstance(request, NewLoop) and request.parsed is not None and not asks_to_be_reminded(msg["content"]) \
+            and awaits_a_time():
+        # "晚上八点半，她那会儿才下班" while "remind me to call the bride" waits for its time: the
+        # answer, not a new loop task — whatever the examples make of the words around the time
         return None
     if request is None and (pointed := pointed_operation(msg["content"])) is not None and names_one():
         return pointed
@@ -494,6 +511,14 @@ def _new_loop_or_not(request: NewLoop, msg: m.AgentTask, reading: Reading,
                      names_one) -> LoopOperation | NewLoop | None:
     if reading.family == "answer" and msg.get("pending_task_id") and reading.sure(LEANS):
         return None  # a question waits: understanding tells its answer from a new reminder
+    content = msg["content"]
+    if reading.family == "loop_op" and request.parsed is None and (
+            reading.sure() and _POINTED.search(content)
+            or reading.sure(LEANS) and cues.asks(content) and not asks_to_be_reminded(content)):
+        # no time, so nothing to schedule yet, and the examples read an operation on the person's
+        # loop tasks: a question that speaks of reminders without asking for one ("what reminders
+        # have I set up with you?"), or one reminder pointed at ("拿药那个提醒接着响吧")
+        return loop_operation_read_as(reading.kind, content) or request
     if reading.family == "chat" and reading.sure() and not asks_to_be_reminded(msg["content"]):
         # no "remind me": a time said in passing asks for nothing, nor do reminders told of ("my nan
         # just discovered reminder apps and now she sets one for everything")

@@ -133,8 +133,8 @@ class IntentRouter:
         best = self._router.confident(text)
         if best is None:
             return self._mcp_fallback(text) or self._steps_of_unsure(text)  # an MCP tool that clearly does it
-        if world.needs_the_world(text) and best.score < CLAIMED:
-            return None  # "restart the web server": a keyword alone does not make it this capability's
+        if world.needs_the_world(text) and best.score < CLAIMED and not self._values_in(best.spec, text):
+            return None  # "restart the web server": a keyword alone, with nothing to run, does not make it this capability's
         if cues.is_question(text) and not self._router.has_evidence_beyond_name(best.spec, text):
             return None  # "what does a shell do?": a question that names a tool is not a request to run it
         if world.asks_how_it_works(text) and not self._values_in(best.spec, text):

@@ -149,7 +149,12 @@ def spotted(text: str, schema: dict, name: str = "") -> str | None:
     """The one value in ``text`` that looks like what the parameter takes: a match of its
     ``x-flora-value-pattern``, or the address for a parameter that takes one (named url, or
     ``format: uri``, or a pattern that starts with http); None when there is none, or several
-    different ones."""
+    different ones. What will run (``x-flora-runs``: a command, a script) is also what the person
+    set in backticks ("在终端执行一下 `df -h`")."""
+    if schema.get(RUNS):
+        quoted = backticked(text)
+        if len(quoted) == 1:
+            return quoted[0]
     pattern = schema.get(VALUE_PATTERN)
     if pattern:
         found = [_trimmed(m.group(0)) for m in _compiled(pattern).finditer(text)]
@@ -159,6 +164,15 @@ def spotted(text: str, schema: dict, name: str = "") -> str | None:
         return None
     distinct = list(dict.fromkeys(v for v in found if v))
     return distinct[0] if len(distinct) == 1 else None
+
+
+RUNS = "x-flora-runs"  # capabilities.params.RUNS: a parameter that holds what will run
+_BACKTICKED = re.compile(r"`([^`\n]+)`")  # a command or code set in backticks, as people write it in chat
+
+
+def backticked(text: str) -> list[str]:
+    """What ``text`` sets in backticks, each once, in order."""
+    return list(dict.fromkeys(m.group(1).strip() for m in _BACKTICKED.finditer(text) if m.group(1).strip()))
 
 
 def takes_address(name: str, schema: dict) -> bool:

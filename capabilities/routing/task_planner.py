@@ -81,6 +81,8 @@ _ELLIPSIS = _RULES["ellipsis"]
 # a clause that gives a value ("api key是 app-X", "key: app-X", "the url is https://…"): the
 # step before it takes the value; it is never a step of its own
 _GIVES_A_VALUE = _RULES["gives_a_value"]
+# a clause that is only values given by name ("b=-3", "and c = 2", "y2: 8"; not an address): the shape of a value
+_NAMED_VALUES = re.compile(r"\s*(?:and\s+|&\s*|和|以及)?(?:[A-Za-z_]\w*\s*[=:：](?!//)\s*[^\s,，;；]+\s*)+[.。]?\s*", re.I)
 
 
 @dataclass(frozen=True)
@@ -304,7 +306,8 @@ def _with_values(parts: list[_Part]) -> list[_Part]:
     """A clause that only gives a value, joined to the clause before it in its stage."""
     joined: list[_Part] = []
     for part in parts:
-        if joined and joined[-1].stage == part.stage and _GIVES_A_VALUE.match(part.text):
+        if joined and joined[-1].stage == part.stage and (_GIVES_A_VALUE.match(part.text)
+                                                          or _NAMED_VALUES.fullmatch(part.text)):
             joined[-1] = _Part(part.stage, f"{joined[-1].text}, {part.text}")
         else:
             joined.append(part)

@@ -20,13 +20,16 @@ from typing import Iterable
 
 from capabilities.base import DESCRIPTION_IN, CapabilitySpec
 from capabilities.context.answers import (
-    VALUE_PATTERN, mentions, named_values, spotted, takes_address, text_after, urls, values_by_schema,
+    VALUE_PATTERN, backticked, mentions, named_values, spotted, takes_address, text_after, urls, values_by_schema,
 )
+from capabilities.cognition.rule_tables import table
 from capabilities.params import RUNS, WRITTEN, looks_runnable
 from capabilities.registry import CapabilityRegistry
 from capabilities.secrets import is_secret
 
 CONFIDENT_SCORE = 2.0
+NAMED_AS_MEANS = 1.0  # beside the name word's own 1.0: "use python to …" names python_exec as surely as a keyword
+QUOTED_RUN_EVIDENCE = 2.0  # a command or script set in backticks that a capability runs: as good as its keyword
 # the evidence a built-in capability needs to be sure beside the deployment's own functions (a
 # keyword and a name word, two keywords): one keyword of it ("table") may be a word of theirs
 BESIDE_OWN_SCORE = 3.0
@@ -130,7 +133,8 @@ class TaskRouter:
     @staticmethod
     def has_evidence_beyond_name(spec: CapabilitySpec, content: str) -> bool:
         """Whether ``content`` points at ``spec`` by more than its name: a keyword, or an
-        address for a capability that takes one."""
+        address for a capability that takes one. Not its name said as the means: "how do I use
+        python to parse json?" asks how, it asks nothing to be run."""
         words = _without_addresses(content)
         return any(mentions(words, kw) for kw in spec.keywords) or bool(urls(content) and _takes_url(spec))
 
@@ -144,10 +148,16 @@ class TaskRouter:
         """Capabilities with any evidence in ``content``, best first."""
         ranked = []
         found_urls = urls(content)
+        quoted = backticked(content)
         words = _without_addresses(content)  # "data" in https://data.example.com is no keyword
         for spec in self.routable():
             score = sum(2.0 for kw in spec.keywords if mentions(words, kw))
-            score += sum(1.0 for word in spec.name.split("_") if len(word) > 2 and mentions(words, word))
+            if quoted and _runs_one_of(spec, quoted):  # "run `df -h`", "试试 `print(2**10)`": what runs, given
+                score += QUOTED_RUN_EVIDENCE
+            named = [word for word in spec.name.split("_") if len(word) > 2 and mentions(words, word)]
+            score += len(named)
+            # named as the means ("use python to …", "用 python 算一下"): the person chose this tool
+            score += sum(NAMED_AS_MEANS for word in named if _as_means(words, word))
             if mentions(words, spec.name):
                 score += 3.0
             if found_urls and _takes_url(spec):  # "post the result to https://…": an address is evidence
@@ -214,7 +224,8 @@ class TaskRouter:
         # values known by their look first ("here's the key: app-…", "the database: SELECT …"): the
         # words around them are not values of other parameters
         seen = {name: value for name, schema in spec.properties.items()
-                if schema.get(VALUE_PATTERN) and (value := spotted(content, schema, name)) is not None}
+                if (schema.get(VALUE_PATTERN) or schema.get(RUNS))
+                and (value := spotted(content, schema, name)) is not None}
         around = content
         for value in seen.values():
             around = around.replace(value, " ", 1)
@@ -314,6 +325,7 @@ _OTHER_THINGS = re.compile(
 
 
 _MAILBOX = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # an e-mail address
+_BY_MEANS = table("routing")["by_means"]  # "use …", "用 …" just before a tool's name
 
 
 def _without_addresses(content: str) -> str:
@@ -323,6 +335,27 @@ def _without_addresses(content: str) -> str:
     for address in urls(content):
         content = content.replace(address, " ")
     return _OTHER_THINGS.sub(" ", _MAILBOX.sub(" ", content))
+
+
+def _as_means(text: str, word: str) -> bool:
+    """Whether ``word`` stands in ``text`` right after words that name it as the means ("use",
+    "with the", "用", "通过")."""
+    for found in re.finditer(re.escape(word), text, re.I):
+        if _BY_MEANS.search(text[:found.start()]):
+            return True
+    return False
+
+
+def _runs_one_of(spec: CapabilitySpec, quoted: list[str]) -> bool:
+    """Whether one of the spans set in backticks is what a parameter of ``spec`` runs: a command
+    line whose program exists for a shell, else Python that parses."""
+    kinds = {str(schema[RUNS]) for schema in spec.properties.values() if schema.get(RUNS)}
+    for text in quoted:
+        if "shell" in kinds and looks_runnable("shell", text):
+            return True
+        if "python" in kinds and looks_runnable("python", text) and not looks_runnable("shell", text):
+            return True
+    return False
 
 
 def _takes_url(spec: CapabilitySpec) -> bool:

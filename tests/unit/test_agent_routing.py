@@ -135,3 +135,30 @@ def test_a_task_whose_message_holds_another_tools_value_is_the_agents(registry, 
                                               ("read the file notes/todo.txt", "file_read")])
 def test_a_task_whose_values_are_all_its_own_stays_one_call(registry, text, capability, path):
     assert getattr(router(registry, ScriptedLLM([])), path)(text).capability == capability
+
+
+@pytest.mark.parametrize("text, capability, values", [
+    ("run `ls -la` in my workspace", "shell", {"command": "ls -la"}),
+    ("在终端执行一下 `df -h`，看看磁盘还剩多少", "shell", {"command": "df -h"}),  # asks of the machine: the command says how
+    ("帮我 run 一下 `du -sh photos`，睇下啲相占咗几多位", "shell", {"command": "du -sh photos"}),
+    ("试试 `print(2**10)`", "python_exec", {"code": "print(2**10)"}),
+])
+def test_a_command_or_script_set_in_backticks_is_what_runs(registry, text, capability, values):
+    intent = router(registry, ScriptedLLM([])).decide_by_rules(text)
+    assert (intent.capability, intent.parameters) == (capability, values)
+
+
+@pytest.mark.parametrize("text", ["what does `ls` do?", "restart the web server"])
+def test_a_command_asked_about_or_a_keyword_alone_runs_nothing(registry, text):
+    assert router(registry, ScriptedLLM([])).decide_by_rules(text) is None
+
+
+@pytest.mark.parametrize("text", ["use python to find the 20th Fibonacci number", "用 Python 算一下 2 的 100 次方",
+                                  "use the shell to count the files in logs"])
+def test_a_tool_named_as_the_means_is_asked_for(registry, text):
+    assert router(registry, ScriptedLLM([])).decide_by_rules(text).capability == "agent"  # it writes what runs
+
+
+@pytest.mark.parametrize("text", ["how do I use python to parse json?", "用 python 写爬虫难吗？", "I love python"])
+def test_a_question_about_a_tool_or_its_name_in_passing_runs_nothing(registry, text):
+    assert router(registry, ScriptedLLM([])).decide_by_rules(text) is None

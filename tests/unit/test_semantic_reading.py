@@ -291,6 +291,35 @@ def test_a_new_reminder_gives_way_only_to_a_reading_that_is_all_but_certain():
                         sure("loop_op", "resume", 0.83)) is passport
 
 
+@pytest.mark.parametrize("said, reading", [("晚上八点半，她那会儿才下班", sure("loop", "once", 0.7)),
+                                           ("tomorrow, 5:30pm, once I've finished at the shop", None)])
+def test_a_time_while_a_paused_task_waits_for_one_answers_it_whatever_the_words_around_it(said, reading):
+    from capabilities.loop.parse import ParsedSchedule
+
+    timed = NewLoop(ParsedSchedule(None, said[-12:], "once"), said[-12:], reminder=False)  # type: ignore[arg-type]
+    assert _second_look(timed, agent_task(said, reading, "task_rm"), reading, awaits_a_time=lambda: True) is None
+    # with no question for a time waiting it stays a new loop task; "remind me" with its own time is a new one
+    assert _second_look(timed, agent_task(said, reading, "task_rm"), reading, awaits_a_time=lambda: False) is timed
+    own = NewLoop(ParsedSchedule(None, "交水费", "once"), "交水费", reminder=True)  # type: ignore[arg-type]
+    assert _second_look(own, agent_task("明天8点提醒我交水费", reading, "task_rm"), reading,
+                        awaits_a_time=lambda: True) is own
+
+
+def test_with_no_time_a_loop_operation_the_examples_read_beats_a_reminder_word():
+    # a question about reminders that asks for none, read leaning to the list: the list
+    said = "hey what reminders have I set up with you, I can't keep track"
+    new = NewLoop(None, said, reminder=True)
+    assert _second_look(new, agent_task(said, None), sure("loop_op", "list", 0.54)) == LoopOperation("list", said)
+    # one reminder pointed at, surely read as resumed: resumed
+    said = "我回来了，拿药那个提醒接着响吧"
+    assert _second_look(NewLoop(None, said, reminder=True), agent_task(said, None),
+                        sure("loop_op", "resume", 0.69)).op == "resume"
+    # asking for a reminder, or a reading that only leans without a question: a new reminder
+    for said, share in (("remind me to check the reminders app", 0.6), ("water plants reminder", 0.55)):
+        new = NewLoop(None, said, reminder=True)
+        assert _second_look(new, agent_task(said, None), sure("loop_op", "list", share)) is new, said
+
+
 def test_reminders_only_told_of_ask_for_none_where_the_reading_is_surely_conversation():
     said = "my dad has phone reminders for every pill he takes now, cute but chaotic"
     told = NewLoop(None, said, reminder=True)

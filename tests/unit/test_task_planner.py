@@ -484,6 +484,8 @@ def test_a_secret_is_never_taken_from_memory_into_a_plan(registry):
     "run the report workflow, the api key is app-77QkLm",
     "发一封邮件给 li@example.com，密钥是 app-3Kd9",
     "download https://example.com/a.csv, token: abc123",
+    "solve the quadratic equation with a=1, b=-3, and c=2",  # values named one by one: one request
+    "算一下这个二次方程 a=1，b=-3，c=2",
 ])
 def test_a_clause_that_only_gives_a_value_is_part_of_the_step_before(registry, text):
     llm = ScriptedLLM([])  # one request with its value: no plan, and no model asked for one
