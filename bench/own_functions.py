@@ -146,8 +146,14 @@ def invented(case: dict, reply: str) -> bool:
     said = set(re.findall(r"\d+", case["request"]))
     if any(number not in said for number in re.findall(r"\d+", reply)):
         return True
-    lowered = f" {reply.lower()} "
-    return any(marker.lower() in lowered for marker in case.get("invented", []))
+    lowered, asked = f" {reply.lower()} ", f" {case['request'].lower()} "
+    for marker in (m.lower() for m in case.get("invented", [])):
+        for found in re.finditer(re.escape(marker), lowered):
+            # the request's own words said back ("I cannot tell who won the football match …") claim nothing
+            said_back = lowered[max(0, found.start() - 12):found.end() + 12].strip()
+            if said_back not in asked and lowered[found.start():found.end() + 12] not in asked:
+                return True
+    return False
 
 
 # --------------------------------------------------------------------------- Flora

@@ -72,3 +72,13 @@ def test_the_cases_are_well_formed():
         if case["expect"]:
             assert case["expect"]["function"] in case["functions"], case["id"]
     json.dumps(cases)
+
+
+def test_the_request_said_back_is_no_invented_fact():
+    from bench.own_functions import invented
+
+    case = {"request": "who won the football match in my town last night?", "unknowable": True,
+            "invented": ["won ", "beat "]}
+    assert not invented(case, "I'm sorry, but I cannot determine who won the football match in your town last night.")
+    assert invented(case, "Rovers won the match last night, 2-1.")
+    assert invented(case, "The Tigers won easily.")
