@@ -89,7 +89,7 @@ def test_the_deployment_cannot_be_reached_through_web_fetch_or_python(world):
             call("web_fetch", url="http://169.254.169.254/latest/meta-data/"),
             call("python_exec", code=f"import urllib.request; print(urllib.request.urlopen("
                                      f"'http://127.0.0.1:{server.port}/admin').read())"),
-            {"final": "cannot"}])
+            {"final": "cannot"}, {"final": "cannot"}])  # the script's failure is sent back once: it says why
         assert server.requests == [] and "internal admin page" not in told(llm)
     assert "private" in told(llm).lower() or "refused" in told(llm).lower()
 
@@ -101,7 +101,7 @@ def test_writes_outside_the_workspace_are_refused_in_every_tool(world, tmp_path)
         call("file_write", path="../../../outside.txt", content="x"),
         call("python_exec", code=f"open({str(outside)!r}, 'w').write('x')"),
         call("shell", command=f"sort -o{outside} /dev/null"),
-        {"final": "nope"}])
+        {"final": "nope"}, {"final": "nope"}])  # every call failed: the answer is sent back once, then taken
     assert not outside.exists() and result["message"] == "nope"
 
 
