@@ -170,7 +170,7 @@ class IntentRouter:
             return Intent(_task_kind(text), AGENT, {}, source=intent.source)
         spec = self._router.find(intent.capability) if intent.kind in ("task", "query") and intent.capability else None
         if spec is not None and spec.name != AGENT and spec.offered_to_agent \
-                and self._router.tool_value_in(text, besides=spec):
+                and self._router.tool_value_in(text, besides=spec, given=intent.parameters):
             return Intent(intent.kind, AGENT, {}, source=intent.source)  # another tool's value: more than one step
         return intent
 

@@ -206,12 +206,16 @@ class TaskRouter:
             return False
         return bool(missing) and bool(unexplained_words(spec, request))
 
-    def tool_value_in(self, content: str, *, besides: CapabilitySpec | None = None) -> bool:
+    def tool_value_in(self, content: str, *, besides: CapabilitySpec | None = None, given: dict | None = None) -> bool:
         """Whether ``content`` holds, by its look (``x-flora-value-pattern``), a value that a tool
         offered to the agent takes: a file's name, a query, a key; with ``besides``, one of a kind
         that capability takes no parameter for ("fetch https://… and save the number to
-        build.txt": a file, which http_request does not write — a second step)."""
+        build.txt": a file, which http_request does not write — a second step). Values already
+        read as ``besides``'s own (``given``: "delete file path=notes.txt") are not another's."""
         words = _without_addresses(content)
+        for value in (given or {}).values():
+            if isinstance(value, str) and value:
+                words = words.replace(value, " ")
         taken = {schema.get(VALUE_PATTERN) for schema in besides.properties.values()} if besides else set()
         return any(schema.get(VALUE_PATTERN) and schema.get(VALUE_PATTERN) not in taken
                    and spotted(words, schema, name) is not None

@@ -162,3 +162,20 @@ def test_a_tool_named_as_the_means_is_asked_for(registry, text):
 @pytest.mark.parametrize("text", ["how do I use python to parse json?", "用 python 写爬虫难吗？", "I love python"])
 def test_a_question_about_a_tool_or_its_name_in_passing_runs_nothing(registry, text):
     assert router(registry, ScriptedLLM([])).decide_by_rules(text) is None
+
+
+def test_a_tools_name_word_after_with_or_in_is_no_means(registry):
+    # "numbers" is a word of add_numbers' name; "with the numbers" does not choose it
+    from capabilities.routing.task_router import _as_means
+
+    assert not _as_means("please do the thing with the numbers", "numbers")
+    assert _as_means("use the shell to count them", "shell") and _as_means("用python算一下", "python")
+
+
+def test_a_value_read_as_the_tools_own_is_no_second_tools_value(registry):
+    # build.txt beside an address is a second step; a path given to the tool by name is its own
+    router_ = router(registry, ScriptedLLM([]))
+    spec = router_.router.find("http_request") or router_.router.find("http_get")
+    assert router_.router.tool_value_in("fetch https://x.example/a and save it to build.txt", besides=spec)
+    assert not router_.router.tool_value_in("fetch https://x.example/a path=build.txt", besides=spec,
+                                            given={"path": "build.txt"})
