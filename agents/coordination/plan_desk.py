@@ -36,7 +36,7 @@ from typing import Callable
 from capabilities.memory.results import memory_meta
 from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.cognition import semantic
-from capabilities.cognition.semantic import LEANS, Reading
+from capabilities.cognition.semantic import CERTAIN, LEANS, Reading
 from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
 from capabilities.context.pointing import target_of, weighed
@@ -75,9 +75,11 @@ class PlanDesk:
         reading = Reading.from_dict(msg.get("reading"))
         operation = weighed(self._planner.operation(msg["content"]), reading, msg["content"])
         # the reading was made knowing the person has a task to operate on (semantic.py): leaning is
-        # enough where a word names the operation ("attach a note to that last task — …")
+        # enough where a word names the operation ("attach a note to that last task — …"); without
+        # one only a reading that is all but certain acts on the task ("use your tools: the total of
+        # 4 plus 5, said back" reads 0.66 as a comment on the last task, and is a new request)
         if operation is None and reading is not None and reading.family == "task_op" and reading.sure(LEANS):
-            operation = operation_read_as(reading.kind, msg["content"], needs_word=not reading.sure())
+            operation = operation_read_as(reading.kind, msg["content"], needs_word=not reading.sure(CERTAIN))
         if operation is not None:
             return self.operate(msg, operation)
         plan = self._planner.plan(msg["content"], msg.get("memories"))
