@@ -211,10 +211,11 @@ class TaskRouter:
         offered to the agent takes: a file's name, a query, a key; with ``besides``, one of a kind
         that capability takes no parameter for ("fetch https://… and save the number to
         build.txt": a file, which http_request does not write — a second step). Values already
-        read as ``besides``'s own (``given``: "delete file path=notes.txt") are not another's."""
+        read as ``besides``'s own (``given``: "delete file path=notes.txt") and its own name (an MCP
+        tool's "notes.fail") are not another's."""
         words = _without_addresses(content)
-        for value in (given or {}).values():
-            if isinstance(value, str) and value:
+        for value in [besides.name if besides else "", *(given or {}).values()]:
+            if isinstance(value, str) and value:  # its own values, and its own name ("notes.fail": no file)
                 words = words.replace(value, " ")
         taken = {schema.get(VALUE_PATTERN) for schema in besides.properties.values()} if besides else set()
         return any(schema.get(VALUE_PATTERN) and schema.get(VALUE_PATTERN) not in taken
