@@ -9,6 +9,7 @@ import pytest
 from capabilities.cognition import reading_head, semantic
 from capabilities.cognition.reading_head import ReadingHead
 from capabilities.cognition.semantic import SemanticReader, Utterance
+from tests.support.words_embedder import WordsEmbedder
 
 
 def blobs(per_label: int = 12, dim: int = 16, seed: int = 3) -> tuple[np.ndarray, list[str]]:
@@ -94,23 +95,6 @@ def test_only_the_newest_heads_of_a_model_are_kept(tmp_path):
 
 
 # -- in the reader -------------------------------------------------------------------------------
-
-class WordsEmbedder:
-    """A unit vector of hashed words (as in test_semantic_reading.py): no model."""
-
-    name = "words"
-    dim = 64
-
-    def embed_queries(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().split():
-                out[row, sum(map(ord, word)) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
-
-    embed_passages = embed_queries
-
 
 BANK = [Utterance("pause the gym reminder", "loop_op", "pause"),
         Utterance("pause my water reminder", "loop_op", "pause"),

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from agents.coordination.task_coordinator import _second_look
@@ -19,24 +18,7 @@ from capabilities.routing.task_operations import TaskOperation, operation_read_a
 from capabilities.routing.task_router import TaskRouter
 from config import FloraConfig
 from init_plugins import build_registry
-
-
-class WordsEmbedder:
-    """An honest stand-in for an embedding model: a unit vector of hashed words, so texts that
-    share words are near and others are not (deterministic, no model)."""
-
-    name = "words"
-    dim = 64
-
-    def embed_queries(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().split():
-                out[row, sum(map(ord, word)) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
-
-    embed_passages = embed_queries
+from tests.support.words_embedder import WordsEmbedder
 
 
 BANK = [Utterance("pause the gym reminder", "loop_op", "pause"),

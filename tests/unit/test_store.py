@@ -556,19 +556,23 @@ def test_saving_a_session_again_replaces_it_and_listing_has_a_limit(store):
         store.append_to_session(TENANT, "nope", [{"role": "user", "content": "x"}])
 
 
-def test_concurrent_appends_to_one_session_lose_nothing(store, make_store):
-    store.save_session(Session(session_id="s", tenant_id=TENANT, user_id="alice"))
-    stores = [make_store() for _ in range(4)]
-
+def _append_at_once(stores, session_id: str, each: int) -> None:
+    """Each store appends ``each`` messages ("<writer>-<i>") to the session from a thread of its own, all at once."""
     def append(s, n):
-        for i in range(25):
-            s.append_to_session(TENANT, "s", [{"role": "user", "content": f"{n}-{i}"}])
+        for i in range(each):
+            s.append_to_session(TENANT, session_id, [{"role": "user", "content": f"{n}-{i}"}])
 
     threads = [threading.Thread(target=append, args=(s, n)) for n, s in enumerate(stores)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+
+
+def test_concurrent_appends_to_one_session_lose_nothing(store, make_store):
+    store.save_session(Session(session_id="s", tenant_id=TENANT, user_id="alice"))
+    stores = [make_store() for _ in range(4)]
+    _append_at_once(stores, "s", 25)
     messages = [m["content"] for m in store.get_session(TENANT, "s").messages]
     assert sorted(messages) == sorted(f"{n}-{i}" for n in range(4) for i in range(25))
     for n in range(4):  # each writer's messages stay in the order it sent them
@@ -709,16 +713,7 @@ def test_a_redis_session_record_with_its_messages_inside_reads_and_takes_appends
 def test_concurrent_appends_to_an_old_redis_record_move_its_messages_once(redis_prefix):
     _old_redis_session(redis_prefix, "s", OLD_MESSAGES)
     stores = [RedisTaskStore(REDIS_URL, prefix=redis_prefix) for _ in range(4)]
-
-    def append(s, n):
-        for i in range(10):
-            s.append_to_session(TENANT, "s", [{"role": "user", "content": f"{n}-{i}"}])
-
-    threads = [threading.Thread(target=append, args=(s, n)) for n, s in enumerate(stores)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _append_at_once(stores, "s", 10)
     messages = [m["content"] for m in stores[0].get_session(TENANT, "s").messages]
     for s in stores:
         s.close()
