@@ -30,17 +30,13 @@ from typing import Any
 
 from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
-from capabilities.cognition import claims, cues, world
+from capabilities.cognition import claims
 from capabilities.cognition.claims import acts_of
-from capabilities.cognition.rule_tables import table
-from capabilities.cognition.semantic import CERTAIN, LEANS, SURE, Reading
+from capabilities.cognition.semantic import Reading
 from capabilities.context.pointing import Pointed
-from capabilities.loop.requests import (LoopOperation, NewLoop, asks_to_be_reminded, pointed_operation,
-                                       read_loop_request, schedule_words)
-from capabilities.loop.requests import operation_read_as as loop_operation_read_as
+from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request, schedule_words
 from capabilities.loop.schedule import ScheduleError
 from capabilities.memory.results import memory_meta, with_memory
-from capabilities.routing.task_operations import read_operation
 from common import messages as m
 from common import spans
 from common.cluster import current_node
@@ -49,11 +45,11 @@ from common.tasks.models import COMPLETED, CREATED, FAILED, PAUSED_STATES, Inval
 from common.tasks.store import TaskStore
 from agents.coordination.work_queue import POISON_MESSAGE, WorkQueue, traceback_tail
 from agents.coordination.plan_desk import PlanDesk
+from agents.coordination.loop_reading import second_look
 from events.event_bus import EventBus
 
 log = logging.getLogger("flora.agent")
 _TIME = "time"  # the value a reminder or loop task asked for without a time waits for (TaskExecutionService)
-_POINTED = table("loop_requests")["pointed"]  # "that reminder", "拿药那个提醒": one thing pointed at
 
 SOURCE = "AgentActor"
 Out = tuple[str, dict]
@@ -95,7 +91,7 @@ class TaskCoordinator:
                 return operated
         if self._loops is not None and msg.get("intent") not in ("chat", "system") and not msg.get("capability"):
             try:
-                request = _second_look(read_loop_request(msg["content"], self._loops.parse), msg, reading,
+                request = second_look(read_loop_request(msg["content"], self._loops.parse), msg, reading,
                                        names_one=lambda: self._loops.named_in(msg["tenant_id"], msg["user_id"],
                                                                               msg["content"]),
                                        awaits_a_time=lambda: _TIME in self._awaited(msg))
@@ -103,7 +99,7 @@ class TaskCoordinator:
                 if reading is None or reading.family == "loop" or not reading.sure():
                     return [("reply", m.task_error(msg_id=msg["msg_id"], error_type="invalid_parameter",
                                                    message=f"That schedule cannot work: {exc}", field="time"))]
-                request = _second_look(None, msg, reading)
+                request = second_look(None, msg, reading)
             if isinstance(request, LoopOperation):
                 return [("loops", m.loop_command(msg_id=msg["msg_id"], tenant_id=msg["tenant_id"],
                                                  user_id=msg["user_id"], op=request.op, reference=request.reference,
@@ -466,66 +462,3 @@ def _reads_otherwise(reading: Reading | None, families: tuple[str, ...]) -> bool
 
 
 # what a message that reads surely as one of these asks is no new loop task, whatever times it names
-_NOT_NEW_LOOPS = ("loop_op", "task_op", "status", "command", "unsupported")
-
-
-def _second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, reading: Reading | None,
-                 names_one=lambda: False, awaits_a_time=lambda: False) -> LoopOperation | NewLoop | None:
-    """The loop reader's reading held against the semantic one. Not a new loop task: an
-    operation on the person's loop tasks it missed ("can you mute the bins reminder for a couple
-    of weeks?", "remind me what reminders I have"), a time that answers a paused question
-    ("周五上午吧，十点左右"), a time said in passing ("got any coffee jokes? need one before my 8am"),
-    a "remember" without a time that asks for no reminder (``_asks_no_reminder``). An operation
-    it missed: one said of a loop task pointed at by what it does ("库存不足那个查询现在就跑一下").
-    ``names_one()``: whether the message names one of the person's loop tasks by its words;
-    ``awaits_a_time()``: whether a paused task this message may answer waits for a time."""
-    if isinstance(request, NewLoop) and request.parsed is None and _asks_no_reminder(msg["content"]):
-        return None
-    if isinstance(request, NewLoop) and request.parsed is not None and not asks_to_be_reminded(msg["content"]) \
-            and awaits_a_time():
-        # "晚上八点半，她那会儿才下班" while "remind me to call the bride" waits for its time: the
-        # answer, not a new loop task — whatever the examples make of the words around the time
-        return None
-    if request is None and (pointed := pointed_operation(msg["content"])) is not None and names_one():
-        return pointed
-    if reading is None or isinstance(request, LoopOperation):
-        return request
-    if isinstance(request, NewLoop):
-        return _new_loop_or_not(request, msg, reading, names_one)
-    if reading.family != "loop_op" or not (reading.sure() or reading.sure(LEANS) and names_one()):
-        return request  # "退货单数那个每天的查询不用再跑了，直接删掉": leaning so, and naming one of theirs
-    operation = loop_operation_read_as(reading.kind, msg["content"])
-    if operation is not None and operation.op == "list":
-        return None  # a question for the list that no rule read is a status question: its answer lists them
-    return operation
-
-
-def _asks_no_reminder(content: str) -> bool:
-    """A "记得"/"通知我" with no time that asks for no reminder: a note on a task ("这个任务记个备忘：
-    下次请求记得带上token"), or a question only the person's world answers ("帮我看一下我邮箱里有没有
-    学校发过来的家长会通知我记得是这周…")."""
-    return read_operation(content) is not None or cues.asks(content) and world.needs_the_world(content)
-
-
-def _new_loop_or_not(request: NewLoop, msg: m.AgentTask, reading: Reading,
-                     names_one) -> LoopOperation | NewLoop | None:
-    if reading.family == "answer" and msg.get("pending_task_id") and reading.sure(LEANS):
-        return None  # a question waits: understanding tells its answer from a new reminder
-    content = msg["content"]
-    if reading.family == "loop_op" and request.parsed is None and (
-            reading.sure() and _POINTED.search(content)
-            or reading.sure(LEANS) and cues.asks(content) and not asks_to_be_reminded(content)):
-        # no time, so nothing to schedule yet, and the examples read an operation on the person's
-        # loop tasks: a question that speaks of reminders without asking for one ("what reminders
-        # have I set up with you?"), or one reminder pointed at ("拿药那个提醒接着响吧")
-        return loop_operation_read_as(reading.kind, content) or request
-    if reading.family == "chat" and reading.sure() and not asks_to_be_reminded(msg["content"]):
-        # no "remind me": a time said in passing asks for nothing, nor do reminders told of ("my nan
-        # just discovered reminder apps and now she sets one for everything")
-        return None
-    # "remind me to …" is a new reminder nearly always: only a reading that is all but certain
-    # overrules it ("remind me what reminders I have lol"), or a sure one when the message names a
-    # loop task the person already has ("send me the bins reminder now")
-    if reading.family == "loop_op" and (reading.sure(CERTAIN) or reading.sure() and names_one()):
-        return loop_operation_read_as(reading.kind, msg["content"]) or request
-    return None if reading.family in _NOT_NEW_LOOPS and reading.sure(CERTAIN) else request

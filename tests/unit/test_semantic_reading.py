@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.coordination.task_coordinator import _second_look
+from agents.coordination.loop_reading import second_look
 from capabilities.cognition import semantic
 from capabilities.cognition.intent_router import Intent, IntentRouter, Pending
 from capabilities.cognition.semantic import BankError, Reading, SemanticReader, Utterance, load_bank
@@ -265,11 +265,11 @@ def agent_task(content: str, reading: Reading | None, pending: str | None = None
 def test_a_new_reminder_gives_way_only_to_a_reading_that_is_all_but_certain():
     said = "remind me what reminders I have lol"
     new = NewLoop(None, "what reminders I have lol", reminder=True)
-    assert _second_look(new, agent_task(said, None), sure("loop_op", "list", 0.97)) == LoopOperation("list", said)
+    assert second_look(new, agent_task(said, None), sure("loop_op", "list", 0.97)) == LoopOperation("list", said)
     # "remind me to renew my passport" lies near "resume my gym reminders": a surely-read
     # operation that is not certain leaves the new reminder be
     passport = NewLoop(None, "renew my passport", reminder=True)
-    assert _second_look(passport, agent_task("remind me to renew my passport", None),
+    assert second_look(passport, agent_task("remind me to renew my passport", None),
                         sure("loop_op", "resume", 0.83)) is passport
 
 
@@ -279,11 +279,11 @@ def test_a_time_while_a_paused_task_waits_for_one_answers_it_whatever_the_words_
     from capabilities.loop.parse import ParsedSchedule
 
     timed = NewLoop(ParsedSchedule(None, said[-12:], "once"), said[-12:], reminder=False)  # type: ignore[arg-type]
-    assert _second_look(timed, agent_task(said, reading, "task_rm"), reading, awaits_a_time=lambda: True) is None
+    assert second_look(timed, agent_task(said, reading, "task_rm"), reading, awaits_a_time=lambda: True) is None
     # with no question for a time waiting it stays a new loop task; "remind me" with its own time is a new one
-    assert _second_look(timed, agent_task(said, reading, "task_rm"), reading, awaits_a_time=lambda: False) is timed
+    assert second_look(timed, agent_task(said, reading, "task_rm"), reading, awaits_a_time=lambda: False) is timed
     own = NewLoop(ParsedSchedule(None, "交水费", "once"), "交水费", reminder=True)  # type: ignore[arg-type]
-    assert _second_look(own, agent_task("明天8点提醒我交水费", reading, "task_rm"), reading,
+    assert second_look(own, agent_task("明天8点提醒我交水费", reading, "task_rm"), reading,
                         awaits_a_time=lambda: True) is own
 
 
@@ -291,93 +291,93 @@ def test_with_no_time_a_loop_operation_the_examples_read_beats_a_reminder_word()
     # a question about reminders that asks for none, read leaning to the list: the list
     said = "hey what reminders have I set up with you, I can't keep track"
     new = NewLoop(None, said, reminder=True)
-    assert _second_look(new, agent_task(said, None), sure("loop_op", "list", 0.54)) == LoopOperation("list", said)
+    assert second_look(new, agent_task(said, None), sure("loop_op", "list", 0.54)) == LoopOperation("list", said)
     # one reminder pointed at, surely read as resumed: resumed
     said = "我回来了，拿药那个提醒接着响吧"
-    assert _second_look(NewLoop(None, said, reminder=True), agent_task(said, None),
+    assert second_look(NewLoop(None, said, reminder=True), agent_task(said, None),
                         sure("loop_op", "resume", 0.69)).op == "resume"
     # asking for a reminder, or a reading that only leans without a question: a new reminder
     for said, share in (("remind me to check the reminders app", 0.6), ("water plants reminder", 0.55)):
         new = NewLoop(None, said, reminder=True)
-        assert _second_look(new, agent_task(said, None), sure("loop_op", "list", share)) is new, said
+        assert second_look(new, agent_task(said, None), sure("loop_op", "list", share)) is new, said
 
 
 def test_reminders_only_told_of_ask_for_none_where_the_reading_is_surely_conversation():
     said = "my dad has phone reminders for every pill he takes now, cute but chaotic"
     told = NewLoop(None, said, reminder=True)
-    assert _second_look(told, agent_task(said, None), sure("chat", "feelings", 0.9)) is None
-    assert _second_look(told, agent_task(said, None), sure("chat", "feelings", 0.5)) is told  # not sure: it stands
+    assert second_look(told, agent_task(said, None), sure("chat", "feelings", 0.9)) is None
+    assert second_look(told, agent_task(said, None), sure("chat", "feelings", 0.5)) is told  # not sure: it stands
     for asked in ("set a reminder to call the plumber", "can I get a reminder for the dentist",
                   "remind me to water the ferns", "记得提醒我交电费"):
         new = NewLoop(None, asked, reminder=True)
-        assert _second_look(new, agent_task(asked, None), sure("chat", "smalltalk", 0.9)) is new, asked
+        assert second_look(new, agent_task(asked, None), sure("chat", "smalltalk", 0.9)) is new, asked
 
 
 def test_a_new_reminder_that_names_a_loop_task_the_person_has_gives_way_to_a_sure_reading():
     said = "send me the bins reminder now instead of waiting till Tuesday"
     new = NewLoop(None, said, reminder=True)
-    assert _second_look(new, agent_task(said, None), sure("loop_op", "pause", 0.78),
+    assert second_look(new, agent_task(said, None), sure("loop_op", "pause", 0.78),
                         names_one=lambda: True) == LoopOperation("trigger", said)
-    assert _second_look(new, agent_task(said, None), sure("loop_op", "pause", 0.78),
+    assert second_look(new, agent_task(said, None), sure("loop_op", "pause", 0.78),
                         names_one=lambda: False) is new
 
 
 def test_an_operation_the_loop_reader_missed_is_read_with_the_words_that_say_which():
     none_read = None
-    assert _second_look(none_read, agent_task("can you mute the bins reminder for a couple of weeks?", None),
+    assert second_look(none_read, agent_task("can you mute the bins reminder for a couple of weeks?", None),
                         sure("loop_op", "list", 0.86)).op == "pause"
-    assert _second_look(none_read, agent_task("浇花那个提醒，你现在立马给我发一次", None),
+    assert second_look(none_read, agent_task("浇花那个提醒，你现在立马给我发一次", None),
                         sure("loop_op", "pause", 0.8)).op == "trigger"
     # a question for the list no rule read is a status question, whose answer lists them
-    assert _second_look(none_read, agent_task("the plants one, what's its schedule", None),
+    assert second_look(none_read, agent_task("the plants one, what's its schedule", None),
                         sure("loop_op", "list", 0.8)) is None
-    assert _second_look(none_read, agent_task("x", None), sure("loop_op", "list", 0.43)) is None
+    assert second_look(none_read, agent_task("x", None), sure("loop_op", "list", 0.43)) is None
 
 
 def test_a_reading_that_only_leans_to_an_operation_is_taken_where_the_message_names_a_loop_task_of_theirs():
     said = "退货单数那个每天的查询不用再跑了，直接删掉"
-    assert _second_look(None, agent_task(said, None), sure("loop_op", "delete", 0.54),
+    assert second_look(None, agent_task(said, None), sure("loop_op", "delete", 0.54),
                         names_one=lambda: True) == LoopOperation("delete", said)
-    assert _second_look(None, agent_task(said, None), sure("loop_op", "delete", 0.54),
+    assert second_look(None, agent_task(said, None), sure("loop_op", "delete", 0.54),
                         names_one=lambda: False) is None
     unpointed = "退货单数的查询不用再跑了"
-    assert _second_look(None, agent_task(unpointed, None), sure("loop_op", "delete", 0.45),
+    assert second_look(None, agent_task(unpointed, None), sure("loop_op", "delete", 0.45),
                         names_one=lambda: True) is None
 
 
 @pytest.mark.parametrize("said, op", [("今天要提前进货，库存不足那个查询现在就跑一下，别等明早了", "trigger"),
                                       ("库存那个查询不用再跑了，删掉吧", "delete")])
 def test_one_of_their_loop_tasks_pointed_at_by_what_it_does_is_operated_on_whatever_the_reading(said, op):
-    assert _second_look(None, agent_task(said, None), sure("task", "data_query", 0.3),
+    assert second_look(None, agent_task(said, None), sure("task", "data_query", 0.3),
                         names_one=lambda: True) == LoopOperation(op, said)
-    assert _second_look(None, agent_task(said, None), sure("task", "data_query", 0.3),
+    assert second_look(None, agent_task(said, None), sure("task", "data_query", 0.3),
                         names_one=lambda: False) is None
 
 
 def test_a_note_on_a_task_that_says_remember_is_no_new_reminder():
     said = "这个任务记个备忘：下次请求记得带上token"
-    assert _second_look(NewLoop(None, said, reminder=True), agent_task(said, None), None) is None
+    assert second_look(NewLoop(None, said, reminder=True), agent_task(said, None), None) is None
     asked = "记得帮我把报告发给老板"
     new = NewLoop(None, asked, reminder=True)
-    assert _second_look(new, agent_task(asked, None), None) is new
+    assert second_look(new, agent_task(asked, None), None) is new
 
 
 def test_a_time_said_in_passing_is_no_new_loop_when_the_message_reads_surely_as_conversation():
     said = "got any coffee jokes? need one before my 8am"
     passing = NewLoop(None, said, reminder=False)
-    assert _second_look(passing, agent_task(said, None), sure("chat", "joke", 0.76)) is None
+    assert second_look(passing, agent_task(said, None), sure("chat", "joke", 0.76)) is None
     asked = NewLoop(None, "stretch", reminder=True)  # "remind me at 8am to stretch" stays a reminder
-    assert _second_look(asked, agent_task("remind me at 8am to stretch", None), sure("chat", "joke", 0.76)) is asked
+    assert second_look(asked, agent_task("remind me at 8am to stretch", None), sure("chat", "joke", 0.76)) is asked
 
 
 def test_a_time_while_a_question_waits_is_left_to_understanding():
     answer = agent_task("周五上午吧，十点左右", None, pending="task_1")
-    assert _second_look(NewLoop(None, "左右", reminder=True), answer, sure("answer", "value", 0.65)) is None
+    assert second_look(NewLoop(None, "左右", reminder=True), answer, sure("answer", "value", 0.65)) is None
     # without a question waiting, a time is a new reminder; an unsure reading changes nothing
     new = NewLoop(None, "stretch", reminder=True)
-    assert _second_look(new, agent_task("x", None), sure("answer", "value")) is new
+    assert second_look(new, agent_task("x", None), sure("answer", "value")) is new
     kept = LoopOperation("pause", "pause the gym reminder")
-    assert _second_look(kept, agent_task("x", None), sure("chat")) is kept
+    assert second_look(kept, agent_task("x", None), sure("chat")) is kept
 
 
 def test_the_bench_reads_the_bank_by_itself_and_times_a_reading_beside_the_embedding(capsys):
@@ -424,4 +424,4 @@ def test_installed_capabilities_add_their_declared_examples_to_the_bank():
 
 def test_a_question_only_the_persons_world_answers_is_no_reminder_without_a_time():
     said = "帮我看一下我邮箱里面有没有学校发过来的家长会通知我记得是这周但是忘了具体哪天"
-    assert _second_look(NewLoop(None, said, reminder=True), agent_task(said, None), None) is None
+    assert second_look(NewLoop(None, said, reminder=True), agent_task(said, None), None) is None
