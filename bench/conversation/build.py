@@ -1,6 +1,6 @@
 """Writes the conversation evaluation set: ``cases.jsonl`` (dev), ``heldout.jsonl``, ``fresh.jsonl``,
 ``fresh2.jsonl``, ``fresh3.jsonl``, ``fresh4.jsonl``, ``fresh5.jsonl``, ``fresh6.jsonl``,
-``fresh7.jsonl``, ``fresh8.jsonl``, ``fresh9.jsonl`` and ``fresh10.jsonl``.
+``fresh7.jsonl``, ``fresh8.jsonl``, ``fresh9.jsonl``, ``fresh10.jsonl`` and ``fresh11.jsonl``.
 
 The cases below are what people say to an assistant, written by hand; each is labelled with
 the intent Flora should read in it. One case in five of every category of ``CASES`` goes to
@@ -19,7 +19,8 @@ in tuning: never tuned against, reported apart, and not part of the dev/held-out
 ``FRESH8`` a tenth, written the same way after the seventh fresh split had been read and fixed;
 ``FRESH9`` an eleventh, written the same way after the eighth, and the first with the hands
 (files, Python, shell, web pages) and memory;
-``FRESH10`` a twelfth, written the same way after the ninth, with the hands and memory too.
+``FRESH10`` a twelfth, written the same way after the ninth, with the hands and memory too;
+``FRESH11`` a thirteenth, written the same way after the tenth, with the hands and memory too.
 
 Edit the cases here, never the .jsonl files by hand.
 """
@@ -48,6 +49,7 @@ FRESH7: list[dict] = []  # the seventh fresh split, after that
 FRESH8: list[dict] = []  # the eighth fresh split, after that
 FRESH9: list[dict] = []  # the ninth fresh split, after that
 FRESH10: list[dict] = []  # the tenth fresh split, after that
+FRESH11: list[dict] = []  # the eleventh fresh split, after that
 
 
 def make(lang: str, category: str, say: str, setup: list[str] | None, expect: dict) -> dict:
@@ -2192,6 +2194,258 @@ fresh10("zh", "memory/forget", "我住哪儿那条你忘了吧，不想让你记
 fresh10("en", "memory/forget", "forget what I told you about my partner, please", setup=["my partner's name is Siobhan"])
 
 
+# =========================================================================== FRESH11
+# A thirteenth split, written the same way after the tenth, by someone who had not read Flora's
+# understanding rules, its example banks or the earlier splits' messages: from how people talk,
+# in new situations and new wordings (a tattoo artist, a ferry captain, a school bus driver, a
+# dental hygienist, a wine shop owner, a choir director, an indie game developer, a hotel night
+# porter, a beekeeper on a Hong Kong rooftop, a nursing student, a Chengdu taxi driver, a
+# marathon runner, a second-hand bookseller; Sichuan, Dongbei and Shanghai colloquial Chinese,
+# Hong Kong Cantonese, Taiwanese, simplified and traditional characters, Scottish, South African,
+# Indian, Canadian and Singapore English, typos, dictation without punctuation, emoji, Chinese
+# and English mixed, very short follow-ups after a setup turn, requests wrapped in a story,
+# hedged and impatient ones), every category in both languages, the hands and memory included.
+# These go to fresh11.jsonl only, with ids like zh-chat-r001.
+
+
+def fresh11(lang: str, category: str, say: str, setup: list[str] | None = None, **expect) -> None:
+    """One case of the eleventh fresh split."""
+    FRESH11.append(make(lang, category, say, setup, expect))
+
+
+ZH_ROSTER_FLOW = ["跑一下dify上排夜班的那个工作流"]  # pauses for its api_key
+EN_HANDOVER_FLOW = ["can you run the dify workflow that writes up the night handover notes"]  # pauses for its api_key
+ZH_CELLAR_FETCHED = ["帮我调一下 https://api.example.cn/cellar/stock.json 看看库存"]
+EN_BOOKINGS_FETCHED = ["get https://api.example.com/hotel/bookings/tonight.json for me"]
+ZH_HIVE_CHECK = ["每个星期六早上九点提醒我上天台检查蜂箱"]  # a weekly loop task
+EN_STRETCH = ["remind me every day at 7pm to stretch after my run"]  # a daily loop task
+
+# --------------------------------------------------------------------------- fresh11: chat
+fresh11("zh", "chat/greeting", "嗨Flora～好耐冇見，最近點呀？")
+fresh11("en", "chat/greeting", "Awright Flora! How's it gaun the day?")
+fresh11("zh", "chat/thanks", "多谢多谢🙏 照你讲的先夸再提，今晚排练那两个男高音真的稳多了",
+        setup=["合唱团里有两个男高音老是抢拍，我该怎么跟他们说才不伤和气"])
+fresh11("en", "chat/thanks", "brilliant, the breathing thing sorted it, ta very much 🙏",
+        setup=["my choir keeps going flat on the long notes in the second verse, any tips?"])
+fresh11("zh", "chat/feelings", "今天在病房实习被带教老师当着病人的面骂了一顿，憋了一整天，回宿舍才敢哭")
+fresh11("en", "chat/feelings",
+        "honestly so burnt out. three months on this indie game and my playtesters just said it's boring")
+fresh11("zh", "chat/smalltalk", "巴适得很！今天拉了个老外，一路跟我学说“安逸”，笑死我了")
+fresh11("zh", "chat/smalltalk", "我們家天台那幾箱蜜蜂今日好乖，一隻都冇叮我，開心😆")
+fresh11("en", "chat/smalltalk",
+        "ja nee, load shedding again tonight so I'm sitting here with a candle chatting to you, lekker 😅")
+fresh11("en", "chat/smalltalk", "watched the sun come up from the wheelhouse this morning. never gets old, that")
+fresh11("zh", "chat/joke", "侬讲只笑话拨我听听好伐，跟老酒有关系的，今朝店里向一个客人也没")
+fresh11("en", "chat/joke", "got any dad jokes about teeth? need one for my 3 o'clock patient lol")
+fresh11("zh", "chat/knowledge", "为啥蜜蜂蜇了人之后自己就会死啊？")
+fresh11("zh", "chat/knowledge", "跑马拉松说的“撞墙”到底是怎么回事，身体里发生了啥")
+fresh11("en", "chat/knowledge", "why do old paperbacks go yellow when the hardbacks from the same year don't?")
+fresh11("en", "chat/knowledge", "how do bees actually decide which larva gets to be the queen?")
+fresh11("zh", "chat/arithmetic", "起步价8块含2公里，之后每公里1块9，我这单一共跑了12公里，该收好多钱？",
+        answer_contains=["27"])
+fresh11("zh", "chat/arithmetic", "一箱6瓶，每瓶138，客人要3箱，打九折的话一共多少钱",
+        answer_contains=["2235.6", "2,235.6"])
+fresh11("en", "chat/arithmetic", "my three 5k splits were 24:30, 25:10 and 23:50 - what's that all added up?",
+        answer_contains=["1:13:30", "73:30", "73 minutes and 30", "73 minutes 30", "73 min 30",
+                         "1 hour 13 minutes", "1 hour, 13 minutes", "1 hour and 13 minutes", "1h 13m"])
+fresh11("en", "chat/arithmetic", "room's £89 a night, guest stayed 4 nights, plus 20% VAT on top. total?",
+        answer_contains=["427.2"])
+fresh11("zh", "chat/advice", "我那个二手书店门口想摆个一块钱的书箱招客，会不会光招来只翻不买的？你帮我出出主意")
+fresh11("en", "chat/advice",
+        "I'm a nursing student and I freeze up whenever I have to give an injection with my tutor watching. "
+        "any advice?")
+fresh11("zh", "chat/translation", "幫我把「請勿觸碰蜂箱，蜜蜂會螫人」翻成英文，要貼喺天台門口")
+fresh11("en", "chat/translation",
+        "translate 'please keep your seatbelt on until the bus stops' into Afrikaans for me, it's for the bus")
+fresh11("zh", "chat/writing", "帮我写段朋友圈文案，宣传周六合唱团在社区的义演，轻松点别太官方")
+fresh11("en", "chat/writing",
+        "can you write a short friendly insta caption for our flash tattoo day this saturday, walk-ins welcome 10 to 6")
+fresh11("zh", "chat/about_me", "我上回洗牙是哪天来着？你帮我想想", must_not_invent=True)
+fresh11("zh", "chat/about_me", "哎我车牌号多少来着，脑壳突然短路了", must_not_invent=True)
+fresh11("en", "chat/about_me", "what's my sister's husband called again? drawing a total blank", must_not_invent=True)
+fresh11("en", "chat/about_me", "what's the code for my bike lock, I've gone completely blank", must_not_invent=True)
+
+# --------------------------------------------------------------------------- fresh11: the hands
+fresh11("zh", "task/files", "把工作区里 setlists/spring_concert.txt 打开念给我听",
+        capability="file_read", parameters={"path": "setlists/spring_concert.txt"})
+fresh11("zh", "task/files", "我那堆笔记里哪个文件提到过“蜂王浆”？帮我搜一下", capability="file_search")
+fresh11("en", "task/files", "what's in the chapters folder? just list the files for me",
+        capability="file_list", parameters={"path": "chapters"})
+fresh11("en", "task/files",
+        "make a file called shift_notes/tuesday.txt and put 'room 212 wants a 5am wake-up call' in it",
+        capability="file_write", parameters={"path": "shift_notes/tuesday.txt"})
+fresh11("zh", "task/python", "用python算一下1到1000里面能被7整除、但不能被5整除的数有几个，跑出来给我看",
+        capability="python_exec")
+fresh11("zh", "task/python", "夜班要换门禁密码了，你写段Python生成10个不重复的6位数，跑一下把结果给我",
+        capability="python_exec")
+fresh11("en", "task/python",
+        "can help me run python to count how many days from 2025-03-01 to 2025-10-12 or not? need exact one lah",
+        capability="python_exec")
+fresh11("en", "task/python",
+        "use python to shuffle these 12 into 3 teams of 4 pls: Ava, Ben, Cole, Dara, Eli, Fay, Gus, Hana, Ivo, "
+        "Jess, Kai, Lou", capability="python_exec")
+fresh11("zh", "task/shell", "终端里执行一下 du -sh * 看看哪个文件夹最占地方",
+        capability="shell", parameters={"command": "du -sh *"})
+fresh11("zh", "task/shell", "跑一下 ls -lt photos 我看下今天那几张纹身照片传上去没",
+        capability="shell", parameters={"command": "ls -lt photos"})
+fresh11("en", "task/shell", "could you run git status, wanna see what I haven't committed before the build",
+        capability="shell", parameters={"command": "git status"})
+fresh11("en", "task/shell", "pls run wc -l guests.csv and tell me the number",
+        capability="shell", parameters={"command": "wc -l guests.csv"})
+fresh11("zh", "task/web", "这个网页讲了啥 https://www.example.org/beekeeping/hk-swarm-season 帮我读一下概括几句",
+        capability="web_fetch", parameters={"url": "https://www.example.org/beekeeping/hk-swarm-season"})
+fresh11("zh", "task/web", "上网搜搜今年成都马拉松啥时候开始报名", capability="web_search")
+fresh11("en", "task/web", "have a read of https://www.example.com/blog/ferry-safety-2025 and give me the gist",
+        capability="web_fetch", parameters={"url": "https://www.example.com/blog/ferry-safety-2025"})
+fresh11("en", "task/web", "search the web for second-hand book fairs in Edinburgh this autumn", capability="web_search")
+
+# --------------------------------------------------------------------------- fresh11: the other tasks
+fresh11("zh", "task/http_request", "GET 一下 https://api.example.cn/ferry/schedule?route=3 看看返回啥",
+        capability=HTTP, parameters={"url": "https://api.example.cn/ferry/schedule?route=3"})
+fresh11("en", "task/http_request", "hit https://api.example.com/schoolbus/routes/14 and show me the JSON, eh",
+        capability=HTTP, parameters={"url": "https://api.example.com/schoolbus/routes/14"})
+fresh11("zh", "task/data_query", "在库里跑这句：SELECT name, vintage FROM wines WHERE stock < 5",
+        capability=DQ, parameters={"sql": "SELECT name, vintage FROM wines WHERE stock < 5"})
+fresh11("en", "task/data_query",
+        "Kindly run this on the clinic database: SELECT patient_id, next_visit FROM recalls WHERE next_visit < "
+        "'2025-07-01'", capability=DQ,
+        parameters={"sql": "SELECT patient_id, next_visit FROM recalls WHERE next_visit < '2025-07-01'"})
+fresh11("zh", "task/dify_workflow", "用dify那个排班工作流给我排下礼拜的夜班，key是 app-Qm8x2LkP",
+        capability=DIFY, parameters={"api_key": "app-Qm8x2LkP"})
+fresh11("en", "task/dify_workflow", "start the Dify workflow that prices our new stock, the key's app-Zp41vRwe",
+        capability=DIFY, parameters={"api_key": "app-Zp41vRwe"})
+fresh11("zh", "task/ask_experts", "让专家们讨论一下：新手纹身师应该先练线条还是先练打雾？", capability=EXP)
+fresh11("en", "task/ask_experts",
+        "put this to your panel of experts: should a two-person indie studio go early access or wait for a full "
+        "release?", capability=EXP)
+
+# --------------------------------------------------------------------------- fresh11: plans and loops
+fresh11("zh", "plan/multi_step",
+        "先把 https://api.example.cn/clinic/appointments.json 里的预约拉下来，再把明天上午的挑出来写进 tomorrow.txt")
+fresh11("en", "plan/multi_step",
+        "grab https://api.example.com/choir/members.json, then count how many sopranos there are and write "
+        "their names to sopranos.txt")
+fresh11("zh", "loop/reminder", "明天早上六点半叫我起床去码头，别忘了哈", schedule="tomorrow at 6:30")
+fresh11("en", "loop/reminder", "remind me friday at 4:45pm to cash up the till before I lock the shop",
+        schedule="Friday at 16:45")
+fresh11("zh", "loop/recurring", "每个礼拜四晚上七点半提醒我合唱团排练", schedule="every Thursday at 19:30")
+fresh11("en", "loop/recurring", "every weekday at 6:40am ping me to do the pre-trip check on the bus",
+        schedule="every weekday at 6:40")
+fresh11("zh", "loop/relative", "二十分钟后喊我一声 炉子上还炖着汤", schedule="in 20 minutes")
+fresh11("en", "loop/relative", "give us a shout in 45 mins, the numbing cream needs to come off",
+        schedule="in 45 minutes")
+
+# --------------------------------------------------------------------------- fresh11: operations on tasks
+fresh11("zh", "task_op/comment", "这数据不对吧，波尔多那几款我上礼拜就卖光了",
+        setup=ZH_CELLAR_FETCHED, operates_on=HTTP, must_not_claim=True)
+fresh11("en", "task_op/comment", "hmm, that's missing the late check-ins, half of them aren't on there",
+        setup=EN_BOOKINGS_FETCHED, operates_on=HTTP, must_not_claim=True)
+fresh11("zh", "task_op/revise", "刚才那个改成查二号店的，地址后面加上 ?shop=2",
+        setup=ZH_CELLAR_FETCHED, operates_on=HTTP, must_not_claim=True)
+fresh11("en", "task_op/revise", "tweak that last one so it pulls tomorrow's bookings instead of tonight's",
+        setup=EN_BOOKINGS_FETCHED, operates_on=HTTP, must_not_claim=True)
+fresh11("zh", "task_op/rerun", "再跑一遍刚才那个，我刚入完一批货",
+        setup=ZH_CELLAR_FETCHED, operates_on=HTTP, must_not_claim=True)
+fresh11("en", "task_op/rerun", "run that again would you, a couple more have just checked in",
+        setup=EN_BOOKINGS_FETCHED, operates_on=HTTP, must_not_claim=True)
+fresh11("zh", "task_op/cancel", "算了算了，排班那个不弄了，取消吧",
+        setup=ZH_ROSTER_FLOW, operates_on=DIFY, must_not_claim=True)
+fresh11("en", "task_op/cancel", "actually scrap that, the day manager's doing the handover herself",
+        setup=EN_HANDOVER_FLOW, operates_on=DIFY, must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh11: operations on loop tasks
+fresh11("zh", "loop_op/list", "我而家設咗幾多個定時提醒？列出嚟睇下", setup=ZH_HIVE_CHECK, must_not_claim=True)
+fresh11("en", "loop_op/list", "what reminders have I got set up at the moment?", setup=EN_STRETCH,
+        must_not_claim=True)
+fresh11("zh", "loop_op/pause", "呢排成日落雨，檢查蜂箱嗰個提醒暫停住先", setup=ZH_HIVE_CHECK, must_not_claim=True)
+fresh11("en", "loop_op/pause", "put the stretching reminder on hold for a bit, I've strained my calf",
+        setup=EN_STRETCH, must_not_claim=True)
+fresh11("zh", "loop_op/resume", "天台修好了，蜂箱那个提醒恢复吧",
+        setup=ZH_HIVE_CHECK + ["天台在维修，检查蜂箱那个提醒先停一停"], must_not_claim=True)
+fresh11("en", "loop_op/resume", "calf's fine now, turn the stretching one back on",
+        setup=EN_STRETCH + ["pause the stretch reminder, I'm injured"], must_not_claim=True)
+fresh11("zh", "loop_op/delete", "蜂箱都送人了，周六那个提醒删掉吧", setup=ZH_HIVE_CHECK, must_not_claim=True)
+fresh11("en", "loop_op/delete", "get rid of the 7pm stretch reminder altogether", setup=EN_STRETCH,
+        must_not_claim=True)
+fresh11("zh", "loop_op/trigger", "检查蜂箱那个提醒现在就跑一次，我看看效果", setup=ZH_HIVE_CHECK,
+        must_not_claim=True)
+fresh11("en", "loop_op/trigger", "fire the stretch reminder now so I can see what it looks like",
+        setup=EN_STRETCH, must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh11: status and commands
+fresh11("zh", "status/abilities", "欸你到底可以幫我做什麼啊？我開計程車的，用得到嗎")
+fresh11("en", "status/abilities", "so what sort of things can you actually do? could you be any use in a bookshop?")
+fresh11("zh", "status/state", "你现在在忙啥呢？手上有活儿在跑没", must_not_claim=True)
+fresh11("en", "status/state", "are you in the middle of anything right now?", must_not_claim=True)
+fresh11("zh", "status/history", "今天我都让你干过哪些活儿？给我捋一下", must_not_claim=True)
+fresh11("en", "status/history", "what have I asked you to do so far today?", must_not_claim=True)
+fresh11("zh", "command/clear", "咱俩唠嗑的记录全给整没了吧，从头来")
+fresh11("en", "command/clear", "wipe our chat history pls, I want a clean slate")
+fresh11("zh", "command/switch_model", "給我換一個大一點的模型好不好，這個回答又慢又笨")
+fresh11("en", "command/switch_model", "switch yourself over to a bigger model, this one's a bit slow on the uptake")
+fresh11("zh", "command/shutdown", "Flora你自己关掉吧，把服务停了，今天用不着了")
+fresh11("en", "command/shutdown", "shut yourself down for the night, Flora")
+
+# --------------------------------------------------------------------------- fresh11: what no tool reaches
+fresh11("zh", "unsupported/orders", "帮我看下我上个月在淘宝下的订单一共花了多少钱", must_not_claim=True)
+fresh11("en", "unsupported/orders", "has my Takealot order for the brake pads been dispatched yet?",
+        must_not_claim=True)
+fresh11("zh", "unsupported/email", "帮我看看邮箱，合唱团团长回我邮件没有", must_not_claim=True)
+fresh11("en", "unsupported/email", "check my gmail and tell me if the publisher's replied about the first editions",
+        must_not_claim=True)
+fresh11("zh", "unsupported/calendar", "我下礼拜三日历上有安排没？看看能不能约去洗牙", must_not_claim=True)
+fresh11("en", "unsupported/calendar", "what's on my calendar for thursday? pretty sure I double-booked a client",
+        must_not_claim=True)
+fresh11("zh", "unsupported/weather", "明早码头那边风大不大？我要开头班船", must_not_claim=True)
+fresh11("en", "unsupported/weather", "is it gonna be blowing a gale on the Minch tomorrow morning? I sail at 6",
+        must_not_claim=True)
+fresh11("zh", "unsupported/flights", "我下周飞昆明那班改签成功没有？帮我查下我的航班", must_not_claim=True)
+fresh11("en", "unsupported/flights", "is my Air Canada flight to Halifax on Sunday still on time?",
+        must_not_claim=True)
+fresh11("zh", "unsupported/bank", "我工行卡里还剩好多钱，帮我看一眼", must_not_claim=True)
+fresh11("en", "unsupported/bank", "how much is left in my DBS account after the rent went out ah?",
+        must_not_claim=True)
+fresh11("zh", "unsupported/delivery", "顺丰寄给我的蜂箱配件到哪儿了 快递帮我查查", must_not_claim=True)
+fresh11("en", "unsupported/delivery", "where's the DPD parcel from the tattoo supply place? should've come yesterday",
+        must_not_claim=True)
+fresh11("zh", "unsupported/servers", "我游戏的服务器是不是又挂了？帮我看下我那台阿里云机器CPU多少", must_not_claim=True)
+fresh11("en", "unsupported/servers", "is my game's build server still up? it was acting weird last night",
+        must_not_claim=True)
+fresh11("zh", "unsupported/tickets", "帮我看看我买的周六成都去重庆的高铁票是几号车厢", must_not_claim=True)
+fresh11("en", "unsupported/tickets", "which seats did I end up getting for the Chiefs game on Saturday?",
+        must_not_claim=True)
+
+# --------------------------------------------------------------------------- fresh11: ambiguous, answers
+fresh11("zh", "clarify/ambiguous", "帮我把那个发给她")
+fresh11("zh", "clarify/ambiguous", "就按上回那样把它弄一下")
+fresh11("en", "clarify/ambiguous", "can you send it to him before lunch?")
+fresh11("en", "clarify/ambiguous", "change it to the other one like we said")
+fresh11("zh", "answer/api_key", "key 係 app-Hx93TqLm 呀", setup=ZH_ROSTER_FLOW,
+        capability=DIFY, parameters={"api_key": "app-Hx93TqLm"})
+fresh11("en", "answer/api_key", "oh right, it's app-Wn7cB2yQ", setup=EN_HANDOVER_FLOW,
+        capability=DIFY, parameters={"api_key": "app-Wn7cB2yQ"})
+fresh11("zh", "answer/url", "地址是 https://api.example.cn/ferry/tomorrow",
+        setup=["帮我调一下我们的接口，发个GET请求查明天的轮渡班次"],
+        capability=HTTP, parameters={"url": "https://api.example.cn/ferry/tomorrow"})
+fresh11("en", "answer/url", "https://api.example.com/buses/live?route=7 that's the one",
+        setup=["send a GET request to the school bus tracking API for me"],
+        capability=HTTP, parameters={"url": "https://api.example.com/buses/live?route=7"})
+fresh11("zh", "answer/time", "下午四点吧", setup=["提醒我给客人回个电话，说纹身图改好了"])
+fresh11("en", "answer/time", "monday 10am", setup=["remind me to order more wine glasses"])
+
+# --------------------------------------------------------------------------- fresh11: memory
+fresh11("zh", "memory/tell", "跟你说一声，我对青霉素过敏，以后记着点")
+fresh11("en", "memory/tell", "fyi I'm vegetarian and I can't stand coriander, in case it ever comes up")
+fresh11("zh", "memory/ask", "你都记住了我哪些事？说来听听")
+fresh11("zh", "memory/ask", "你还记得我是干啥的不？", setup=["我在成都开出租，一般跑夜班"])
+fresh11("en", "memory/ask", "what have you got stored on me, if anything?")
+fresh11("en", "memory/ask", "sorry, what did I tell you I do for work?",
+        setup=["I drive the school bus for a primary school in Durban"])
+fresh11("zh", "memory/forget", "小雯那事你忘了吧，别再提了", setup=["我前女友叫小雯，下个月结婚"])
+fresh11("en", "memory/forget", "scrub the Darren thing from your memory, I don't want it in there",
+        setup=["my ex is called Darren, long story"])
+
+
 def numbered(cases: list[dict], prefix: str = "", width: int = 4) -> list[dict]:
     """Ids like zh-chat-0007 (or zh-chat-f007 with prefix "f", width 3): language, intent, a
     running number per both."""
@@ -2241,7 +2495,8 @@ def main() -> None:
                     ("fresh5", FRESH5, "j", "fifth fresh"), ("fresh6", FRESH6, "k", "sixth fresh"),
                     ("fresh7", FRESH7, "m", "seventh fresh"), ("fresh8", FRESH8, "n", "eighth fresh"),
                     ("fresh9", FRESH9, "p", "ninth fresh"),
-                    ("fresh10", FRESH10, "q", "tenth fresh"))
+                    ("fresh10", FRESH10, "q", "tenth fresh"),
+                    ("fresh11", FRESH11, "r", "eleventh fresh"))
     for name, written, prefix, label in fresh_splits:
         numbered_cases = numbered(written, prefix=prefix, width=3)
         write(HERE / f"{name}.jsonl", numbered_cases)
