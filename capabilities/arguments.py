@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 from capabilities.base import CapabilitySpec
+from common.i18n import cjk_chars, has_cjk
 from common.numerals import ZH_NUMBER, zh_number
 
 log = logging.getLogger("flora.arguments")
@@ -44,7 +45,6 @@ _WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six"
 _WORDS_ZH = {"每月": 12, "按月": 12, "每季度": 4, "按季": 4, "每周": 52, "每天": 365, "按日": 365, "每年": 1, "按年": 1,
              "半": 0.5, "双": 2, "对": 2}
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?|[-−]?\.\d+")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _EQUATION = re.compile(r"[a-z]\s*(?:\^|²|³)|=")
 
 SYSTEM = (
@@ -233,13 +233,13 @@ def text_stated(value: str, request: str) -> bool:
 
 def _words_held(text: str, said: str) -> bool:
     latin = [w for w in re.findall(r"[a-z]+", text) if len(w) >= 2]
-    cjk = _CJK.findall(text)
+    cjk = cjk_chars(text)
     if not latin and not cjk:
         return True  # punctuation, a separator: nothing that could be made up
     said_words = re.findall(r"[a-z]+", said)
     held = sum(any(w[:3] == s[:3] for s in said_words if len(s) >= 2) for w in latin)
     held += sum(c in said for c in cjk)
-    if not _CJK.search(said) and cjk or not re.search(r"[a-z]", said) and latin:
+    if not has_cjk(said) and cjk or not re.search(r"[a-z]", said) and latin:
         return True  # said in another script: a translation of what the request wrote
     return held >= max(1, (len(latin) + len(cjk)) * 0.6)
 
