@@ -83,7 +83,7 @@ class Worked:
         """"17 × 23 = 391"."""
         readable = (self.expression.replace("**", "^").replace("*", " × ").replace("/", " ÷ ")
                     .replace("+", " + ").replace("-", " - "))
-        return f"{re.sub(r'  +', ' ', readable).strip()} = {_number_text(self.value)}"
+        return f"{' '.join(readable.split())} = {_number_text(self.value)}"
 
 
 def worked(text: str) -> Worked | None:
@@ -110,7 +110,7 @@ def worked(text: str) -> Worked | None:
             continue
         value = _evaluate(span)
         if value is not None and (best is None or len(span) > len(best.expression)):
-            best = Worked(re.sub(r"\s+", "", span), value)
+            best = Worked("".join(span.split()), value)
     return best
 
 
@@ -122,7 +122,7 @@ def _discount(said: str) -> float:
 
 
 def _is_calculation(span: str) -> bool:
-    compact = re.sub(r"\s+", "", span)
+    compact = "".join(span.split())
     return bool(re.search(r"[\d)][+\-*/]+[\d(s]|sqrt\(", compact))
 
 
@@ -134,7 +134,7 @@ _MAX_DIGITS = 400  # of a whole-number result: 2 的 100 次方 is exact, 10 ** 
 
 def _evaluate(expression: str) -> float | int | None:
     try:
-        tree = ast.parse(re.sub(r"\s+", "", expression), mode="eval")
+        tree = ast.parse("".join(expression.split()), mode="eval")
         value = _value(tree.body)
     except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
         return None
