@@ -17,11 +17,11 @@ from urllib.parse import urljoin, urlsplit
 import html2text
 from bs4 import BeautifulSoup
 
+from common.text import one_blank_line
+
 MAX_LINKS = 100
 _NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed",
              "nav", "header", "footer", "aside", "form", "button", "select")
-_BLANK_LINES = re.compile(r"\n{3,}")
-
 HTML, JSON, TEXT, BINARY = "html", "json", "text", "binary"
 _TEXT_TYPES = ("text/", "application/xml", "application/javascript", "application/ecmascript",
                "application/x-www-form-urlencoded", "application/csv", "application/x-ndjson")
@@ -92,7 +92,7 @@ def _html_page(raw: bytes, charset: str | None, base_url: str) -> Page:
     converter.ignore_images = True
     converter.body_width = 0  # no hard wrapping: the reader wraps
     converter.unicode_snob = True  # keep "é", not "e"
-    text = _BLANK_LINES.sub("\n\n", converter.handle(str(main))).strip()
+    text = one_blank_line(converter.handle(str(main))).strip()
     return Page(HTML, text, title or None, links)
 
 

@@ -35,6 +35,7 @@ from typing import Any
 from capabilities.channels.email import sender_auth
 from capabilities.channels.email.render import email as mail_parts
 from capabilities.channels.model import CredentialsRefused, DeliveryError, Inbound, MalformedUpdate, Outbound
+from common.text import one_blank_line
 
 log = logging.getLogger("flora.channels.email")
 
@@ -241,7 +242,7 @@ def html_to_text(markup: str) -> str:
     parser.feed(markup)
     parser.close()
     lines = [re.sub(r"[ \t\xa0]+", " ", line).strip() for line in "".join(parser.out).split("\n")]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return one_blank_line("\n".join(lines)).strip()
 
 
 def _attachments(mail: EmailMessage, outlined: list[dict]) -> str:
