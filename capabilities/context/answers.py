@@ -70,7 +70,7 @@ def urls(text: str) -> list[str]:
 
 
 def _norm(name: str) -> str:
-    return re.sub(r"[\s_\-]+", "", name.lower())
+    return "".join(name.lower().replace("_", " ").replace("-", " ").split())
 
 
 def named_values(text: str, names: list[str]) -> dict:

@@ -10,7 +10,6 @@ whole page, made absolute, and returned separately (the text itself carries none
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
@@ -61,7 +60,7 @@ def sniffed_kind(head: bytes) -> str:
         if exc.start < len(sample) - 4:  # not just a character cut at the sample's end
             return BINARY
         text = sample[:exc.start].decode("utf-8")
-    return HTML if re.match(r"\s*(<!doctype html|<html)", text, re.I) else TEXT
+    return HTML if text.lstrip().lower().startswith(("<!doctype html", "<html")) else TEXT
 
 
 def read_page(kind: str, raw: bytes, charset: str | None, base_url: str, *, whole: bool) -> Page:
