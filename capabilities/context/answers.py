@@ -135,9 +135,7 @@ def answer_values(text: str, asked: list[str], schemas: dict[str, dict] | None =
 
 # one value said last, after the words that hand it over: "the key is app-X", "here you go: X",
 # "it's X", "use X please", "地址是 X", "密钥发你：X"
-_SAID_VALUE = re.compile(
-    r"^[^=()*<>{}\[\]]{0,30}?(?:\bis\b|\bit'?s\b|\bhere(?:'s|\s+it\s+is|\s+you\s+go)?\b|\buse\b|\btry\b|是|为|用|:(?=\s)|：)\s*"
-    r"(\"[^\"]*\"|'[^']*'|“[^”]*”|[^\s,;，；。！？\"'“”]+)\s*(?:please|pls|thanks|thx|吧|呢|哈|啊)?[\s.!。！~]*$", re.I)
+_SAID_VALUE = _ANSWERS["said_value"]
 
 
 def _unquoted(value: str) -> str:
