@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Callable
 
+from capabilities.cognition.rule_tables import table
 from capabilities.loop.parse import ParsedSchedule, parse_schedule
 from capabilities.loop.schedule import Schedule, ScheduleError, next_fire
 from capability_actors.loop_scheduler import LoopScheduler
@@ -44,7 +44,7 @@ from events.event_types import EventType
 log = logging.getLogger("flora.loops")
 
 SOURCE = "LoopSchedulerActor"
-_LOOP_ID = re.compile(r"\bloop_[0-9a-f]{6,32}\b")
+_LOOP_ID = table("loop_requests")["loop_id"]
 _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 _DAYS_ZH = ["周日", "周一", "周二", "周三", "周四", "周五", "周六"]
 _DAY_NUMBERS = set("01234567")  # a cron day of the week: 0 and 7 are Sunday
