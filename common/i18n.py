@@ -5,8 +5,8 @@ everything else by its script (no model needed; mixed text counts as Chinese onc
 share of it is Han characters, since that is how Chinese speakers mix in English names).
 ``say(lang, key, **values)`` returns one of Flora's fixed sentences (pause questions,
 clarifications, status answers, refusals) in ``zh`` or ``en``; a key missing in Chinese falls
-back to English rather than failing. ``has_cjk`` and ``cjk_chars`` are the one test for Chinese
-characters that every reader of the person's words uses.
+back to English rather than failing. ``has_cjk``, ``cjk_chars`` and ``without_cjk`` are the one
+test for Chinese characters that every reader of the person's words uses.
 """
 
 from __future__ import annotations
@@ -39,6 +39,11 @@ def has_cjk(text: str) -> bool:
 def cjk_chars(text: str) -> list[str]:
     """The Chinese (Han) characters of ``text``, in order."""
     return _HAN.findall(text)
+
+
+def without_cjk(text: str) -> str:
+    """``text`` with each Chinese (Han) character made a space: its words in other scripts."""
+    return _HAN.sub(" ", text)
 
 
 def answer_in(lang: str) -> str:
