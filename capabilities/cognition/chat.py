@@ -17,6 +17,7 @@ memories, the model is told to answer from them alone.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from typing import Callable
 
@@ -63,10 +64,14 @@ class ChatResponder:
 
     def reply(self, content: str, *, language: str = EN, history: list[dict] | None = None,
               memories: list[dict] | None = None, on_text: Callable[[str], None] | None = None,
-              persona_prompt: str | None = None, llm=None, about_self: bool = False) -> str:
+              persona_prompt: str | None = None, llm=None, about_self: bool = False,
+              may_be_about_self: bool = False) -> str:
         """``persona_prompt``: the chosen persona's system prompt (default: Flora's own);
         ``llm``: the persona's own model (default: the chat model); ``about_self``: the message
-        asks about the person themselves (answered from ``memories`` only)."""
+        asks about the person themselves (answered from ``memories`` only); ``may_be_about_self``:
+        it may (the examples lean that way without being sure): the model is told to answer from
+        what it was told, and a reply that states a figure nobody told it (a date, a plate, a code)
+        is not shown — the person reads that they have not said instead."""
         if about_self and not recalled.facts(memories) and not _said_before(history):
             told = say(language, "not_told")
             if on_text is not None:
@@ -77,8 +82,20 @@ class ChatResponder:
             return say(language, "no_model") + "\n" + self.help_text(language)
         from capabilities.llm.base import LLMError
 
+        guarded = may_be_about_self and not about_self
         messages = chat_prompt(content, language, history or [], memories or [], persona_prompt=persona_prompt,
-                               about_self=about_self)
+                               about_self=about_self or guarded)
+        if guarded:  # held back until it is checked: what streamed could not be taken back
+            text = _complete(llm, messages, self._max_tokens)
+            if text is None:
+                text = say(language, "model_unavailable") + "\n" + self.help_text(language)
+            elif untold_figures(text, [content, *(f["fact"] for f in recalled.facts(memories)),
+                                       *(str(t.get("content") or "") for t in history or [])]):
+                log.info("a reply about the person stated figures nobody told it; answered that they have not said")
+                text = say(language, "not_told")
+            if on_text is not None:
+                on_text(text)
+            return text
         pieces: list[str] = []
         try:
             for piece in llm.stream(messages, max_tokens=self._max_tokens, temperature=0.3):
@@ -105,6 +122,29 @@ class ChatResponder:
 
     def abilities(self) -> list[str]:
         return [s.name for s in self._registry.executables() if s.routable]
+
+
+def _complete(llm, messages: list[dict], max_tokens: int) -> str | None:
+    """The model's whole reply, or None when it could not give one."""
+    from capabilities.llm.base import LLMError
+
+    try:
+        return "".join(llm.stream(messages, max_tokens=max_tokens, temperature=0.3)).strip() or "…"
+    except LLMError as exc:
+        log.warning("chat model call failed: %s", exc)
+        return None
+
+
+def figures(text: str) -> set[str]:
+    """The runs of digits in ``text`` ("10月25日" -> {"10", "25"})."""
+    return {"".join(run) for digit, run in itertools.groupby(text, str.isdigit) if digit}
+
+
+def untold_figures(reply: str, told: list[str]) -> bool:
+    """Whether ``reply`` states a figure that none of ``told`` (the message, what is remembered,
+    the conversation) holds: made up."""
+    known = set().union(*(figures(t) for t in told)) if told else set()
+    return bool(figures(reply) - known)
 
 
 def _said_before(history: list[dict] | None) -> bool:

@@ -24,7 +24,10 @@ The bank is JSON lines, ``{"text": ..., "reading": "<family>/<kind>"}``, in
 adds (``understanding.examples_files``): an operator teaches Flora how their people talk by
 writing more lines, no code. Families::
 
-    chat  task  plan  loop  task_op  loop_op  status  command  unsupported  clarify  answer
+    chat  task  plan  loop  task_op  loop_op  status  command  unsupported  clarify  answer  memory
+
+``memory`` is what the person asks of Flora's memory of them: ``memory/list`` (what do you remember
+about me?), ``memory/forget`` (one thing), ``memory/clear`` (everything).
 
 Installed capabilities add their declared examples (``task/<name>``), so a plugin teaches the
 reader what requests for it sound like; a capability the bank does not know by a few examples is
@@ -60,7 +63,7 @@ from capabilities.cognition import reading_head
 log = logging.getLogger("flora.semantic")
 
 FAMILIES = ("chat", "task", "plan", "loop", "task_op", "loop_op", "status", "command", "unsupported",
-            "clarify", "answer")
+            "clarify", "answer", "memory")
 SHIPPED = Path(__file__).resolve().parent / "utterances"
 NEIGHBOURS = 10
 TEMPERATURE = 0.02  # of the softmax over the neighbours' cosines that weighs their votes

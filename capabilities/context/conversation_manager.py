@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from capabilities.base import DESCRIPTION_IN, described
 from capabilities.cognition import cues, world
-from capabilities.cognition.semantic import LEANS, Reading
+from capabilities.cognition.semantic import CERTAIN, LEANS, Reading
 from capabilities.context import answers
 from capabilities.context.fits import fits, fits_strictly, fitting_value, takes_free_text
 from capabilities.context.pointing import Pointed, point
@@ -139,6 +139,9 @@ class ConversationManager:
         read_as = text if paused else in_context(text, history or [])
         named = _Once(lambda: self._router.named(read_as))  # a capability asked for outright
         reading = _Once(lambda: self._read(tenant, user, read_as, waiting=bool(paused), named=named()))
+        asked_of_memory = _memory_asked(reading(), text)
+        if asked_of_memory is not None:  # "scrub that thing about my ex from your memory"
+            return asked_of_memory
         if paused:
             decision = self._answer_paused(tenant, user, paused, text, reading)
             if decision is not None:
@@ -474,6 +477,17 @@ def _reads_as_more_than_talk(reading: Reading | None, statement: str) -> bool:
     if reading is None or reading.family == "chat" or not reading.sure():
         return False
     return reading.family != "unsupported" or world.names_own_records(statement)
+
+
+def _memory_asked(reading: Reading | None, text: str) -> Decision | None:
+    """What the person asks of Flora's memory of them, read from the labelled examples where the
+    words' rules did not see it: a sure reading, never an operation on a task ("forget the dify
+    one, cancel it"); forgetting everything cannot be undone, so only a near-certain one."""
+    if reading is None or reading.family != "memory" or not reading.sure() or read_operation(text) is not None:
+        return None
+    if reading.kind == "clear" and not reading.sure(CERTAIN):
+        return None
+    return Decision("memory", intent=reading.kind, content=text if reading.kind == "forget" else "")
 
 
 def _as_dict(reading: Reading | None) -> dict | None:

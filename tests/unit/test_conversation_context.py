@@ -10,6 +10,7 @@ import pytest
 from capabilities.cognition.chat import ChatResponder, chat_prompt
 from common.i18n import answer_in
 from capabilities.cognition.self_report import StatusReport, SystemCommands
+from capabilities.cognition.semantic import Reading
 from capabilities.context.conversation_log import ConversationLog
 from capabilities.context.conversation_manager import ConversationManager, in_context
 from capabilities.llm.base import LLMUnavailable
@@ -312,6 +313,32 @@ def test_the_front_desk_reads_a_follow_up_in_its_conversation_but_not_while_a_qu
     assert reader.read_texts[1:] == ["what about Shanghai?"]  # maybe its answer: read as it is, not as the reminder
 
 
+@pytest.mark.parametrize("said, read, asked", [
+    ("scrub that bit about my ex from your memory", ("forget", 0.7), ("forget", "scrub that bit about my ex from your memory")),
+    ("你都存了我哪些东西", ("list", 0.65), ("list", "")),
+    ("wipe me from your head entirely", ("clear", 0.95), ("clear", "")),
+    ("wipe me from your head entirely", ("clear", 0.8), None),  # everything gone for good: only near certainty
+    ("you can forget my old number", ("forget", 0.55), None),  # leaning is not enough
+    ("forget the dify one, cancel it", ("forget", 0.9), None),  # an operation on a task
+])
+def test_what_is_asked_of_memory_is_read_by_the_examples_where_the_words_rules_miss_it(store, monkeypatch, said,
+                                                                                        read, asked):
+    class Reader:
+        def read(self, text, impossible=()):
+            return Reading("memory", read[0], read[1], 0.9)
+
+    registry = build_registry(FloraConfig(), llm=None)
+    services = registry.get_capability
+    monkeypatch.setattr(registry, "get_capability",
+                        lambda name, *default: Reader() if name == "semantic_reader" else services(name, *default))
+    decision = ConversationManager(store, EventBus(store), registry).handle_user_input(
+        {"user_id": USER, "content": said, "tenant_id": TENANT})
+    if asked is None:
+        assert decision.action != "memory"
+    else:
+        assert (decision.action, decision.intent, decision.content) == ("memory", *asked)
+
+
 # -- questions about the person: what they told, never a guess -----------------------------------
 def test_a_question_about_the_person_with_nothing_told_is_answered_plainly_without_the_model(registry):
     llm = ScriptedLLM([])  # any call would fail the test: nothing is scripted
@@ -343,6 +370,33 @@ def test_questions_asked_earlier_tell_nothing_about_the_person(registry):
              {"role": "user", "content": "我住在哪里？"}]
     assert "haven't told me" in ChatResponder(registry, ScriptedLLM([])).reply("what's my dog called?",
                                                                                history=asked, about_self=True)
+
+
+def test_a_reply_that_may_be_about_the_person_never_shows_a_figure_nobody_told(registry):
+    shown: list[str] = []
+    llm = ScriptedLLM(["你的车牌号是沪A12345。"])
+    reply = ChatResponder(registry, llm).reply("我那个号码多少来着", language="zh", may_be_about_self=True,
+                                               on_text=shown.append)
+    assert "你还没告诉过我" in reply and shown == [reply]  # held back, checked, then shown once
+    assert "Never guess" in llm.calls[0][0][-2]["content"]  # and the model was told to answer from what it was told
+    # a figure the person did tell (remembered, or said in this conversation) may be said back
+    known = [{"memory_id": "mem_1", "fact": "The person's locker code is 4471"}]
+    assert ChatResponder(registry, ScriptedLLM(["It's 4471."])).reply(
+        "what's that code of mine again?", memories=known, may_be_about_self=True) == "It's 4471."
+    history = [{"role": "user", "content": "my flat is number 12"}, {"role": "assistant", "content": "Noted!"}]
+    assert ChatResponder(registry, ScriptedLLM(["Number 12."])).reply(
+        "which one is mine?", history=history, may_be_about_self=True) == "Number 12."
+    # words with no figure in them stand: the check is for what cannot be known, not for every reply
+    assert ChatResponder(registry, ScriptedLLM(["I'm not sure, you haven't said."])).reply(
+        "what's that code of mine again?", may_be_about_self=True) == "I'm not sure, you haven't said."
+
+
+def test_figures_are_runs_of_digits():
+    from capabilities.cognition.chat import figures, untold_figures
+
+    assert figures("去年10月25日, plate 12345678") == {"10", "25", "12345678"}
+    assert not untold_figures("Room 212 at 5", ["room 212 wants a call at 5am"])
+    assert untold_figures("Room 213", ["room 212"])
 
 
 def test_asking_to_be_reminded_of_what_was_told_is_a_question_not_a_reminder():
