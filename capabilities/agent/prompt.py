@@ -42,11 +42,12 @@ SYSTEM = (
     '- {"final": "<answer>"} when you can answer: say what you found or did, briefly;\n'
     '- {"ask": "<question>"} only when a value is needed that only the person knows.\n'
     "Never invent results: use the tools. If a call fails, read the error and correct the call.\n"
-    "Tools:\n{tools}\n"
-    "Write the final answer and any question in {language}."
+    "Tools:\n{tools}"
 )
-
-LANGUAGES = {"en": "English", "zh": "Chinese"}
+# said last, after the steps: a small model heeds the latest instruction best (the system prompt
+# above stays the same for every person and language, so the model host keeps it evaluated)
+IN_LANGUAGE = "Write the final answer and any question in {language}."
+LANGUAGES = {"en": "English", "zh": "Chinese (简体中文)"}
 MIN_RESULT_TOKENS = 24  # of the newest result, before the call's own arguments are cut too
 
 
@@ -167,11 +168,12 @@ def messages(tools: list[CapabilitySpec], transcript, *, max_result_chars: int,
     alone do not fit."""
     counter = counter or EstimatingCounter()
     budget = budget or ContextBudget()
-    language = LANGUAGES.get(language_of(transcript.request), "English")
-    system = {"role": "system", "content": SYSTEM.replace("{tools}", catalogue(tools)).replace("{language}", language)}
+    language = LANGUAGES.get(language_of(transcript.request), LANGUAGES["en"])
+    system = {"role": "system", "content": SYSTEM.replace("{tools}", catalogue(tools))}
     request = {"role": "user", "content": transcript.request}
+    in_language = {"role": "system", "content": IN_LANGUAGE.format(language=language)}
     available = budget.prompt_tokens
-    fixed = message_tokens(counter, [system, request])
+    fixed = message_tokens(counter, [system, request, in_language])
     if fixed > available:
         raise TooLong(fixed, available)
     said = [system]
@@ -182,8 +184,8 @@ def messages(tools: list[CapabilitySpec], transcript, *, max_result_chars: int,
         if known:
             said.append({"role": "system", "content": known})
     said.append(request)
-    left = available - message_tokens(counter, said)
-    return said + history(transcript.entries, counter, left, max_result_chars)
+    left = available - message_tokens(counter, [*said, in_language])
+    return said + history(transcript.entries, counter, left, max_result_chars) + [in_language]
 
 
 def history(entries: list[dict], counter: TokenCounter, tokens: int, max_result_chars: int) -> list[dict]:

@@ -136,7 +136,7 @@ def test_a_long_history_of_large_results_always_fits(every_tool, tmp_path, count
     assert all(p + m <= N_CTX for p, m in zip(llm.prompts, llm.asked))
     assert max(llm.prompts) > N_CTX // 2  # the budget was used, not wasted
     last = llm.calls[-1]
-    assert "earlier steps are left out" in json.dumps(last) and "[cut:" in last[-1]["content"]
+    assert "earlier steps are left out" in json.dumps(last) and "[cut:" in last[-2]["content"]
     assert last[1]["content"] == request  # the request itself is never cut
 
 
@@ -147,6 +147,11 @@ def test_memories_and_a_chinese_request_fit_too(every_tool, tmp_path):
     llm = ContextLLM([call("file_list"), {"final": "好了"}], counter)
     loop_for(every_tool, tmp_path, llm, request, counter, meta={"memories": memories}).run(request)
     assert all(p + m <= N_CTX for p, m in zip(llm.prompts, llm.asked))
+    # the language to answer in is said last, where a small model heeds it, and only there: the
+    # system prompt before it is the same for every language (the model host keeps it evaluated)
+    for prompt in llm.calls:
+        assert prompt[-1] == {"role": "system", "content": "Write the final answer and any question in Chinese (简体中文)."}
+        assert "Chinese" not in prompt[0]["content"] and "English" not in prompt[0]["content"]
 
 
 def test_a_request_longer_than_the_context_gets_a_clear_reply(every_tool, tmp_path):

@@ -84,8 +84,9 @@ class World:
 
 
 def told(llm: ScriptedLLM, call_index: int) -> str:
-    """What the model was last told before its call number ``call_index``."""
-    return llm.calls[call_index][0][-1]["content"]
+    """What the model was last told of the work before its call number ``call_index`` (the
+    language to answer in comes after it)."""
+    return llm.calls[call_index][0][-2]["content"]
 
 
 # -- the loop --------------------------------------------------------------------------
@@ -291,7 +292,7 @@ def test_a_second_run_continues_from_the_transcript_without_running_calls_again(
     second = ScriptedLLM([call("count_mark", label="two"), final("two marks")])
     result = world.loop(task, second).run(task.content, answer="two")
     assert result["message"] == "two marks" and world.marks(task) == ["one", "two"]
-    assert "The person answered: two" in second.calls[0][0][-1]["content"]
+    assert "The person answered: two" in second.calls[0][0][-2]["content"]
     again = world.loop(task, ScriptedLLM([])).run(task.content)  # finished: nothing runs, nothing is asked
     assert again["message"] == "two marks" and world.marks(task) == ["one", "two"]
 
@@ -434,7 +435,7 @@ def test_service_pauses_for_the_models_question_and_the_answer_continues(world):
     assert decision.action == "parameter_completion", decision
     done = resume(service, task)
     assert done["ok"] and done["message"] == "renamed in ~/Pictures"
-    assert "The person answered: ~/Pictures" in llm.calls[1][0][-1]["content"]
+    assert "The person answered: ~/Pictures" in llm.calls[1][0][-2]["content"]
 
 
 def test_service_passes_a_personas_allowed_capabilities(world):

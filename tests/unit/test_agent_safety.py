@@ -101,7 +101,7 @@ def test_planted_instructions_cannot_send_out_unseen(world, listener):
     with pytest.raises(ApprovalRequired) as paused:
         loop.run("summarise my notes.txt")
     assert paused.value.tool == "http_request" and str(listener.port) in paused.value.arguments["url"]
-    assert "IMPORTANT SYSTEM INSTRUCTION" in llm.calls[1][0][-1]["content"]  # the model did read it
+    assert "IMPORTANT SYSTEM INSTRUCTION" in llm.calls[1][0][-2]["content"]  # the model did read it
     assert listener.connections == 0
 
 
@@ -141,13 +141,13 @@ def test_a_refused_command_is_never_offered_for_approval_in_the_loop(world, comm
     llm = ScriptedLLM([call("shell", command=command), {"final": "sorry"}, {"final": "I could not do that."}])
     result = loop_for(world, "clean up", llm).run("clean up")
     assert result["message"] == "I could not do that." and result["steps"][0]["ok"] is False
-    assert "refused before running" in llm.calls[1][0][-1]["content"]
+    assert "refused before running" in llm.calls[1][0][-2]["content"]
 
 
 def test_code_that_is_not_python_is_refused_before_approval(world):
     llm = ScriptedLLM([call("python_exec", code="print('unclosed"), {"final": "sorry"}, {"final": "sorry"}])
     result = loop_for(world, "print something", llm).run("print something")
-    assert result["steps"][0]["ok"] is False and "not valid Python" in llm.calls[1][0][-1]["content"]
+    assert result["steps"][0]["ok"] is False and "not valid Python" in llm.calls[1][0][-2]["content"]
 
 
 def test_a_one_line_script_with_a_compound_statement_is_split_before_approval(world):
