@@ -49,17 +49,18 @@ _HOW_TO = _WORLD["how_to"]
 _REMINDER = _WORLD["reminder"]
 
 
-_QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’|\"[^\"]*\"")
+# in single quotes only between word boundaries: "put 'see you at 6' in it", never "don't … it's"
+_QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’|\"[^\"]*\"|(?<!\w)'[^'\n]+'(?!\w)")
 
 
-def _unquoted(text: str) -> str:
+def unquoted(text: str) -> str:
     """The message without what it quotes: "把“今天天气很好”翻译成英文" asks for a translation,
     not for today's weather."""
     return _QUOTED.sub(" ", text)
 
 
 def needs_the_world(text: str) -> bool:
-    text = _unquoted(text)
+    text = unquoted(text)
     if _REMINDER.search(text):  # "明天提醒我给李老师打电话" asks for a reminder, which Flora does
         return False
     if _WRITES_CODE.search(text) or computes_on_given_figures(text):
@@ -84,7 +85,7 @@ def beyond_this_machine(text: str) -> bool:
     """What no tool of this machine reaches: a machine of the person's elsewhere, their records
     in other systems (mailbox, tickets, orders — not this machine's disk), an act in the world.
     The agent's tools (a shell, files, the web) cannot look there, so it is not the agent's."""
-    text = _unquoted(text)
+    text = unquoted(text)
     if _REMINDER.search(text):
         return False
     return bool(remote_machine(text) or _WORLD_ACT.search(text)
@@ -122,7 +123,7 @@ def remote_machine(text: str) -> bool:
 
 
 def asks_about_own_records(text: str) -> bool:
-    return bool(_OWN_RECORDS.search(_unquoted(text)))
+    return bool(_OWN_RECORDS.search(unquoted(text)))
 
 
 _NAMES_OWN_RECORDS = _WORLD["names_own_records"]
@@ -131,4 +132,4 @@ _NAMES_OWN_RECORDS = _WORLD["names_own_records"]
 def names_own_records(text: str) -> bool:
     """Whether a message names one of the person's own records ("my parcel", "我的银行卡"),
     asked about or not: "我的银行卡被冻结了" says no question, yet wants what only the bank can do."""
-    return bool(_NAMES_OWN_RECORDS.search(_unquoted(text)))
+    return bool(_NAMES_OWN_RECORDS.search(unquoted(text)))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from capabilities.cognition.rule_tables import table
+from capabilities.cognition.world import unquoted
 from capabilities.context.answers import named_values
 from capabilities.loop.parse import ParsedSchedule, parse_schedule
 from capabilities.loop.schedule import ScheduleError
@@ -77,6 +78,8 @@ def read_loop_request(text: str, parse) -> LoopOperation | NewLoop | None:
     if operation is not None:
         return operation
     parsed = parse(text)
+    if parsed is not None and unquoted(text) != text and parse(unquoted(text)) is None:
+        parsed = None  # "put 'room 12 wants a 5am call' in a file": a time quoted is what is written, no schedule
     remind = _REMIND.search(text)
     if parsed is None and not remind:
         return None

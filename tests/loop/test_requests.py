@@ -140,6 +140,20 @@ def test_a_time_inside_what_is_to_be_written_is_no_schedule(text):
     assert read(text) is None
 
 
+@pytest.mark.parametrize("text", ["create notes/desk.txt containing 'the courier comes at 4pm on Fridays'",
+                                  "新建一个 todo.md，内容是“明天早上8点交报告”",
+                                  'save "back at 9:30" as my away message in status.txt'])
+def test_a_time_said_only_inside_quotes_is_what_is_written_not_a_schedule(text):
+    assert read(text) is None
+
+
+@pytest.mark.parametrize("text", ["remind me at 5pm to text 'running late, there by 6'",
+                                  "every Monday at 9 post 'standup in 5 minutes' to the team"])
+def test_a_time_outside_the_quotes_still_says_when(text):
+    found = read(text)
+    assert isinstance(found, NewLoop) and found.parsed is not None and "'" in found.task_text
+
+
 @pytest.mark.parametrize("text", ["每天早上8点帮我写一份日报", "every friday at 5pm draft the weekly summary"])
 def test_a_time_before_the_writing_says_when_to_write(text):
     found = read(text)
