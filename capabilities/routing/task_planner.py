@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from capabilities.base import CapabilitySpec
+from capabilities.cognition import cues
 from capabilities.cognition.rule_tables import table
 from capabilities.memory import recalled
 from capabilities.routing.context_resolver import REFERENCE, ContextResolver
@@ -267,12 +268,15 @@ def _said_once(parts: list[_Part], specs: list[CapabilitySpec],
     pointing back at the earlier ("the revenue for Q2 by month, could you pull that from the
     database?"), leaving its object unsaid ("老板要上季度的销售额，帮我从 orders 表里拉一下") or giving nothing of its own for it where the earlier gives the values ("测试说
     https://… 一直报500，你帮我请求一下看看"), joined into one part: a comma alone does not make a
-    second step. ``values(spec, text)``: the values of ``spec`` that ``text`` gives."""
+    second step. So is a later clause that only gives the earlier one's values, asking for nothing
+    ("start the Dify workflow that prices the stock, the key's app-…").
+    ``values(spec, text)``: the values of ``spec`` that ``text`` gives."""
     kept_parts, kept_specs = [parts[0]], [specs[0]]
     for part, spec in zip(parts[1:], specs[1:]):
         before = kept_parts[-1]
+        gives, given_before = values(spec, part.text), values(spec, before.text)
         again = _POINTS_BACK.search(part.text) or _UNSAID_OBJECT.search(part.text) \
-            or (not values(spec, part.text) and values(spec, before.text))
+            or (not gives and given_before) or (gives and not given_before and not cues.reads_as_new_request(part.text))
         if part.stage == before.stage and spec.name == kept_specs[-1].name and again:
             kept_parts[-1] = _Part(before.stage, f"{before.text}, {part.text}")
         else:

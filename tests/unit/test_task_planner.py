@@ -207,6 +207,14 @@ def test_a_clause_that_asks_again_with_nothing_of_its_own_is_the_same_step(plann
     assert [s.parameters["url"] for s in two.steps] == ["https://example.com/a", "https://example.com/b"]
 
 
+def test_a_later_clause_that_only_gives_the_values_is_the_same_step(planner):
+    assert planner.plan("download this quarter's figures, the address is https://example.com/q3") is None
+    assert planner.plan("下载一下季度数据，地址是 https://example.cn/q3") is None
+    # a clause that asks for work with its value is a step of its own
+    two = planner.plan("download the summary, then download https://example.com/detail")
+    assert two is not None and len(two.steps) == 2
+
+
 def test_a_clause_about_the_person_is_not_a_bare_object_for_the_step_before(planner):
     assert planner.plan("帮我获取一下 https://example.com/a ，我怀疑分页坏了") is None
     assert planner.plan("查询本周的退货数，帮我从库里拉一下") is None  # a request said again, not an object
