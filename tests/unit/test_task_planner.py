@@ -208,8 +208,9 @@ def test_a_clause_that_asks_again_with_nothing_of_its_own_is_the_same_step(plann
 
 
 def test_a_later_clause_that_only_gives_the_values_is_the_same_step(planner):
-    assert planner.plan("download this quarter's figures, the address is https://example.com/q3") is None
-    assert planner.plan("下载一下季度数据，地址是 https://example.cn/q3") is None
+    assert planner.plan("download this quarter's figures, the address's https://example.com/q3") is None
+    assert planner.plan("download this quarter's figures, from https://example.com/q3 please") is None
+    assert planner.plan("下载一下季度数据，地址在这 https://example.cn/q3") is None
     # a clause that asks for work with its value is a step of its own
     two = planner.plan("download the summary, then download https://example.com/detail")
     assert two is not None and len(two.steps) == 2
