@@ -109,6 +109,11 @@ def computes_on_given_figures(text: str) -> bool:
 _HOW_IT_WORKS = _WORLD["how_it_works"]
 
 
+def asks_how_to(text: str) -> bool:
+    """A how-to question ("how do I run git status?"): advice on doing a thing, not a request to do it."""
+    return bool(_HOW_TO.search(text))
+
+
 def asks_how_it_works(text: str) -> bool:
     """A question of how or why something works — knowledge, for chat — unless it is about the
     person's own things or the live world."""

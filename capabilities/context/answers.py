@@ -149,7 +149,7 @@ def spotted(text: str, schema: dict, name: str = "") -> str | None:
     different ones. What will run (``x-flora-runs``: a command, a script) is also what the person
     set in backticks ("在终端执行一下 `df -h`")."""
     if schema.get(RUNS):
-        quoted = backticked(text)
+        quoted = backticked(text) or (commands_said(text) if schema[RUNS] == "shell" else [])
         if len(quoted) == 1:
             return quoted[0]
     pattern = schema.get(VALUE_PATTERN)
@@ -170,6 +170,30 @@ _BACKTICKED = re.compile(r"`([^`\n]+)`")  # a command or code set in backticks, 
 def backticked(text: str) -> list[str]:
     """What ``text`` sets in backticks, each once, in order."""
     return list(dict.fromkeys(m.group(1).strip() for m in _BACKTICKED.finditer(text) if m.group(1).strip()))
+
+
+_RUNS = _ANSWERS["runs"]
+
+
+def commands_said(text: str) -> list[str]:
+    """The command lines ``text`` gives, each once, in order: set in backticks, else asked to be
+    run (``run_asked``)."""
+    return backticked(text) or run_asked(text)
+
+
+def run_asked(text: str) -> list[str]:
+    """The command lines said after a word for running them ("could you run git status, …",
+    "执行一下 df -h"), each once, in order, when their program exists here ("run a marathon" names
+    none)."""
+    from capabilities.params import looks_runnable
+
+    said = (_trimmed(_before_cjk(next(group for group in found.groups() if group))) for found in _RUNS.finditer(text))
+    return list(dict.fromkeys(line for line in said if line and looks_runnable("shell", line)))
+
+
+def _before_cjk(text: str) -> str:
+    """``text`` up to its first Chinese character: where a command said in a Chinese sentence ends."""
+    return text[:next((i for i, ch in enumerate(text) if has_cjk(ch)), len(text))]
 
 
 def takes_address(name: str, schema: dict) -> bool:

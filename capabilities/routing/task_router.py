@@ -20,8 +20,10 @@ from typing import Iterable
 
 from capabilities.base import DESCRIPTION_IN, CapabilitySpec
 from capabilities.context.answers import (
-    VALUE_PATTERN, backticked, mentions, named_values, spotted, takes_address, text_after, urls, values_by_schema,
+    VALUE_PATTERN, backticked, mentions, named_values, run_asked, spotted, takes_address, text_after, urls,
+    values_by_schema,
 )
+from capabilities.cognition import world
 from capabilities.cognition.rule_tables import table
 from capabilities.params import RUNS, WRITTEN, looks_runnable
 from capabilities.registry import CapabilityRegistry
@@ -133,11 +135,13 @@ class TaskRouter:
 
     @staticmethod
     def has_evidence_beyond_name(spec: CapabilitySpec, content: str) -> bool:
-        """Whether ``content`` points at ``spec`` by more than its name: a keyword, or an
-        address for a capability that takes one. Not its name said as the means: "how do I use
-        python to parse json?" asks how, it asks nothing to be run."""
+        """Whether ``content`` points at ``spec`` by more than its name: a keyword, an address
+        for a capability that takes one, or what it runs, asked to be run ("could you run git
+        status?"). Not its name said as the means: "how do I use python to parse json?" asks how,
+        it asks nothing to be run."""
         words = _without_addresses(content)
-        return any(mentions(words, kw) for kw in spec.keywords) or bool(urls(content) and _takes_url(spec))
+        return any(mentions(words, kw) for kw in spec.keywords) or bool(urls(content) and _takes_url(spec)) \
+            or _runs_one_of(spec, _asked_to_run(content))
 
     def named(self, content: str) -> CapabilitySpec | None:
         """The installed capability ``content`` calls by its own name ("noop", "run
@@ -149,7 +153,7 @@ class TaskRouter:
         """Capabilities with any evidence in ``content``, best first."""
         ranked = []
         found_urls = urls(content)
-        quoted = backticked(content)
+        quoted = backticked(content) or _asked_to_run(content)
         words = _without_addresses(content)  # "data" in https://data.example.com is no keyword
         for spec in self.routable():
             score = sum(2.0 for kw in spec.keywords if mentions(words, kw))
@@ -346,6 +350,12 @@ def _as_means(text: str, word: str) -> bool:
         if _BY_MEANS.search(text[:found.start()]):
             return True
     return False
+
+
+def _asked_to_run(content: str) -> list[str]:
+    """The command lines ``content`` asks to run ("could you run git status?"), unless it asks
+    how to ("how do I run git status?": advice, nothing to run)."""
+    return [] if world.asks_how_to(content) else run_asked(content)
 
 
 def _runs_one_of(spec: CapabilitySpec, quoted: list[str]) -> bool:

@@ -148,6 +148,23 @@ def test_a_command_or_script_set_in_backticks_is_what_runs(registry, text, capab
     assert (intent.capability, intent.parameters) == (capability, values)
 
 
+@pytest.mark.parametrize("text, values", [
+    ("could you run git status, want to see what's uncommitted", {"command": "git status"}),
+    ("can you run uptime for me?", {"command": "uptime"}),
+    ("帮我执行一下 df -h 看看还剩多少空间", {"command": "df -h"}),
+])
+@pytest.mark.parametrize("path", ["classify", "decide_by_rules"])
+def test_a_command_asked_to_be_run_is_what_runs(registry, text, values, path):
+    intent = getattr(router(registry, ScriptedLLM([])), path)(text)
+    assert (intent.capability, intent.parameters) == ("shell", values)
+
+
+@pytest.mark.parametrize("text", ["how do I run git status?", "I need to run the sales report again",
+                                  "run a marathon before I'm 40, any tips?"])
+def test_how_to_run_a_command_or_run_said_of_other_things_runs_nothing(registry, text):
+    assert router(registry, ScriptedLLM([])).decide_by_rules(text) is None
+
+
 @pytest.mark.parametrize("text", ["what does `ls` do?", "restart the web server"])
 def test_a_command_asked_about_or_a_keyword_alone_runs_nothing(registry, text):
     assert router(registry, ScriptedLLM([])).decide_by_rules(text) is None
