@@ -590,8 +590,13 @@ class UnderstandingConfig(_Section):
 
 DEFAULT_MCP_CALL_TIMEOUT_S = 60.0
 DEFAULT_MCP_LIST_TIMEOUT_S = 20.0
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SERVER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+MAX_MCP_SERVER_NAME = 64
+
+
+def _env_name(name: str) -> bool:
+    """Whether ``name`` can name an environment variable: ASCII letters, digits and ``_``, not
+    starting with a digit."""
+    return name.isascii() and name.isidentifier()
 
 
 class MCPServerConfig(_Section):
@@ -621,7 +626,7 @@ class MCPServerConfig(_Section):
     @classmethod
     def _env_names(cls, value: list[str] | dict[str, str]) -> list[str] | dict[str, str]:
         names = list(value) + (list(value.values()) if isinstance(value, dict) else [])
-        bad = [n for n in names if not _ENV_NAME.fullmatch(n)]
+        bad = [n for n in names if not _env_name(n)]
         if bad:
             raise ValueError(f"expected names of environment variables (values are read from Flora's environment, "
                              f"never written here), got {bad[0]!r}")
@@ -631,7 +636,7 @@ class MCPServerConfig(_Section):
     @classmethod
     def _header_sources(cls, value: dict[str, str]) -> dict[str, str]:
         for header, source in value.items():
-            if not _ENV_NAME.fullmatch(source):
+            if not _env_name(source):
                 raise ValueError(f"{header}: expected the name of the environment variable that holds the value, "
                                  f"got {source!r} (secrets never stand in the file)")
         return value
@@ -670,7 +675,7 @@ class MCPConfig(_Section):
     @classmethod
     def _server_names(cls, value: dict[str, MCPServerConfig]) -> dict[str, MCPServerConfig]:
         for name in value:
-            if not _SERVER_NAME.fullmatch(name):
+            if not (_env_name(name) and name[0] != "_" and len(name) <= MAX_MCP_SERVER_NAME):
                 raise ValueError(f"server name {name!r}: use a letter, then letters, digits or '_' (it starts the "
                                  "capability names of its tools: name.tool)")
         return value

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.service import APIError
 from common import messages as m
+from common.i18n import cjk_chars, without_cjk
 
 MODEL_ID = "flora"
 MODEL_CREATED = 1_767_225_600  # 2026-01-01, a fixed date: the model list does not change between calls
@@ -139,7 +140,7 @@ def split_text(text: str, words: int = CHUNK_WORDS) -> list[str]:
 
 def count_tokens(text: str) -> int:
     """An estimate: words, and each CJK character as one."""
-    return len(re.findall(r"[\u3400-\u9fff]|[^\s\u3400-\u9fff]+", text))
+    return len(cjk_chars(text)) + len(without_cjk(text).split())
 
 
 def _completion_id() -> str:

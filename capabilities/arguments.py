@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 from capabilities.base import CapabilitySpec
+from common.i18n import cjk_chars, has_cjk
 from common.numerals import ZH_NUMBER, zh_number
 
 log = logging.getLogger("flora.arguments")
@@ -44,8 +45,10 @@ _WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six"
 _WORDS_ZH = {"每月": 12, "按月": 12, "每季度": 4, "按季": 4, "每周": 52, "每天": 365, "按日": 365, "每年": 1, "按年": 1,
              "半": 0.5, "双": 2, "对": 2}
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?|[-−]?\.\d+")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _EQUATION = re.compile(r"[a-z]\s*(?:\^|²|³)|=")
+_LATIN_WORD = re.compile(r"[a-z]+")  # in lower-case text
+_FIGURES = re.compile(r"\d+")
+_NO_QUOTES = str.maketrans("", "", "'\"“”‘’")
 
 SYSTEM = (
     "You fill in the arguments of a function call from a person's request. For each parameter, give the value the "
@@ -186,7 +189,7 @@ def numbers_in(text: str) -> list[float]:
     ("x² - 5x" holds 2, -5 and, as a bare x, 1)."""
     found = [float(n.replace(",", "").replace("−", "-")) for n in _NUMBER.findall(text)]
     found += [float(zh_number(n)) for n in ZH_NUMBER.findall(text) if zh_number(n) is not None]
-    words = re.findall(r"[a-z]+", text.lower())
+    words = _LATIN_WORD.findall(text.lower())
     found += [float(_WORDS[w]) for w in words if w in _WORDS]
     found += [float(n) for w, n in _WORDS_ZH.items() if w in text]
     for a, b in zip(words, words[1:]):
@@ -224,25 +227,25 @@ def text_stated(value: str, request: str) -> bool:
         return True
     if "@" in text or "/" in text or "\\" in text:
         return False
-    figures = re.findall(r"\d+", text)
+    figures = _FIGURES.findall(text)
     if figures:
         stated = numbers_in(request)
-        return all(number_stated(float(f), stated) for f in figures) and _words_held(re.sub(r"\d+", " ", text), said)
+        return all(number_stated(float(f), stated) for f in figures) and _words_held(_FIGURES.sub(" ", text), said)
     return _words_held(text, said)
 
 
 def _words_held(text: str, said: str) -> bool:
-    latin = [w for w in re.findall(r"[a-z]+", text) if len(w) >= 2]
-    cjk = _CJK.findall(text)
+    latin = [w for w in _LATIN_WORD.findall(text) if len(w) >= 2]
+    cjk = cjk_chars(text)
     if not latin and not cjk:
         return True  # punctuation, a separator: nothing that could be made up
-    said_words = re.findall(r"[a-z]+", said)
+    said_words = _LATIN_WORD.findall(said)
     held = sum(any(w[:3] == s[:3] for s in said_words if len(s) >= 2) for w in latin)
     held += sum(c in said for c in cjk)
-    if not _CJK.search(said) and cjk or not re.search(r"[a-z]", said) and latin:
+    if not has_cjk(said) and cjk or not _LATIN_WORD.search(said) and latin:
         return True  # said in another script: a translation of what the request wrote
     return held >= max(1, (len(latin) + len(cjk)) * 0.6)
 
 
 def _squeezed(text: str) -> str:
-    return re.sub(r"[\s'\"“”‘’]+", "", text)
+    return "".join(text.translate(_NO_QUOTES).split())

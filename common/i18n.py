@@ -5,7 +5,8 @@ everything else by its script (no model needed; mixed text counts as Chinese onc
 share of it is Han characters, since that is how Chinese speakers mix in English names).
 ``say(lang, key, **values)`` returns one of Flora's fixed sentences (pause questions,
 clarifications, status answers, refusals) in ``zh`` or ``en``; a key missing in Chinese falls
-back to English rather than failing.
+back to English rather than failing. ``has_cjk``, ``cjk_chars`` and ``without_cjk`` are the one
+test for Chinese characters that every reader of the person's words uses.
 """
 
 from __future__ import annotations
@@ -22,12 +23,27 @@ _ADDRESS = re.compile(r"(?<![A-Za-z0-9])(?:[a-z][a-z0-9+.-]*://|www\.)[^\s\u3000
 
 def language_of(text: str, default: str = EN) -> str:
     """``zh`` when the text is (mostly) Chinese, ``en`` for other text, ``default`` for none."""
-    han = len(_HAN.findall(text or ""))
+    han = len(cjk_chars(text or ""))
     words = len(_LATIN_WORD.findall(_ADDRESS.sub(" ", text or "")))
     if han == 0 and words == 0:
         return default
     # a Chinese sentence with an English product name or URL is still Chinese
     return ZH if han >= 2 and han >= words else (ZH if han and not words else EN)
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Chinese (Han) character."""
+    return _HAN.search(text) is not None
+
+
+def cjk_chars(text: str) -> list[str]:
+    """The Chinese (Han) characters of ``text``, in order."""
+    return _HAN.findall(text)
+
+
+def without_cjk(text: str) -> str:
+    """``text`` with each Chinese (Han) character made a space: its words in other scripts."""
+    return _HAN.sub(" ", text)
 
 
 def answer_in(lang: str) -> str:

@@ -42,6 +42,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from capabilities.cognition.rule_tables import table
 from capabilities.llm.base import LLMError, complete_json
 
 STRATEGIES = ("concat", "map_reduce", "voting", "weighted")
@@ -57,8 +58,7 @@ _OPTIONS = {
     "voting": {"min_ok", "key", "tie"},
     "weighted": {"min_ok", "key", "tie", "weights"},
 }
-_FINAL_LINE = re.compile(r"^\s*(?:\**\s*)(?:final answer|answer|最终答案|答案|结论)\s*\**\s*[:：]\s*(.+?)\s*$",
-                         re.I | re.M)
+_FINAL_LINE = table("aggregation")["final_answer_line"]  # "Final answer: X", "结论：X" -> X
 _MAX_FINAL_CHARS = 200  # a longer "answer:" line is prose, not a short verdict to count
 _NUMBER_TEXT = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")

@@ -106,7 +106,7 @@ def split_text(text: str, limit: int) -> list[str]:
         piece, rest = head + rest[:cut].rstrip("\n"), rest[cut:].lstrip("\n")
         fence = _open_fence(piece)
         if fence is not None:
-            piece += "\n" + re.sub(r"[^`~].*$", "", fence.strip())
+            piece += "\n" + _closing(fence)
         pieces.append(piece)
         if not rest and fence is not None:
             break
@@ -122,6 +122,11 @@ def _cut_point(text: str, budget: int) -> int:
         if at > budget // 4:
             return at + len(sep)
     return budget
+
+
+def _closing(fence: str) -> str:
+    """The marker that closes ``fence`` (the ```` ``` ```` of ```` ```python ````)."""
+    return fence[:len(fence) - len(fence.lstrip("`~"))]
 
 
 def _open_fence(text: str) -> str | None:

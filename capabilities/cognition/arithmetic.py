@@ -13,7 +13,8 @@ A message is read as a calculation when, after the numbers and operators are fou
 an operator between numbers (or a power / root of a number) and either asks for a result
 ("what's", "how much", "calculate", "是多少", "等于", "算一下", "?", "=") or is nothing but
 the calculation. A dash or slash between digits without spaces (dates, ranges, "3/4 cup")
-counts only in a message that asks for a result.
+counts only in a message that asks for a result. The words that ask, and those that say nothing
+besides, are in the table ``tables/arithmetic.json`` (rule_tables.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ import math
 import re
 from dataclasses import dataclass
 
+from capabilities.cognition.rule_tables import table
 from common.numerals import ZH_DIGITS, ZH_NUMBER, zh_number
+
+_WORDS = table("arithmetic")  # the words that ask for a result, and those that say nothing besides
 
 # ----------------------------------------------------------------------------- Chinese numerals
 def _zh_digits(text: str) -> str:
@@ -66,12 +70,9 @@ _REWRITES: list[tuple[re.Pattern, str]] = [(re.compile(p, re.IGNORECASE), r) for
     (r"（", "("), (r"）", ")"),
 ]]
 _SPAN = re.compile(r"(?:sqrt\(|[\d.()+\-*/])(?:sqrt\(|[\d.()+\-*/\s])*")
-_ASKS = re.compile(r"what'?s|what\s+is|how\s+much|how\s+many|calculate|compute|work\s+out|quick\s+one|\?|？|=|"
-                   r"是多少|等于|多少|算一下|算下|算算|帮我算|计算|得几|几", re.IGNORECASE)
+_ASKS = _WORDS["asks_result"]
 _TIGHT = re.compile(r"\d[-/]\d")  # 2026-11-25, 5-10 km, 3/4 cup: a calculation only when nothing else is said
-_FILLER = re.compile(r"[\s,，。.!！?？:：=]+|what'?s|what\s+is|how\s+much\s+is|how\s+much|calculate|compute|"
-                     r"work\s+out|quick\s+one|please|pls|can\s+you|could\s+you|tell\s+me|equals?|is|"
-                     r"帮我|帮忙|请|算一下|算下|算算|计算|是多少|等于多少|等于|得几|多少|几|呢|啊|呀|吗", re.IGNORECASE)
+_FILLER = _WORDS["filler"]  # what a message holds besides the calculation and still asks only for its result
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class Worked:
         """"17 × 23 = 391"."""
         readable = (self.expression.replace("**", "^").replace("*", " × ").replace("/", " ÷ ")
                     .replace("+", " + ").replace("-", " - "))
-        return f"{re.sub(r'  +', ' ', readable).strip()} = {_number_text(self.value)}"
+        return f"{' '.join(readable.split())} = {_number_text(self.value)}"
 
 
 def worked(text: str) -> Worked | None:
@@ -110,7 +111,7 @@ def worked(text: str) -> Worked | None:
             continue
         value = _evaluate(span)
         if value is not None and (best is None or len(span) > len(best.expression)):
-            best = Worked(re.sub(r"\s+", "", span), value)
+            best = Worked("".join(span.split()), value)
     return best
 
 
@@ -122,7 +123,7 @@ def _discount(said: str) -> float:
 
 
 def _is_calculation(span: str) -> bool:
-    compact = re.sub(r"\s+", "", span)
+    compact = "".join(span.split())
     return bool(re.search(r"[\d)][+\-*/]+[\d(s]|sqrt\(", compact))
 
 
@@ -134,7 +135,7 @@ _MAX_DIGITS = 400  # of a whole-number result: 2 的 100 次方 is exact, 10 ** 
 
 def _evaluate(expression: str) -> float | int | None:
     try:
-        tree = ast.parse(re.sub(r"\s+", "", expression), mode="eval")
+        tree = ast.parse("".join(expression.split()), mode="eval")
         value = _value(tree.body)
     except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
         return None

@@ -18,10 +18,10 @@ memories, the model is told to answer from them alone.
 from __future__ import annotations
 
 import logging
-import re
 from typing import Callable
 
 from capabilities.cognition import arithmetic
+from capabilities.cognition.rule_tables import table
 from capabilities.memory import recalled
 from capabilities.registry import CapabilityRegistry
 from common.i18n import EN, answer_in, say
@@ -47,10 +47,7 @@ MAX_CHAT_TOKENS = 200
 HISTORY_TURNS = 6
 HISTORY_CHARS = 1500  # the budget for earlier turns in a chat prompt
 # a request to translate: the translation is in the other language, the words around it in the person's
-_TRANSLATION = re.compile(r"\btranslat\w*|\bhow (?:do|would|can|should) (?:you|i|we) (?:say|ask|write)\b|"
-                          r"\bwhat(?:'s| is) .{1,60}\bin (?:english|chinese|mandarin|french|german|spanish|japanese|"
-                          r"korean|italian|russian|portuguese)\b|翻译|翻成|译成|用\S{1,4}(?:语|文)怎么说|\S{1,4}(?:语|文)怎么说",
-                          re.IGNORECASE)
+_TRANSLATION = table("chat")["translation"]
 _ASKED = ("?", "？", "吗", "呢", "么")  # how a question ends
 _TRANSLATION_FRAME = {
     "zh": "Reply in Chinese: one short Chinese phrase, then the translation (for example: 译文是：“…”).",

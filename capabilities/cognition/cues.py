@@ -28,6 +28,7 @@ import re
 
 from capabilities.cognition.rule_tables import Rule, table
 from capabilities.cognition.world import asks_about_own_records, needs_the_world
+from common.i18n import has_cjk
 
 _F = re.IGNORECASE
 _CUES = table("cues")
@@ -70,7 +71,7 @@ _CANTONESE_WORD = re.compile("|".join(sorted(_CANTONESE, key=len, reverse=True))
 def in_simplified(text: str) -> str:
     """Chinese as the rules and examples read it: traditional characters in simplified ones
     (OpenCC), Cantonese words in Mandarin ones. Text without Chinese is returned as it is."""
-    if not re.search(r"[\u4e00-\u9fff]", text):
+    if not has_cjk(text):
         return text
     pieces = _ADDRESS.split(text)  # addresses as written: "https://zh.wikipedia.org/wiki/臺灣" stays
     return "".join(piece if i % 2 else _CANTONESE_WORD.sub(lambda m: _CANTONESE[m.group(0)],

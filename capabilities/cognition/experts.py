@@ -37,7 +37,7 @@ from typing import Any
 from capabilities.aggregation.result_aggregator import AggregationError, Outcome, ResultAggregator, final_answer
 from capabilities.cognition.rule_tables import table
 from capabilities.llm.base import LLMError
-from common.i18n import answer_in, language_of
+from common.i18n import answer_in, cjk_chars, language_of
 from config import ExpertsConfig
 
 log = logging.getLogger("flora.experts")
@@ -246,7 +246,7 @@ def split_question(question: str) -> list[str]:
 
 
 def _words(text: str) -> int:
-    cjk = len(re.findall(r"[\u4e00-\u9fff]", text))
+    cjk = len(cjk_chars(text))
     return len(text.split()) + cjk // 2  # two Chinese characters are about one word
 
 

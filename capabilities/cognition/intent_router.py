@@ -38,12 +38,12 @@ model, or when its answer is unusable, the rules read the message as best they c
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 
 from capabilities.arguments import read_call
 from capabilities.cognition import cues, semantic, world
+from capabilities.cognition.rule_tables import table
 from capabilities.cognition.semantic import Reading
 from capabilities.cognition.understanding_prompt import ROUTES, Pending, prompt
 from capabilities.context.answers import is_help, sounds_like_request, urls
@@ -54,8 +54,7 @@ from common.messages import Option
 
 log = logging.getLogger("flora.intent")
 
-_QUERY = re.compile(r"(\?|？|\b(what|which|who|how many|how much|show|list|find|search|query|look up|get)\b|"
-                    r"查询|查一下|多少|哪些|什么|是否|吗)", re.I)
+_QUERY = table("intents")["query"]  # a question about data rather than a task to do
 MAX_OPTIONS = 5
 UNDERSTANDING_MAX_TOKENS = 96
 CLAIMED = 3.0  # a keyword score at which an installed capability clearly claims a message (its name, two keywords)

@@ -59,7 +59,6 @@ LANGUAGES = ("en", "zh", "any")
 _FLAGS = {"IGNORECASE": re.IGNORECASE, "MULTILINE": re.MULTILINE, "DOTALL": re.DOTALL, "VERBOSE": re.VERBOSE,
           "ASCII": re.ASCII}
 _KEYS = {"about", "flags", "phrases", "examples", "not", *LANGUAGES}
-_LATIN = re.compile(r"[A-Za-z0-9_]")
 
 
 class RuleTableError(ValueError):
@@ -159,9 +158,14 @@ def phrase_pattern(phrase: str) -> str:
     body = r"\s+".join(words)
     if not words:
         raise ValueError("an empty phrase")
-    start = r"(?<![A-Za-z0-9_])" if _LATIN.match(phrase.strip()[0]) else ""
-    end = r"(?![A-Za-z0-9_])" if _LATIN.match(phrase.strip()[-1]) else ""
+    start = r"(?<![A-Za-z0-9_])" if _latin(phrase.strip()[0]) else ""
+    end = r"(?![A-Za-z0-9_])" if _latin(phrase.strip()[-1]) else ""
     return start + body + end
+
+
+def _latin(character: str) -> bool:
+    """An ASCII letter, digit or ``_``: where a Latin phrase's word begins or ends."""
+    return character.isascii() and (character.isalnum() or character == "_")
 
 
 _PART = re.compile(r"(?<!\\)\{([A-Za-z_][A-Za-z0-9_]*)\}")  # "{polite_en}"; "{1,40}" and "\{x\}" are not names

@@ -19,6 +19,7 @@ import json
 import re
 
 from capabilities.cognition.rule_tables import table
+from common.i18n import has_cjk
 
 _ANSWERS = table("answers")
 _URL = re.compile(r"https?://[^\s\"'<>，。]+")
@@ -45,13 +46,11 @@ def is_help(text: str) -> bool:
     return bool(_HELP.match(text))
 
 
-_BARE = re.compile(r"[^\s\u3400-\u9fff\uf900-\ufaff]{1,500}")
-
-
 def is_bare_value(text: str) -> bool:
     """One token of no Chinese and nothing around it ("app-7Fk2x9", "https://…", "42"): given,
     not asked. (Chinese is written without spaces, so a Chinese sentence is never one.)"""
-    return bool(_BARE.fullmatch(text.strip()))
+    value = text.strip()
+    return len(value) <= 500 and len(value.split()) == 1 and not has_cjk(value)
 
 
 # the words that only ever answer an approval: a lone one never fills a value
@@ -71,7 +70,7 @@ def urls(text: str) -> list[str]:
 
 
 def _norm(name: str) -> str:
-    return re.sub(r"[\s_\-]+", "", name.lower())
+    return "".join(name.lower().replace("_", " ").replace("-", " ").split())
 
 
 def named_values(text: str, names: list[str]) -> dict:
@@ -136,9 +135,7 @@ def answer_values(text: str, asked: list[str], schemas: dict[str, dict] | None =
 
 # one value said last, after the words that hand it over: "the key is app-X", "here you go: X",
 # "it's X", "use X please", "地址是 X", "密钥发你：X"
-_SAID_VALUE = re.compile(
-    r"^[^=()*<>{}\[\]]{0,30}?(?:\bis\b|\bit'?s\b|\bhere(?:'s|\s+it\s+is|\s+you\s+go)?\b|\buse\b|\btry\b|是|为|用|:(?=\s)|：)\s*"
-    r"(\"[^\"]*\"|'[^']*'|“[^”]*”|[^\s,;，；。！？\"'“”]+)\s*(?:please|pls|thanks|thx|吧|呢|哈|啊)?[\s.!。！~]*$", re.I)
+_SAID_VALUE = _ANSWERS["said_value"]
 
 
 def _unquoted(value: str) -> str:
@@ -242,7 +239,7 @@ def _loose_words(text: str) -> list[str]:
 
 def _split_cjk(word: str) -> list[str]:
     """A Chinese run split from the digits in it ("等9秒" → 等, 9, 秒)."""
-    return [p for p in re.split(r"(-?\d+(?:\.\d+)?)", word) if p] if _CJK.search(word) else [word]
+    return [p for p in re.split(r"(-?\d+(?:\.\d+)?)", word) if p] if has_cjk(word) else [word]
 
 
 TIE_DISTANCE = 2  # words between a number and the name it belongs to
@@ -293,7 +290,7 @@ def _phrase(phrase: str) -> tuple[bool, str | None, bool]:
     """Whether ``phrase`` is CJK; its lower case when it is ASCII; whether that is one word (a
     capability's keywords: asked of every message)."""
     folded = phrase.lower() if phrase.isascii() else None
-    return _CJK.search(phrase) is not None, folded, folded is not None and _TOKEN.fullmatch(folded) is not None
+    return has_cjk(phrase), folded, folded is not None and _TOKEN.fullmatch(folded) is not None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -327,7 +324,7 @@ def text_after(text: str, phrases) -> str:
     for phrase in phrases:
         if not phrase:
             continue
-        if _CJK.search(phrase):
+        if has_cjk(phrase):
             at = text.find(phrase)
             if at >= 0:
                 ends.append(at + len(phrase))
@@ -339,8 +336,6 @@ def text_after(text: str, phrases) -> str:
         return ""
     return text[max(ends):].strip().lstrip(":：,，、-—").strip()
 
-
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -100,7 +100,7 @@ class _Scan:
             out += [self.text[pos:start], " "]
             pos = end
         out.append(self.text[pos:])
-        text = re.sub(r"\s+", " ", "".join(out))
+        text = " ".join("".join(out).split())
         text = re.sub(r"(?<=[\u3000-\u9fff\uff00-\uffef]) (?=[\u3000-\u9fff\uff00-\uffef])", "", text)
         text = re.sub(r"\s+(?=[,，。.;；!！?？、])", "", text)
         text = re.sub(r"([,，、])(?:\s*[,，、])+", r"\1", text)
@@ -267,7 +267,7 @@ def _interval(scan: _Scan, ctx: _Context) -> _Found | None:
     if m := scan.search(_EVERY_N_EN):
         seconds = _int(m["n"]) * _unit_seconds(m["unit"])
     elif m := scan.search(_EVERY_ONE_EN):
-        word = re.sub(r"\s+", " ", (m["unit"] or m["ly"]).lower())
+        word = " ".join((m["unit"] or m["ly"]).lower().split())
         seconds = 1800 if word.startswith("half") else _EVERY_ONE[word]
     elif m := scan.search(_EVERY_N_CN):
         unit = _unit_seconds(m["unit"])

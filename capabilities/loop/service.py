@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Callable
 
+from capabilities.cognition.rule_tables import table
 from capabilities.loop.parse import ParsedSchedule, parse_schedule
 from capabilities.loop.schedule import Schedule, ScheduleError, next_fire
 from capability_actors.loop_scheduler import LoopScheduler
@@ -44,9 +44,10 @@ from events.event_types import EventType
 log = logging.getLogger("flora.loops")
 
 SOURCE = "LoopSchedulerActor"
-_LOOP_ID = re.compile(r"\bloop_[0-9a-f]{6,32}\b")
+_LOOP_ID = table("loop_requests")["loop_id"]
 _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 _DAYS_ZH = ["周日", "周一", "周二", "周三", "周四", "周五", "周六"]
+_DAY_NUMBERS = set("01234567")  # a cron day of the week: 0 and 7 are Sunday
 _STATE_NAMES = {ZH: {PAUSED: "已暂停", DONE: "已完成", DELETED: "已删除"}}
 
 
@@ -286,7 +287,7 @@ def describe_schedule(schedule: dict, language: str = EN) -> str:
             return f"每天 {clock}{zone}" if zh else f"every day at {clock}{zone}"
         if dom == "*" and dow == "1-5":
             return f"每个工作日 {clock}{zone}" if zh else f"every weekday at {clock}{zone}"
-        if dom == "*" and re.fullmatch(r"[0-7](,[0-7])*", dow):
+        if dom == "*" and set(dow.split(",")) <= _DAY_NUMBERS:
             days = [int(d) % 7 for d in dow.split(",")]
             if zh:
                 return "每" + "、".join(_DAYS_ZH[d] for d in days) + f" {clock}{zone}"

@@ -36,7 +36,7 @@ log = logging.getLogger("flora.mcp")
 
 MAX_KEYWORDS = 12
 SMALL_CONTENT_BYTES = 64 * 1024  # an image or audio item up to this size travels whole, base64
-_NOT_A_NAME = re.compile(r"[^A-Za-z0-9_.]+")
+_NOT_A_NAME = re.compile(r"[^A-Za-z0-9.]+")  # what a name cannot hold, and "_": each run becomes one "_"
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
 # words that say nothing about what a tool is for
 _STOP = frozenset("""a an and any are as at be by can do does for from get gets given has have how if in into is it
@@ -48,7 +48,7 @@ specific""".split())
 def capability_name(server: str, tool: str) -> str:
     """``server.tool``, with the characters a capability name cannot hold made ``_``."""
     cleaned = _NOT_A_NAME.sub("_", tool).strip("._") or "tool"
-    return f"{server}.{re.sub(r'_{2,}', '_', cleaned)}"
+    return f"{server}.{cleaned}"
 
 
 def words(text: str) -> list[str]:

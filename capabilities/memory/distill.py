@@ -14,14 +14,15 @@ A fact citing a message id it was not given is pinned to the person's message in
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 
+from capabilities.cognition.rule_tables import table
 from capabilities.llm.base import LLM, LLMError, LLMUnavailable, complete_json
 from capabilities.memory.store import KINDS
 from common.i18n import EN, ZH, language_of
 
 log = logging.getLogger("flora.memory.distill")
+_WORDS = table("memory")  # the words that give a name, in a message and in a fact; a fact's first-person lead
 
 MAX_FACTS = 8
 MAX_FACT_CHARS = 300
@@ -152,14 +153,12 @@ weekly report every Friday", "subject": "weekly report", "kind": "recurring_need
 # a message that gives the person's name says so; without these words a "name" fact is the
 # model's guess ("I work as a nurse" -> "The person's name is Nurse"). After "I'm" only a capital
 # letter makes a name ("I'm allergic to shellfish" -> "The person's name is John" is a guess)
-_NAMES = re.compile(r"\bname\b|\bcall(?:s|ed)?\s+me\b|\bI(?:'m|\s+am)\s+(?-i:[A-Z][a-z]+)|\bthis\s+is\s+[A-Z]|\bgo\s+by\b"
-                    r"|叫|名字|姓|称呼|我是[^\s，,。]{1,4}$", re.I)
+_NAMES = _WORDS["gives_name"]
 # a fact that gives the person's name, whatever kind the model gave it ("The person's name is
 # unknown", kind personal, subject name, from "my favourite football club is Arsenal"); not a
 # pet's or a relative's name ("The person's dog's name is Biscuit")
 _NAME_SUBJECTS = {"name", "full name", "first name", "last name", "surname", "nickname", "名字", "姓名", "称呼", "名"}
-_NAME_FACT = re.compile(r"^(?:the\s+)?(?:person|user)(?:'s)?\s+(?:(?:full|first|last|nick)\s*)?name\b"
-                        r"|^(?:the\s+)?(?:person|user)\s+(?:is\s+called|goes\s+by)\b|^用户(?:的)?(?:名字|姓名|叫|姓)", re.I)
+_NAME_FACT = _WORDS["name_fact"]
 
 
 def _names_the_person(item: dict, text: str) -> bool:
@@ -167,8 +166,8 @@ def _names_the_person(item: dict, text: str) -> bool:
             or bool(_NAME_FACT.search(text)))
 
 
-_FIRST_PERSON_LEAD = ((re.compile(r"^我(?!们)"), "用户"), (re.compile(r"^(?:I'm|I am)\s+", re.I), "The person is "),
-                      (re.compile(r"^My\s+", re.I), "The person's "))
+_FIRST_PERSON_LEAD = ((_WORDS["first_person_zh"], "用户"), (_WORDS["first_person_am"], "The person is "),
+                      (_WORDS["first_person_my"], "The person's "))
 
 
 def third_person(fact: str) -> str:

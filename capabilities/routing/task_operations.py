@@ -135,7 +135,7 @@ def read_operation(content: str) -> TaskOperation | None:
     return None
 
 
-_CLAUSE_END = re.compile(r"[,，。.!！?？;；]+\s*|(?<=[了啊哎唉嗯哦])\s+")
+_CLAUSE_END = _RULES["clause_end"]  # punctuation, or the space after a particle: "好了 那就…"
 # a lead that is a step or an address of its own: "fetch https://…, then re-run it" is a request
 _NOT_A_LEAD = _RULES["not_a_lead"]
 

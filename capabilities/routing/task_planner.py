@@ -52,7 +52,15 @@ log = logging.getLogger("flora.planning")
 DEFAULT_MAX_STEPS = DEFAULT_PLAN_MAX_STEPS
 PLAN_MAX_TOKENS = 1024
 INPUT_PARAMETERS = ("input", "inputs", "data", "json", "body", "payload", "content", "text", "message")
-_SECRET = re.compile(r"key|token|secret|password|passwd|credential", re.I)
+_SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "credential")  # in a parameter's name
+
+
+
+def _names_a_secret(parameter: str) -> bool:
+    """Whether a parameter's name says it holds a secret ("api_key", "AuthToken", "db_password")."""
+    name = parameter.casefold()
+    return any(word in name for word in _SECRET_WORDS)
+
 
 _RULES = table("planner")  # the words that cut a request into steps and tie the steps together
 _SEQUENCE = _RULES["sequence"]  # "then", "after that", "然后", "再…": the next stage
@@ -244,7 +252,7 @@ class TaskPlanner:
                     raise PlanError(f"steps[{i}].parameters: {step.capability} has no parameter {unknown[0]!r}; "
                                     f"it takes {', '.join(spec.properties) or 'none'}")
             kept = {k: v for k, v in step.parameters.items()
-                    if not (_SECRET.search(k) and isinstance(v, str) and v not in text)}
+                    if not (_names_a_secret(k) and isinstance(v, str) and v not in text)}
             steps.append(PlanStep(step.id, step.capability, kept, step.depends_on, step.description,
                                   _kind(spec) if step.kind == "leaf" else step.kind))
         return Plan(tuple(steps), plan.aggregation, plan.source)

@@ -26,6 +26,7 @@ from capabilities.cognition.rule_tables import table
 from capabilities.params import RUNS, WRITTEN, looks_runnable
 from capabilities.registry import CapabilityRegistry
 from capabilities.secrets import is_secret
+from common.i18n import cjk_chars
 
 CONFIDENT_SCORE = 2.0
 NAMED_AS_MEANS = 1.0  # beside the name word's own 1.0: "use python to …" names python_exec as surely as a keyword
@@ -285,9 +286,8 @@ he her here his how i if in into is it its let me much many my now of on or our 
 tell than that the their them then there these they this to up use us was we what when where which who whom why
 will with would you your""".split())
 _LATIN_WORD = re.compile(r"[a-z0-9][a-z0-9_\-]*")  # a word, a number, an id such as n1 or A-1029
-_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 # the frame of a Chinese request, taken out before its characters are held against the capability's words
-_CJK_FRAME = re.compile("请|帮我|帮忙|让|叫|给我|一下|看看|告诉我|我们|我的|现在|还有|多少|什么|哪个|哪些|是否|吗|呢|吧|了|的|里|在|有|是|个|把|几")
+_CJK_FRAME = table("routing")["frame_zh"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -317,16 +317,13 @@ def unexplained_words(spec: CapabilitySpec, request: str) -> list[str]:
     text = _without_addresses(request).lower()
     latin = [w for w in _LATIN_WORD.findall(text) if (len(w) >= 3 or not w.isalpha()) and w not in FRAME_WORDS
              and w not in owned and w.rstrip("s") not in owned]
-    chinese = [c for run in _CJK_RUN.findall(_CJK_FRAME.sub(" ", text)) for c in run if c not in own]
+    chinese = [c for c in cjk_chars(_CJK_FRAME.sub(" ", text)) if c not in own]
     return latin + chinese
 
 
 # names of other things that hold a keyword: a pull request is code to review, a leave request a
 # form, neither a call to a web address; "data" in a data scientist is no data to query
-_OTHER_THINGS = re.compile(
-    r"\b(?:pull|merge|feature|change|leave|friend|follow|connection|time[- ]off|vacation|holiday|access|meeting)"
-    r"\s+requests?\b|\bPRs?\b|\bdata\s+(?:scien\w+|analyst|engineer\w*|protection|privacy)\b"
-    r"|合并请求|拉取请求|好友请求|好友申请", re.IGNORECASE)
+_OTHER_THINGS = table("routing")["other_things"]
 
 
 _MAILBOX = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # an e-mail address

@@ -10,18 +10,17 @@ whole page, made absolute, and returned separately (the text itself carries none
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import html2text
 from bs4 import BeautifulSoup
 
+from common.text import one_blank_line
+
 MAX_LINKS = 100
 _NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "embed",
              "nav", "header", "footer", "aside", "form", "button", "select")
-_BLANK_LINES = re.compile(r"\n{3,}")
-
 HTML, JSON, TEXT, BINARY = "html", "json", "text", "binary"
 _TEXT_TYPES = ("text/", "application/xml", "application/javascript", "application/ecmascript",
                "application/x-www-form-urlencoded", "application/csv", "application/x-ndjson")
@@ -61,7 +60,7 @@ def sniffed_kind(head: bytes) -> str:
         if exc.start < len(sample) - 4:  # not just a character cut at the sample's end
             return BINARY
         text = sample[:exc.start].decode("utf-8")
-    return HTML if re.match(r"\s*(<!doctype html|<html)", text, re.I) else TEXT
+    return HTML if text.lstrip().lower().startswith(("<!doctype html", "<html")) else TEXT
 
 
 def read_page(kind: str, raw: bytes, charset: str | None, base_url: str, *, whole: bool) -> Page:
@@ -92,7 +91,7 @@ def _html_page(raw: bytes, charset: str | None, base_url: str) -> Page:
     converter.ignore_images = True
     converter.body_width = 0  # no hard wrapping: the reader wraps
     converter.unicode_snob = True  # keep "é", not "e"
-    text = _BLANK_LINES.sub("\n\n", converter.handle(str(main))).strip()
+    text = one_blank_line(converter.handle(str(main))).strip()
     return Page(HTML, text, title or None, links)
 
 

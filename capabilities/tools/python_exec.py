@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import io
 import py_compile
-import re
 import sys
 import tokenize
 from pathlib import Path
@@ -176,7 +175,8 @@ def _split_at_semicolons(code: str) -> str:
     split = code
     for (row, col), (after_row, after_col) in reversed(cuts):
         start, end = offsets[row - 1] + col, offsets[after_row - 1] + after_col
-        indent = re.match(r"[ \t]*", lines[row - 1]).group(0)
+        line = lines[row - 1]
+        indent = line[:len(line) - len(line.lstrip(" \t"))]
         split = split[:start] + "\n" + indent + split[end:]
     return code if _fails(split) else split
 

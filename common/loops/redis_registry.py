@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from dataclasses import replace
 from typing import Any, Iterable
@@ -207,5 +206,8 @@ def _decode(raw: dict) -> LoopTask:
     return LoopTask.from_dict({k: json.loads(v) for k, v in raw.items()})
 
 
+_GLOB_ESCAPED = str.maketrans({c: "\\" + c for c in "*?[]\\"})
+
+
 def _glob_escape(text: str) -> str:
-    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
+    return text.translate(_GLOB_ESCAPED)

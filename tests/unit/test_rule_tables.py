@@ -3,7 +3,10 @@ examples, and take the operator's phrases without code."""
 
 from __future__ import annotations
 
+import ast
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +156,59 @@ def test_an_operators_phrase_makes_a_shipped_rule_read_it(tmp_path):
         assert read_loop_request(said, parse).reminder is True
     finally:
         use_operator_files([])
+
+
+ROOT = Path(__file__).resolve().parents[2]
+REGEX_LITERAL_LIMIT = 120  # regular expressions written out in Flora's code, outside its tests and benchmarks
+_REGEX_CALLS = {"compile", "search", "match", "fullmatch", "sub", "subn", "split", "findall", "finditer"}
+_NOT_COUNTED = {"tests", "bench", ".venv", "data", ".git"}  # at the top of the checkout
+
+
+def _written_out(node: ast.AST) -> bool:
+    """A pattern written in the code: a string, an f-string, or one joined with ``+`` to either."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp):
+        return _written_out(node.left) or _written_out(node.right)
+    return False
+
+
+def regex_literals(root: Path) -> dict[str, int]:
+    """How many ``re.<call>(<pattern written out>, …)`` each Python file under ``root`` holds
+    (a virtual environment anywhere, and the folders of ``_NOT_COUNTED`` at the top, left out)."""
+    counts: dict[str, int] = {}
+    for folder, subfolders, files in os.walk(root):
+        here = Path(folder)
+        subfolders[:] = [d for d in subfolders if not (here == root and d in _NOT_COUNTED)
+                         and not (here / d / "pyvenv.cfg").exists()]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            tree = ast.parse((here / name).read_text(encoding="utf-8"))
+            found = sum(1 for node in ast.walk(tree)
+                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in _REGEX_CALLS and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id in ("re", "regex") and node.args and _written_out(node.args[0]))
+            if found:
+                counts[str((here / name).relative_to(root))] = found
+    return counts
+
+
+def test_regex_literals_are_counted_where_a_pattern_is_written_out(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text('import re\nre.compile("a")\n')
+    (tmp_path / "reader.py").write_text('import re\nA = re.compile(r"\\s+")\nB = re.sub(f"{A}|x", "", "")\n'
+                                        'C = re.compile("(" + "|".join(["a"]) + ")")\nD = re.compile(B)\n'
+                                        'E = re.escape("a")\n')
+    assert regex_literals(tmp_path) == {"reader.py": 3}
+
+
+def test_the_code_writes_few_regular_expressions():
+    # the person's words belong in the rule tables; what stays in code reads the shape of a value or a format
+    counts = regex_literals(ROOT)
+    total = sum(counts.values())
+    most = ", ".join(f"{path}: {n}" for path, n in sorted(counts.items(), key=lambda item: -item[1])[:8])
+    assert total <= REGEX_LITERAL_LIMIT, f"{total} regular expressions written in the code (at most " \
+                                         f"{REGEX_LITERAL_LIMIT}); the most in {most}"

@@ -35,13 +35,16 @@ from typing import Any
 from capabilities.channels.email import sender_auth
 from capabilities.channels.email.render import email as mail_parts
 from capabilities.channels.model import CredentialsRefused, DeliveryError, Inbound, MalformedUpdate, Outbound
+from capabilities.cognition.rule_tables import table
+from common.text import one_blank_line
 
 log = logging.getLogger("flora.channels.email")
 
 _FLORA_ID = re.compile(r"<flora\.(?:q\.(?P<task>task_[0-9a-f]+)|m)\.[0-9a-f]+@[^>]+>")
 _SUBJECT_TASK = re.compile(r"\[(task_[0-9a-f]{16})\]")
-_RE_PREFIX = re.compile(r"^\s*((re|aw|sv|回复|答复)\s*[:：]\s*)+", re.I)
-_QUOTE_HEADER = re.compile(r"^(on\b.*\bwrote:|.*\bwrote:$|-+\s*original message\s*-+|_{8,}|在.*写道[:：])\s*$", re.I)
+_MAIL_WORDS = table("email")
+_RE_PREFIX = _MAIL_WORDS["reply_prefix"]  # "Re: AW: 回复：" before a reply's subject
+_QUOTE_HEADER = _MAIL_WORDS["quote_header"]  # "On … wrote:", "在…写道：": the quoted mail follows
 MAX_REFERENCES = 20  # a long thread's References keep its latest ids
 MAX_TEXT_CHARS = 90_000  # under a user_input's 100,000 characters, with room for the attachment list
 
@@ -241,7 +244,7 @@ def html_to_text(markup: str) -> str:
     parser.feed(markup)
     parser.close()
     lines = [re.sub(r"[ \t\xa0]+", " ", line).strip() for line in "".join(parser.out).split("\n")]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return one_blank_line("\n".join(lines)).strip()
 
 
 def _attachments(mail: EmailMessage, outlined: list[dict]) -> str:

@@ -3,19 +3,17 @@ other special character escaped; headings bold; at most 4096 characters a messag
 
 from __future__ import annotations
 
-import re
-
 from capabilities.channels.render import BULLET, FENCE, HEADING, INLINE, fit, prepare
 
 TELEGRAM_LIMIT = 4096
 
 
-_TG_SPECIAL = re.compile(r"([_*\[\]()~`>#+\-=|{}.!\\])")
+_TG_ESCAPED = str.maketrans({c: "\\" + c for c in "_*[]()~`>#+-=|{}.!\\"})
 
 
 def tg_escape(text: str) -> str:
     """Escape every MarkdownV2 special character (and the backslash) in plain text."""
-    return _TG_SPECIAL.sub(r"\\\1", text)
+    return text.translate(_TG_ESCAPED)
 
 
 def _tg_code_escape(text: str) -> str:
@@ -49,7 +47,7 @@ def _tg_render(markdown: str) -> str:
         if fence:
             if code is None:
                 code = fence.group(3).strip()
-                out.append("```" + re.sub(r"[^\w+-]", "", code))
+                out.append("```" + "".join(c for c in code if c.isalnum() or c in "_+-"))
             else:
                 code = None
                 out.append("```")
