@@ -11,7 +11,8 @@ from capabilities.cognition.chat import ChatResponder, chat_prompt
 from common.i18n import answer_in
 from capabilities.cognition.self_report import StatusReport, SystemCommands
 from capabilities.context.conversation_log import ConversationLog
-from capabilities.context.conversation_manager import ConversationManager, in_context
+from capabilities.cognition.reading import in_context
+from capabilities.context.conversation_manager import ConversationManager
 from capabilities.llm.base import LLMUnavailable
 from capabilities.llm.fake import ScriptedLLM
 from common import messages as m
