@@ -19,7 +19,7 @@ is taken (``carried``), without the examples.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -216,9 +216,12 @@ def read(text: str, situation: Situation = Situation(), reader=None) -> Reading:
 
 
 def carried(msg: dict) -> Reading:
-    """The reading a message carries; read here by the rules (without the examples) for one that
-    came without it."""
-    return Reading.from_dict(msg.get("reading")) or read(msg.get("content", ""))
+    """The reading a message carries; for one that came without it, read here by the rules,
+    with whatever examples' reading it carries."""
+    whole = Reading.from_dict(msg.get("reading"))
+    if whole is not None:
+        return whole
+    return replace(read(msg.get("content", "")), examples=semantic.Reading.from_dict(msg.get("reading")))
 
 
 def in_context(text: str, history) -> str:
