@@ -23,7 +23,8 @@ from capabilities.base import (
     DESCRIPTION_IN, ApprovalRequired, CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext,
     InputRequired,
 )
-from capabilities.cognition import cues, semantic, world
+from capabilities.cognition import cues
+from capabilities.cognition.reading import carried
 from capabilities.cognition.semantic import Reading
 from capabilities.cognition.chat import ChatResponder
 from capabilities.cognition.intent_router import Intent, IntentRouter, Pending, choices, reply_language
@@ -154,7 +155,7 @@ class TaskExecutionService:
             return m.analysis_result(task_id=task_id, intent="chat", timing=timing, message=self._chat.reply(
                 content, language=language, history=history, memories=msg.get("memories"), on_text=on_text,
                 persona_prompt=persona.prompt if persona is not None else None,
-                llm=self._persona_llm(persona), about_self=self._about_self(content, msg.get("reading"))))
+                llm=self._persona_llm(persona), about_self=self._about_self(msg)))
         if kind == "status":
             asked_abilities = intent.command == "help" or cues.asks_about_abilities(content)
             return m.analysis_result(task_id=task_id, intent="status", timing=timing, message=(
@@ -179,20 +180,22 @@ class TaskExecutionService:
         return m.analysis_result(task_id=task_id, intent=kind, capability=intent.capability,
                                  parameters=intent.parameters, timing=timing)
 
-    def _about_self(self, content: str, reading: dict | None) -> bool:
+    def _about_self(self, msg: m.Analyze) -> bool:
         """Whether a chat message asks about the person themselves (their name, their dog's
-        name, where they live): by the words, else by the labelled examples it is nearest to (read
-        here if the front desk did not), unless it asks about their records or the live world."""
-        if cues.asks_about_self(content):
+        name, where they live): by its reading's rules, else by the labelled examples it is nearest
+        to (read here if the front desk did not), unless it asks about their records or the live
+        world."""
+        said = carried(msg)
+        if said.asks_about_self:
             return True
-        if not cues.asks(content):  # "my dog is called Bruno" lies near "what's my dog called?": told, not asked
+        if not said.asks:  # "my dog is called Bruno" lies near "what's my dog called?": told, not asked
             return False
-        read = Reading.from_dict(reading)
+        read = said.examples
         if read is None:
             reader = self._registry.get_capability("semantic_reader", None)
-            read = reader.read(content) if reader is not None else None
+            read = reader.read(msg["content"]) if reader is not None else None
         return read is not None and read.family == "chat" and read.kind == "about_me" \
-            and read.sure(ABOUT_SELF_SHARE) and not world.needs_the_world(content)
+            and read.sure(ABOUT_SELF_SHARE) and not said.needs_the_world
 
     def _persona_llm(self, persona: PersonaChoice | None):
         """The persona's own model for its chat replies, or None for the chat model."""

@@ -126,7 +126,8 @@ class MessageReading(TypedDict):
     front-desk ``rule`` that decided it on its own, a ``memory`` command ([op, what]), the
     ``capability`` named outright, a ``command``, a yes or a no (``verdict``, ``always``), an
     operation on a task (``task_operation``: kind, task_ref, text), the flags (``loop_words``,
-    ``only_a_time``, ``asks_for_something``, ``new_request``, ``states_about_self``,
+    ``only_a_time``, ``asks_for_something``, ``new_request``, ``asks``, ``needs_the_world``,
+    ``states_about_self``,
     ``names_own_records``, ``asks_about_self``: absent for false), the ``values`` spotted
     (urls, times, task_ids, loop_ids, numbers) and the ``evidence``."""
 
@@ -148,6 +149,8 @@ class MessageReading(TypedDict):
     only_a_time: NotRequired[bool]
     asks_for_something: NotRequired[bool]
     new_request: NotRequired[bool]
+    asks: NotRequired[bool]
+    needs_the_world: NotRequired[bool]
     states_about_self: NotRequired[bool]
     names_own_records: NotRequired[bool]
     asks_about_self: NotRequired[bool]

@@ -120,6 +120,8 @@ class Reading:
     only_a_time: bool = False  # a time and nothing to do ("明天早上9点吧")
     asks_for_something: bool = False  # a request's words, rather than a value given
     new_request: bool = False  # a question or a request
+    asks: bool = False  # asks something, anywhere in it
+    needs_the_world: bool = False  # what only the person's records or the live world answer
     states_about_self: bool = False  # a plain statement about the person
     names_own_records: bool = False  # ...that names one of their records ("我的银行卡被冻结了")
     asks_about_self: bool = False  # a question only what they told Flora answers
@@ -145,8 +147,8 @@ class Reading:
     def to_dict(self) -> dict:
         """The examples' part at the top (``family``, ``kind``, ``share``, ``nearest``: what
         ``semantic.Reading.from_dict`` takes), the rest beside it."""
-        flags = ("always", "loop_words", "only_a_time", "asks_for_something", "new_request", "states_about_self",
-                 "names_own_records", "asks_about_self")
+        flags = ("always", "loop_words", "only_a_time", "asks_for_something", "new_request", "asks",
+                 "needs_the_world", "states_about_self", "names_own_records", "asks_about_self")
         out: dict = {**(self.examples.to_dict() if self.examples is not None else {}),
                      "text": self.text, "read_as": self.read_as, "language": self.language,
                      "values": self.values.to_dict(), "evidence": [e.to_dict() for e in self.evidence]}
@@ -174,6 +176,7 @@ class Reading:
             task_operation=TaskOperation(**operation) if isinstance(operation, dict) else None,
             loop_words=bool(data.get("loop_words")), only_a_time=bool(data.get("only_a_time")),
             asks_for_something=bool(data.get("asks_for_something")), new_request=bool(data.get("new_request")),
+            asks=bool(data.get("asks")), needs_the_world=bool(data.get("needs_the_world")),
             states_about_self=bool(data.get("states_about_self")),
             names_own_records=bool(data.get("names_own_records")), asks_about_self=bool(data.get("asks_about_self")),
             values=Values.from_dict(data.get("values")), examples=semantic.Reading.from_dict(data),
@@ -210,6 +213,7 @@ def read(text: str, situation: Situation = Situation(), reader=None) -> Reading:
         verdict=_verdict(text), always=_key(text) in _ALWAYS, task_operation=operation,
         loop_words=looks_like_loop_request(text), only_a_time=only_a_time(text),
         asks_for_something=answers.sounds_like_request(text), new_request=cues.reads_as_new_request(text),
+        asks=cues.asks(text), needs_the_world=world.needs_the_world(text),
         states_about_self=about_self, names_own_records=about_self and world.names_own_records(text),
         asks_about_self=cues.asks_about_self(text), values=values_in(text), examples=examples,
         evidence=tuple(evidence))
