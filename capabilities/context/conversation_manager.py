@@ -208,7 +208,7 @@ class ConversationManager:
             return self.complete_task_parameters(tenant, task.task_id, user,
                                                  answers.named_values(text, _names(task.missing)))
         if not named and not answers.is_bare_value(text):
-            pointed = self._pointed(tenant, user, text, examples)
+            pointed = self._pointed(tenant, user, reading)
             if pointed is not None:  # about other work: an answer only where a value fits the question too
                 return self._operation_or_answer(tenant, user, reading, pointed, waiting)
         claimed = self._router.confident(text) if not named else None
@@ -260,9 +260,9 @@ class ConversationManager:
                                              pending_answer=text))
         return Decision("clarification", message=_choice_prompt(draft), options=options)
 
-    def _pointed(self, tenant: str, user: str, text: str, examples: SemanticReading | None) -> Pointed | None:
+    def _pointed(self, tenant: str, user: str, reading: Reading) -> Pointed | None:
         """The operation on one of the person's tasks or loop tasks the message asks for, if any."""
-        return point(text, reading=examples, tasks=self._store.list_tasks(tenant, user_id=user, limit=RECENT_TASKS),
+        return point(reading, tasks=self._store.list_tasks(tenant, user_id=user, limit=RECENT_TASKS),
                      loops=self._registry.get_capability("loop_tasks", None), tenant=tenant, user=user)
 
     def _operation_or_answer(self, tenant: str, user: str, reading: Reading, pointed: Pointed,
