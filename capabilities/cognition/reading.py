@@ -50,14 +50,14 @@ _REJECT = {"no", "n", "reject", "deny", "stop", "cancel", "don't", "不", "不�
 class Situation:
     """What the person's situation tells the reading: whether a question of theirs waits (a paused
     task: the message may answer it), whether they have tasks and loop tasks to operate on, the
-    conversation's recent turns (a follow-up is read with the message it continues), the persona
-    chosen, and the installed capabilities (``capabilities``: a TaskRouter; None: none read)."""
+    conversation's recent turns (a follow-up is read with the message it continues) and the
+    installed capabilities (``capabilities``: a TaskRouter; None: none read). The persona is
+    chosen after the reading, by its own rules (personas.py), so it is no part of it."""
 
     waiting: bool = False
     has_tasks: bool = True
     has_loops: bool = True
     history: tuple[dict, ...] = ()
-    persona: str | None = None
     capabilities: Any = None
 
     def impossible(self) -> list[str]:
