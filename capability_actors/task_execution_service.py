@@ -23,7 +23,8 @@ from capabilities.base import (
     DESCRIPTION_IN, ApprovalRequired, CapabilityError, CapabilityInputError, CapabilitySpec, ExecutionContext,
     InputRequired,
 )
-from capabilities.cognition import cues, semantic, world
+from capabilities.cognition import cues
+from capabilities.cognition.reading import carried
 from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.cognition.chat import ChatResponder
 from capabilities.cognition.intent_router import Intent, IntentRouter, Pending, choices, reply_language
@@ -154,7 +155,7 @@ class TaskExecutionService:
             return m.analysis_result(task_id=task_id, intent="chat", timing=timing, message=self._chat.reply(
                 content, language=language, history=history, memories=msg.get("memories"), on_text=on_text,
                 persona_prompt=persona.prompt if persona is not None else None,
-                llm=self._persona_llm(persona), **self._about_self(content, msg.get("reading"))))
+                llm=self._persona_llm(persona), **self._about_self(msg)))
         if kind == "status":
             asked_abilities = intent.command == "help" or cues.asks_about_abilities(content)
             return m.analysis_result(task_id=task_id, intent="status", timing=timing, message=(
@@ -179,21 +180,22 @@ class TaskExecutionService:
         return m.analysis_result(task_id=task_id, intent=kind, capability=intent.capability,
                                  parameters=intent.parameters, timing=timing)
 
-    def _about_self(self, content: str, reading: dict | None) -> dict[str, bool]:
+    def _about_self(self, msg: m.Analyze) -> dict[str, bool]:
         """Whether a chat message asks about the person themselves (their name, their dog's
-        name, where they live) — ``about_self``: by the words, else by the labelled examples it is
-        nearest to (read here if the front desk did not), unless it asks about their records or the
-        live world — or ``may_be_about_self``: the examples lean that way without being sure
-        (ChatResponder.reply holds such a reply to what the person told)."""
-        if cues.asks_about_self(content):
+        name, where they live) — ``about_self``: by its reading's rules, else by the labelled
+        examples it is nearest to (read here if the front desk did not), unless it asks about their
+        records or the live world — or ``may_be_about_self``: the examples lean that way without
+        being sure (ChatResponder.reply holds such a reply to what the person told)."""
+        said = carried(msg)
+        if said.asks_about_self:
             return {"about_self": True}
-        if not cues.asks(content):  # "my dog is called Bruno" lies near "what's my dog called?": told, not asked
+        if not said.asks:  # "my dog is called Bruno" lies near "what's my dog called?": told, not asked
             return {}
-        read = Reading.from_dict(reading)
+        read = said.examples
         if read is None:
             reader = self._registry.get_capability("semantic_reader", None)
-            read = reader.read(content) if reader is not None else None
-        if read is None or read.family != "chat" or read.kind != "about_me" or world.needs_the_world(content):
+            read = reader.read(msg["content"]) if reader is not None else None
+        if read is None or read.family != "chat" or read.kind != "about_me" or said.needs_the_world:
             return {}
         return {"about_self": True} if read.sure(ABOUT_SELF_SHARE) else {"may_be_about_self": read.sure(LEANS)}
 

@@ -106,16 +106,56 @@ class Persona(TypedDict):
     specialty: NotRequired[str]  # a specialist composed from the template
 
 
-class MessageReading(TypedDict):
-    """What a message resembles among labelled examples of how people talk
-    (capabilities/cognition/semantic.py): the ``family`` of readings (chat, task, plan, loop,
-    task_op, loop_op, status, command, unsupported, clarify, answer), the ``kind`` within it,
-    the family's ``share`` of the nearest examples' vote (0-1) and the ``nearest`` one's cosine."""
+class ReadingEvidence(TypedDict):
+    """What decided a part of a message's reading: a ``rule`` (its name), the labelled
+    ``examples`` (``family/kind``, with the share as ``score``) or the ``capability`` named."""
 
-    family: str
-    kind: str
-    share: float
+    source: Literal["rule", "examples", "capability"]
+    name: str
+    score: NotRequired[float]
+
+
+class MessageReading(TypedDict):
+    """A message's one reading, made at the front desk (capabilities/cognition/reading.py) and
+    carried to every later step. What it resembles among labelled examples of how people talk
+    (capabilities/cognition/semantic.py), where they were read: the ``family`` of readings (chat,
+    task, plan, loop, task_op, loop_op, status, command, unsupported, clarify, answer), the
+    ``kind`` within it, the family's ``share`` of the nearest examples' vote (0-1) and the
+    ``nearest`` one's cosine. What the rules read: the ``text`` as read, ``read_as`` (what the
+    examples read: a follow-up is read as the message it continues), its ``language``, the
+    front-desk ``rule`` that decided it on its own, a ``memory`` command ([op, what]), the
+    ``capability`` named outright, a ``command``, a yes or a no (``verdict``, ``always``), an
+    operation on a task (``task_operation``: kind, task_ref, text), the flags (``loop_words``,
+    ``only_a_time``, ``asks_for_something``, ``new_request``, ``asks``, ``needs_the_world``,
+    ``states_about_self``,
+    ``names_own_records``, ``asks_about_self``: absent for false), the ``values`` spotted
+    (urls, times, task_ids, loop_ids, numbers) and the ``evidence``."""
+
+    family: NotRequired[str]
+    kind: NotRequired[str]
+    share: NotRequired[float]
     nearest: NotRequired[float]
+    text: NotRequired[str]
+    read_as: NotRequired[str]
+    language: NotRequired[str]
+    rule: NotRequired[str]
+    memory: NotRequired[list[str]]
+    capability: NotRequired[str]
+    command: NotRequired[str]
+    verdict: NotRequired[bool]
+    always: NotRequired[bool]
+    task_operation: NotRequired[dict]
+    loop_words: NotRequired[bool]
+    only_a_time: NotRequired[bool]
+    asks_for_something: NotRequired[bool]
+    new_request: NotRequired[bool]
+    asks: NotRequired[bool]
+    needs_the_world: NotRequired[bool]
+    states_about_self: NotRequired[bool]
+    names_own_records: NotRequired[bool]
+    asks_about_self: NotRequired[bool]
+    values: NotRequired[dict]
+    evidence: NotRequired[list[ReadingEvidence]]
 
 
 # --------------------------------------------------------------------------- user side

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from agents.coordination.memory_desk import turn_work
 from capabilities.cognition import cues
 from capabilities.cognition.personas import PersonaBook
+from capabilities.cognition.reading import carried
 from capabilities.context.conversation_log import ConversationLog
 from capabilities.context.conversation_manager import ConversationManager, Decision
 from capabilities.memory import recalled
@@ -177,7 +178,7 @@ class InteractionCoordinator:
         if not self.remembers or not d.content or not d.recall:
             return [("agent", task)]
         with spans.span("memory"):
-            wait = SELF_RECALL_WAIT_S if cues.asks_about_self(d.content) else RECALL_WAIT_S
+            wait = SELF_RECALL_WAIT_S if carried(task).asks_about_self else RECALL_WAIT_S
         self.recalling[msg_id] = Recalling(task, time.monotonic() + wait)
         return [("memory", m.memory_request(op="recall", tenant_id=tenant, user_id=memory_owner(msg),
                                             request_id=msg_id, query=d.content))]

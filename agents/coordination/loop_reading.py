@@ -4,12 +4,11 @@ neither (a time that answers a paused question, a reminder only told of)."""
 
 from __future__ import annotations
 
-from capabilities.cognition import cues, world
+from capabilities.cognition.reading import Reading as MessageReading, carried
 from capabilities.cognition.rule_tables import table
 from capabilities.cognition.semantic import CERTAIN, LEANS, Reading
 from capabilities.loop.requests import LoopOperation, NewLoop, asks_to_be_reminded, pointed_operation
 from capabilities.loop.requests import operation_read_as as loop_operation_read_as
-from capabilities.routing.task_operations import read_operation
 from common import messages as m
 
 _POINTED = table("loop_requests")["pointed"]  # "that reminder", "拿药那个提醒": one thing pointed at
@@ -27,7 +26,7 @@ def second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, readi
     it missed: one said of a loop task pointed at by what it does ("库存不足那个查询现在就跑一下").
     ``names_one()``: whether the message names one of the person's loop tasks by its words;
     ``awaits_a_time()``: whether a paused task this message may answer waits for a time."""
-    if isinstance(request, NewLoop) and request.parsed is None and _asks_no_reminder(msg["content"]):
+    if isinstance(request, NewLoop) and request.parsed is None and _asks_no_reminder(carried(msg)):
         return None
     if isinstance(request, NewLoop) and request.parsed is not None and not asks_to_be_reminded(msg["content"]) \
             and awaits_a_time():
@@ -48,11 +47,11 @@ def second_look(request: LoopOperation | NewLoop | None, msg: m.AgentTask, readi
     return operation
 
 
-def _asks_no_reminder(content: str) -> bool:
+def _asks_no_reminder(said: MessageReading) -> bool:
     """A "记得"/"通知我" with no time that asks for no reminder: a note on a task ("这个任务记个备忘：
     下次请求记得带上token"), or a question only the person's world answers ("帮我看一下我邮箱里有没有
     学校发过来的家长会通知我记得是这周…")."""
-    return read_operation(content) is not None or cues.asks(content) and world.needs_the_world(content)
+    return said.task_operation is not None or said.asks and said.needs_the_world
 
 
 def _new_loop_or_not(request: NewLoop, msg: m.AgentTask, reading: Reading,
@@ -62,7 +61,7 @@ def _new_loop_or_not(request: NewLoop, msg: m.AgentTask, reading: Reading,
     content = msg["content"]
     if reading.family == "loop_op" and request.parsed is None and (
             reading.sure() and _POINTED.search(content)
-            or reading.sure(LEANS) and cues.asks(content) and not asks_to_be_reminded(content)):
+            or reading.sure(LEANS) and carried(msg).asks and not asks_to_be_reminded(content)):
         # no time, so nothing to schedule yet, and the examples read an operation on the person's
         # loop tasks: a question that speaks of reminders without asking for one ("what reminders
         # have I set up with you?"), or one reminder pointed at ("拿药那个提醒接着响吧")

@@ -36,14 +36,15 @@ from typing import Callable
 from capabilities.memory.results import memory_meta
 from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.cognition import semantic
-from capabilities.cognition.semantic import CERTAIN, LEANS, Reading
+from capabilities.cognition.reading import carried
+from capabilities.cognition.semantic import CERTAIN, LEANS
 from capabilities.registry import UnknownCapability
 from capabilities.routing.plan import Plan, PlanError
 from capabilities.context.pointing import target_of, weighed
 from capabilities.routing.task_operations import operation_read_as
 from capability_actors.task_group import PLAN_CAPABILITY
 from common import messages as m
-from common.i18n import language_of, say
+from common.i18n import say
 from common.tasks.cancel import cancel_task_tree
 from common.tasks.models import PLANNED, InvalidTransition, TaskRecord
 from events.event_bus import EventBus
@@ -72,8 +73,9 @@ class PlanDesk:
         """An operation on an existing task, or a plan; None for the usual path."""
         if msg.get("intent") in ("chat", "system") or msg.get("capability"):
             return None
-        reading = Reading.from_dict(msg.get("reading"))
-        operation = weighed(self._planner.operation(msg["content"]), reading, msg["content"])
+        said = carried(msg)
+        reading = said.examples
+        operation = weighed(said.task_operation, reading, msg["content"])
         # the reading was made knowing the person has a task to operate on (semantic.py): leaning is
         # enough where a word names the operation ("attach a note to that last task — …"); without
         # one only a reading that is all but certain acts on the task ("use your tools: the total of
@@ -172,7 +174,7 @@ class PlanDesk:
                 if not t.meta.get("parent") and t.task_id != msg["task_id"]]
         if not mine:
             # "把它弄成跟上次一样的格式" from someone with no task: "it" is nothing yet, so ask
-            return m.clarification(msg_id=msg["msg_id"], message=say(language_of(msg["content"]), "no_task_yet"),
+            return m.clarification(msg_id=msg["msg_id"], message=say(carried(msg).language, "no_task_yet"),
                                    options=[], intent="clarify")
         chosen = target_of(operation.kind, msg["content"], mine)
         return next(t for t in mine if t.task_id == chosen)
@@ -186,7 +188,7 @@ class PlanDesk:
         return [("reply", m.task_completed(msg_id=msg["msg_id"], task_id=task.task_id, capability=task.capability,
                                            result={"task_id": task.task_id, "comment": text,
                                                    "comments": len(comments)},
-                                           message=say(language_of(msg["content"]), "comment_noted",
+                                           message=say(carried(msg).language, "comment_noted",
                                                        task_id=task.task_id)))]
 
     def _cancel(self, msg: m.AgentTask, task: TaskRecord) -> list[Out]:
@@ -200,7 +202,7 @@ class PlanDesk:
         outs: list[Out] = [("reply", m.task_completed(
             msg_id=msg["msg_id"], task_id=task.task_id, capability=task.capability,
             result={"task_id": task.task_id, "state": done.task.state, "steps_cancelled": list(done.steps)},
-            message=say(language_of(msg["content"]), "task_cancelled_steps" if done.steps else "task_cancelled",
+            message=say(carried(msg).language, "task_cancelled_steps" if done.steps else "task_cancelled",
                         task_id=task.task_id, count=len(done.steps))))]
         if task.msg_id and task.msg_id != msg["msg_id"]:  # whoever still waits for the task hears it
             outs.append(("reply", m.task_error(msg_id=task.msg_id, error_type="cancelled", task_id=task.task_id,

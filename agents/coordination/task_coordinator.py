@@ -32,6 +32,7 @@ from capabilities.cognition.intent_router import IntentRouter
 from capabilities.cognition.personas import choice_of, refusal, task_meta
 from capabilities.cognition import claims
 from capabilities.cognition.claims import acts_of
+from capabilities.cognition.reading import carried
 from capabilities.cognition.semantic import Reading
 from capabilities.context.pointing import Pointed
 from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request, schedule_words
@@ -83,15 +84,18 @@ class TaskCoordinator:
             return self._route(msg)
 
     def _route(self, msg: m.AgentTask) -> list[Out]:
-        reading = Reading.from_dict(msg.get("reading"))
+        said = carried(msg)
+        reading = said.examples
         pointed = Pointed.from_dict(msg.get("operation"))
         if pointed is not None:  # read at the front desk: an operation on one of the person's tasks or loop tasks
-            operated = self._operate(msg, pointed)
+            operated = self._operate(msg, pointed, said.language)
             if operated is not None:
                 return operated
         if self._loops is not None and msg.get("intent") not in ("chat", "system") and not msg.get("capability"):
             try:
-                request = second_look(read_loop_request(msg["content"], self._loops.parse), msg, reading,
+                # the loop reader reads the schedule in Flora's timezone where the front desk spotted loop words
+                spotted = read_loop_request(msg["content"], self._loops.parse) if said.loop_words else None
+                request = second_look(spotted, msg, reading,
                                        names_one=lambda: self._loops.named_in(msg["tenant_id"], msg["user_id"],
                                                                               msg["content"]),
                                        awaits_a_time=lambda: _TIME in self._awaited(msg))
@@ -105,7 +109,7 @@ class TaskCoordinator:
                                                  user_id=msg["user_id"], op=request.op, reference=request.reference,
                                                  schedule_text=request.schedule_text or None,
                                                  parameters=request.parameters or None,
-                                                 language=language_of(msg["content"])))]
+                                                 language=said.language))]
             if isinstance(request, NewLoop):
                 return self._new_loop(msg, request)
         persona = choice_of(msg)
@@ -139,7 +143,7 @@ class TaskCoordinator:
                                      persona=msg.get("persona"), pick_persona=msg.get("pick_persona"),
                                      reading=msg.get("reading")))]
 
-    def _operate(self, msg: m.AgentTask, pointed: Pointed) -> list[Out] | None:
+    def _operate(self, msg: m.AgentTask, pointed: Pointed, language: str) -> list[Out] | None:
         """The operation the front desk read, done on the task or loop task it found; None where
         nobody here does such operations (no loop scheduler, no plan desk)."""
         if pointed.on == "loop" and self._loops is not None:
@@ -148,7 +152,7 @@ class TaskCoordinator:
                                              op=said.op, reference=said.reference,
                                              schedule_text=said.schedule_text or None,
                                              parameters=said.parameters or None,
-                                             language=language_of(msg["content"])))]
+                                             language=language))]
         if pointed.on == "task" and self.plans is not None:
             return self.plans.operate(msg, pointed.task_operation())
         return None
@@ -212,7 +216,7 @@ class TaskCoordinator:
                 # so, and offer the reminder rather than silently schedule one in its place
                 return [("reply", m.chat_reply(msg_id=request["msg_id"], intent="unsupported",
                                                message=_cannot_schedule(msg.get("message", ""), request["content"],
-                                                                        wanted, language_of(request["content"]))))]
+                                                                        wanted, carried(request).language)))]
             return self._start(request, "task", "remind", _reminder(wanted), meta)  # a thing to be told: remind
 
         if msg.get("persona"):  # picked by the understanding step: the rest of the work is its

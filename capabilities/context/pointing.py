@@ -26,13 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from capabilities.cognition.reading import Reading as MessageReading
 from capabilities.cognition.semantic import LEANS, Reading
 from capabilities.context.answers import urls
 from capabilities.context.naming import content_words
 from capabilities.loop.requests import LoopOperation, named_operation, read_loop_request
 from capabilities.loop.requests import operation_read_as as loop_operation_read_as
-from capabilities.routing.task_operations import (LAST, TaskOperation, operation_read_as, read_operation,
-                                                  said_operation)
+from capabilities.routing.task_operations import LAST, TaskOperation, operation_read_as, said_operation
 from common.tasks.models import PAUSED_STATES, UNFINISHED_STATES, TaskRecord
 
 TASK, LOOP = "task", "loop"
@@ -76,16 +76,17 @@ class Pointed:
         return LoopOperation(self.op, self.target or fallback_text, self.schedule_text, self.parameters)
 
 
-def point(text: str, *, reading: Reading | None, tasks: list[TaskRecord], loops=None, tenant: str = "",
+def point(message: MessageReading, *, tasks: list[TaskRecord], loops=None, tenant: str = "",
           user: str = "") -> Pointed | None:
-    """The operation ``text`` asks for on one of the person's ``tasks`` (newest first) or loop
-    tasks (``loops``: the LoopService), or None. ``reading``: the message read by examples."""
+    """The operation the message read as ``message`` asks for on one of the person's ``tasks``
+    (newest first) or loop tasks (``loops``: the LoopService), or None."""
+    text, reading = message.text, message.examples
     mine = loops.list(tenant, user) if loops is not None else []
-    if mine:
-        said = read_loop_request(text, loops.parse) if loops is not None else None
+    if mine and message.loop_words:  # the schedule, if any, read in Flora's timezone
+        said = read_loop_request(text, loops.parse)
         if isinstance(said, LoopOperation):
             return _on_loop(said, text, loops, tenant, user)
-    operation = weighed(read_operation(text), reading, text) if tasks else None
+    operation = weighed(message.task_operation, reading, text) if tasks else None
     if operation is not None:
         return _on_task(operation, text, tasks)
     named = _names_loop(text, mine)

@@ -109,6 +109,11 @@ def said_operation(content: str) -> TaskOperation | None:
     return operation_read_as(said, content) if said is not None else None
 
 
+def task_ids(text: str) -> list[str]:
+    """The task ids ``text`` writes ("task_3f2a", "t_9c")."""
+    return _TASK_ID.findall(text)
+
+
 def _ref_in(text: str) -> str:
     named = _TASK_ID.search(text)
     return named.group(0) if named else LAST

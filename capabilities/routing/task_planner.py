@@ -19,8 +19,8 @@ and a :class:`~capabilities.routing.plan.Plan` for one that takes several steps:
    registry; an invalid plan is sent back once with the error; a second failure leaves the
    request to the normal path (None).
 
-``operation(content)`` reads an operation on an existing task (comment, revise, re-run,
-cancel); see :mod:`capabilities.routing.task_operations`.
+An operation on an existing task (comment, revise, re-run, cancel) is no plan: the message's
+reading finds it (``capabilities/cognition/reading.py``, by :mod:`capabilities.routing.task_operations`).
 
 The words that cut a request into steps and tie the steps together live in the table
 ``capabilities/cognition/tables/planner.json`` (``rule_tables``), each rule with the messages that
@@ -41,7 +41,7 @@ from capabilities.cognition.rule_tables import table
 from capabilities.memory import recalled
 from capabilities.routing.context_resolver import REFERENCE, ContextResolver
 from capabilities.routing.plan import PLAN_SCHEMA, Plan, PlanError, PlanStep
-from capabilities.routing.task_operations import TaskOperation, read_operation
+from capabilities.routing.task_operations import TaskOperation
 from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter
 from common.numerals import zh_number
 from config import DEFAULT_PLAN_MAX_STEPS
@@ -112,10 +112,6 @@ class TaskPlanner:
         router = registry.get_capability("routing", None)
         self._router: TaskRouter = router if isinstance(router, TaskRouter) else TaskRouter(registry)
         self._resolver = ContextResolver()
-
-    # -- operations on existing tasks ----------------------------------------------------
-    def operation(self, content: str) -> TaskOperation | None:
-        return read_operation(content)
 
     # -- plans ---------------------------------------------------------------------------
     def plan(self, content: str, memories: list[dict] | None = None) -> Plan | None:

@@ -12,7 +12,8 @@ from common.i18n import answer_in
 from capabilities.cognition.self_report import StatusReport, SystemCommands
 from capabilities.cognition.semantic import Reading
 from capabilities.context.conversation_log import ConversationLog
-from capabilities.context.conversation_manager import ConversationManager, in_context
+from capabilities.cognition.reading import in_context
+from capabilities.context.conversation_manager import ConversationManager
 from capabilities.llm.base import LLMUnavailable
 from capabilities.llm.fake import ScriptedLLM
 from common import messages as m

@@ -54,7 +54,8 @@ def test_a_capability_named_outright_runs_without_reading_recall_or_model(desks,
     front, agent, worker, reader, llm = desks
     (to, task), = front.on_user_input(m.user_input(user_id=USER, tenant_id=TENANT, content="noop", msg_id="msg_1"))
     assert to == "agent"  # straight on: no recall from the MemoryActor first
-    assert "memories" not in task and task.get("reading") is None
+    assert "memories" not in task and "family" not in task["reading"]  # the examples were not weighed
+    assert task["reading"]["capability"] == "noop"
     (to, execute), = agent.on_agent_task(task)
     assert (to, execute["message_type"], execute["capability"]) == ("worker", "execute", "noop")  # no analyze
     (to, done), = agent.on_subtask_result(worker.execute(execute))

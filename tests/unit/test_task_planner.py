@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from capabilities.base import capability
+from capabilities.cognition.reading import read
 from capabilities.llm.base import LLMUnavailable
 from capabilities.llm.fake import ScriptedLLM
 from capabilities.registry import CapabilityRegistry
@@ -381,8 +382,8 @@ def test_a_coupled_model_plan_is_one_unit(registry):
     ("网络刚才断了，再重新跑一次吧", TaskOperation("re_run_task", "last", "")),
     ("哦 先别执行了，撤掉吧", TaskOperation("cancel_task", "last", "")),
 ])
-def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected):
-    assert planner.operation(text) == expected
+def test_operations_on_a_task_are_read_in_both_languages(text, expected):
+    assert read(text).task_operation == expected
 
 
 @pytest.mark.parametrize("text", [
@@ -394,8 +395,8 @@ def test_operations_on_a_task_are_read_in_both_languages(planner, text, expected
     # a lead that is a request or a step of its own: the whole is a request
     "fetch https://a.example/a, re-run it", "check the logs, then stop it", "search the web for cats, stop it",
 ])
-def test_ordinary_requests_and_loop_operations_are_not_task_operations(planner, text):
-    assert planner.operation(text) is None
+def test_ordinary_requests_and_loop_operations_are_not_task_operations(text):
+    assert read(text).task_operation is None
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -421,8 +422,8 @@ def test_ordinary_requests_and_loop_operations_are_not_task_operations(planner, 
     ("turn the answer into a bullet list", TaskOperation("revise_result", "last", "into a bullet list")),
     ("make the output a table", TaskOperation("revise_result", "last", "a table")),
 ])
-def test_a_task_no_longer_wanted_and_a_revision_asked_politely_are_read(planner, text, expected):
-    assert planner.operation(text) == expected
+def test_a_task_no_longer_wanted_and_a_revision_asked_politely_are_read(text, expected):
+    assert read(text).task_operation == expected
 
 
 @pytest.mark.parametrize("text", [
@@ -431,8 +432,8 @@ def test_a_task_no_longer_wanted_and_a_revision_asked_politely_are_read(planner,
     "I don't need help with that anymore", "we don't need an umbrella anymore", "make that a table",
     "the reminder for standup, drop it", "forget the reminder",  # the loop reader's
 ])
-def test_polite_requests_declined_offers_and_loop_tasks_are_not_task_operations(planner, text):
-    assert planner.operation(text) is None
+def test_polite_requests_declined_offers_and_loop_tasks_are_not_task_operations(text):
+    assert read(text).task_operation is None
 
 
 # -- wiring --------------------------------------------------------------------------------
