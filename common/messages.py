@@ -119,7 +119,7 @@ class MessageReading(TypedDict):
     """A message's one reading, made at the front desk (capabilities/cognition/reading.py) and
     carried to every later step. What it resembles among labelled examples of how people talk
     (capabilities/cognition/semantic.py), where they were read: the ``family`` of readings (chat,
-    task, plan, loop, task_op, loop_op, status, command, unsupported, clarify, answer), the
+    task, plan, loop, task_op, loop_op, status, command, unsupported, clarify, answer, memory), the
     ``kind`` within it, the family's ``share`` of the nearest examples' vote (0-1) and the
     ``nearest`` one's cosine. What the rules read: the ``text`` as read, ``read_as`` (what the
     examples read: a follow-up is read as the message it continues), its ``language``, the
@@ -127,8 +127,8 @@ class MessageReading(TypedDict):
     ``capability`` named outright, a ``command``, a yes or a no (``verdict``, ``always``), an
     operation on a task (``task_operation``: kind, task_ref, text), the flags (``loop_words``,
     ``only_a_time``, ``asks_for_something``, ``new_request``, ``asks``, ``needs_the_world``,
-    ``states_about_self``,
-    ``names_own_records``, ``asks_about_self``: absent for false), the ``values`` spotted
+    ``states_about_self``, ``names_own_records``, ``asks_about_self``: absent for false), the
+    ``values`` spotted
     (urls, times, task_ids, loop_ids, numbers) and the ``evidence``."""
 
     family: NotRequired[str]
