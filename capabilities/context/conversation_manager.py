@@ -32,7 +32,7 @@ from common.i18n import language_of, say
 from common.messages import MissingParameter, Option, new_id
 from common.tasks.cancel import cancel_task_tree
 from common.tasks.models import (
-    CANCELLED, PAUSED_STATES, WAITING_APPROVAL, WAITING_PARAMETERS, Draft, TaskRecord,
+    CANCELLED, PAUSED_STATES, WAITING_APPROVAL, WAITING_PARAMETERS, Draft, Situation, TaskRecord,
 )
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
@@ -105,10 +105,13 @@ class ConversationManager:
 
     # -- the front desk ------------------------------------------------------------------
     def handle_user_input(self, msg: dict | str, user_id: str | None = None, *,
-                          tenant_id: str = "default", history: list[dict] | None = None) -> Decision:
+                          tenant_id: str = "default", history: list[dict] | None = None,
+                          situation: Situation | None = None) -> Decision:
         """Decide what a user message is. ``msg`` is a ``user_input`` dict, or (as in the
         seed) the text with ``user_id`` beside it; ``history``: the conversation's recent turns
-        (``{"role", "content"}``, oldest first), in which a follow-up is read ("and tomorrow?")."""
+        (``{"role", "content"}``, oldest first), in which a follow-up is read ("and tomorrow?");
+        ``situation``: what the caller read already, so the person's open draft and paused tasks
+        are read only when it says they have some (None: they are read)."""
         if isinstance(msg, str):
             msg = {"user_id": user_id, "content": msg, "tenant_id": tenant_id}
         tenant, user = msg.get("tenant_id", "default"), msg["user_id"]
@@ -123,7 +126,7 @@ class ConversationManager:
             remembered = None  # "forget the dify one, cancel it": an operation on a task, not on memories
         if remembered is not None:  # "what do you remember about me?", "忘掉我住在上海"
             return Decision("memory", intent=remembered[0], content=remembered[1])
-        draft = self._store.open_draft(tenant, user)
+        draft = self._store.open_draft(tenant, user) if situation is None or situation.open_draft else None
         if draft is not None:
             decision = self._answer_draft(draft, text)
             if decision is not None:
@@ -134,7 +137,7 @@ class ConversationManager:
             return Decision("chat", needs_backend=True, content=text, intent="chat")
         if answers.is_help(text):
             return Decision("chat", needs_backend=True, content=text, intent="system")
-        paused = self._paused(tenant, user)
+        paused = self._paused(tenant, user) if situation is None or situation.paused else []
         # while a question waits, "how about 3pm?" may be its answer: read as it is
         read_as = text if paused else in_context(text, history or [])
         named = _Once(lambda: self._router.named(read_as))  # a capability asked for outright
