@@ -460,7 +460,8 @@ class SQLiteTaskStore(TaskStore):
         with self._lock, immediate(self._db):
             if user_id is None:
                 cur = self._db.execute("UPDATE sessions SET updated_at=?, title=CASE WHEN title='' THEN ? ELSE title "
-                                       "END WHERE tenant_id=? AND session_id=?", (now, title or "", tenant_id, session_id))
+                                       "END WHERE tenant_id=? AND session_id=?",
+                                       (now, title or "", tenant_id, session_id))
                 if cur.rowcount == 0:
                     raise SessionNotFound(session_id)
             else:
