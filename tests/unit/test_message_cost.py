@@ -24,8 +24,8 @@ from init_plugins import build_registry
 TENANT, USER = "acme", "li"
 # SQLite statements of one round trip of a capability named outright: 4 write transactions of BEGIN,
 # the task's row, its event (the turn: the session's row, its messages), COMMIT; the read of what the
-# message finds; the task's whiteboard (23 before the worker and the agent stopped reading the task
-# they were handed, and the front desk its draft and paused tasks when the person has none; 25 on a
+# message finds; the task's whiteboard (24 before the worker and the agent stopped reading the task
+# they were handed, and the front desk its draft and paused tasks when the person has none; 29 on a
 # conversation's first turn)
 ROUND_TRIP_STATEMENTS = 18
 
