@@ -43,9 +43,10 @@ from config import DEFAULT_RECONFIRM_AFTER_S
 from common.cluster import current_node
 from common.i18n import language_of, say
 from capabilities.loop.schedule import ScheduleError
+from capabilities.memory.results import with_memory
 from common.tasks.models import (
-    CREATED, FAILED, PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition, TaskNotFound,
-    TaskRecord,
+    CREATED, FAILED, PAUSED_STATES, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS, InvalidTransition, TaskChanged,
+    TaskNotFound, TaskRecord,
 )
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
@@ -250,12 +251,17 @@ class TaskExecutionService:
     # -- running ---------------------------------------------------------------------------
     def execute(self, msg: m.Execute) -> dict:
         tenant, task_id = msg["tenant_id"], msg["task_id"]
-        task = self._store.get_task(tenant, task_id)
+        sent = msg.get("task")
+        task = TaskRecord(**sent) if sent else self._store.get_task(tenant, task_id)
         if task is None:
             return _failed(tenant, task_id, msg["capability"], "not_found", f"There is no task {task_id}.")
         if task.meta.get("run") and task.state != CREATED:
             return _failed(tenant, task_id, task.capability, "conflict", f"Run task {task_id} is {task.state} already.")
-        return self._run(task, msg["capability"], {**task.parameters, **msg["parameters"]}, resumed=False)
+        try:
+            return self._run(task, msg["capability"], {**task.parameters, **msg["parameters"]}, resumed=False,
+                             as_sent=sent is not None)
+        except TaskChanged:  # written since it was sent (a comment, say): decided again on what it is now
+            return self.execute({k: v for k, v in msg.items() if k != "task"})
 
     def resume(self, msg: m.ResumeExecution) -> dict:
         tenant, task_id = msg["tenant_id"], msg["task_id"]
@@ -267,7 +273,10 @@ class TaskExecutionService:
                            f"Task {task_id} is {task.state}; only a paused task can be resumed.")
         return self._run(task, task.capability, task.parameters, resumed=True)
 
-    def _run(self, task: TaskRecord, capability: str, parameters: dict, *, resumed: bool) -> dict:
+    def _run(self, task: TaskRecord, capability: str, parameters: dict, *, resumed: bool,
+             as_sent: bool = False) -> dict:
+        """Run ``task`` (``as_sent``: the record its ``execute`` carried, so it starts only if
+        nobody wrote the task since; TaskChanged otherwise)."""
         tenant, task_id = task.tenant_id, task.task_id
         try:
             spec = self._registry.get_executable(capability)
@@ -303,12 +312,13 @@ class TaskExecutionService:
                 tenant, task_id, RUNNING, source=SOURCE, data={"capability": capability},
                 event_type=EventType.TASK_RESUMED if resumed else EventType.TASK_STARTED,
                 expect=None if resumed or not task.meta.get("run") else (CREATED,),
+                unchanged_since=task.updated_at if as_sent else None,
                 parameters=check.values, missing=[], meta=meta,
                 **({"approved": False} if call else {}))
         except InvalidTransition as exc:
             return _failed(tenant, task_id, capability, "conflict", str(exc))
         if loop is not None:
-            return self._register_loop(task, spec, check.values, loop)
+            return self._as_kept(task, self._register_loop(task, spec, check.values, loop))
         run = task.meta.get("run") or {}
         meta = {k: run[k] for k in ("loop_task_id", "run_key") if k in run}
         meta.update({k: task.meta[k] for k in ("allowed_capabilities", "memories") if k in task.meta})
@@ -345,8 +355,16 @@ class TaskExecutionService:
         log.info("capability done task_id=%s capability=%s elapsed_ms=%.1f", task_id, capability,
                  (time.perf_counter() - started) * 1000)
         said = result.get("message") if isinstance(result, dict) and isinstance(result.get("message"), str) else None
-        return m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability, ok=True, result=result,
-                                message=said)
+        return self._as_kept(task, m.subtask_result(task_id=task_id, tenant_id=tenant, capability=capability,
+                                                    ok=True, result=result, message=said))
+
+    def _as_kept(self, task: TaskRecord, reply: dict) -> dict:
+        """A result with what its task keeps beside it (its whiteboard, the memories it used): what
+        the AgentActor records as the task's result. A plan's step writes on its plan's board,
+        which the plan's result carries."""
+        if reply["message_type"] != "subtask_result" or not reply["ok"] or task.meta.get("parent"):
+            return reply
+        return {**reply, "result": with_memory(reply.get("result"), self._store, task)}
 
     def _read_by_model(self, task: TaskRecord, spec: CapabilitySpec, parameters: dict, check):
         """The check again with what the model reads from the request for a capability a

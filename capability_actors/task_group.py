@@ -294,8 +294,8 @@ class TaskGroupRunner:
                            content=step.description or say(self.language, "plan_step", capability=step.capability,
                                                            step=step.id, task_id=self.task_id),
                            intent="task", capability=step.capability, parameters=parameters, meta=meta)
-        self._events.create_task(child, source=SOURCE, data={"capability": step.capability, "parent": self.task_id,
-                                                             "step": step.id})
+        child = self._events.create_task(child, source=SOURCE, data={"capability": step.capability,
+                                                                     "parent": self.task_id, "step": step.id})
         self.children[step.id] = child.task_id
         parent = self._store.get_task(self.tenant_id, self.task_id)
         self._store.update_task(self.tenant_id, self.task_id, meta={**parent.meta, "children": dict(self.children)})
@@ -303,7 +303,7 @@ class TaskGroupRunner:
                     attempt=attempt, round=run.round)
         self.in_flight[child.task_id] = step.id
         return m.execute(task_id=child.task_id, tenant_id=self.tenant_id, user_id=self.user_id,
-                         capability=step.capability, parameters=parameters)
+                         capability=step.capability, parameters=parameters, task=child.to_dict())
 
     def _advance(self, step_id: str, result: Any) -> None:
         run = self.running[self._unit_id(step_id)]

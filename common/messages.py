@@ -365,6 +365,9 @@ class Execute(TypedDict):
     user_id: str
     capability: str
     parameters: dict
+    # the task as its sender last wrote or read it (TaskRecord.to_dict()): the worker decides on
+    # it without reading the task again, and starts it only if nobody wrote the task since
+    task: NotRequired[dict]
 
 
 class ResumeExecution(TypedDict):
@@ -898,7 +901,8 @@ def analysis_result(*, task_id: str, intent: str, capability: str | None = None,
     return _build(AnalysisResult, **locals())  # type: ignore[return-value]
 
 
-def execute(*, task_id: str, tenant_id: str, user_id: str, capability: str, parameters: dict) -> Execute:
+def execute(*, task_id: str, tenant_id: str, user_id: str, capability: str, parameters: dict,
+            task: dict | None = None) -> Execute:
     return _build(Execute, **locals())  # type: ignore[return-value]
 
 

@@ -51,13 +51,15 @@ class EventBus:
 
     def transition(self, tenant_id: str, task_id: str, state: str, *, source: str, agent_id: str = "",
                    data: dict | None = None, event_type: EventType | str | None = None,
-                   expect: Iterable[str] | None = None, **changes) -> TaskRecord:
+                   expect: Iterable[str] | None = None, unchanged_since: float | None = None,
+                   **changes) -> TaskRecord:
         """Change a task's state and record the event that state publishes (``STATE_EVENTS``,
-        or ``event_type``) in one transaction: the history never disagrees with the task."""
+        or ``event_type``) in one transaction: the history never disagrees with the task.
+        ``expect`` and ``unchanged_since`` as for ``TaskStore.transition``."""
         kind = _name(event_type) if event_type else STATE_EVENTS[state].value
         task, event = self._store.transition_recorded(tenant_id, task_id, state,
                                                       PendingEvent(kind, source, _payload(data, agent_id)),
-                                                      expect=expect, **changes)
+                                                      expect=expect, unchanged_since=unchanged_since, **changes)
         self._announce(event)
         return task
 

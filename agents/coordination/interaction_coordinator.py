@@ -116,14 +116,14 @@ class InteractionCoordinator:
         msg = {**raw, "msg_id": msg_id, "tenant_id": raw.get("tenant_id") or self._default_tenant}  # type: ignore[union-attr]
         tenant, user = msg["tenant_id"], msg["user_id"]
         with spans.span("conversation_log"):
-            if msg.get("session_id") and self._log is not None and self._log.owner_conflict(tenant, user,
-                                                                                             msg["session_id"]):
+            conversation = ConversationLog.conversation_id(tenant, user, msg.get("channel"), msg.get("session_id"))
+            found = self._log.standing(tenant, user, conversation) if self._log is not None else None
+            if msg.get("session_id") and found is not None and found.owner not in (None, user):
                 return [("reply", m.task_error(msg_id=msg_id, error_type="forbidden", field="session_id",
                                                message=f"Conversation {msg['session_id']} belongs to another user."))]
-            conversation = ConversationLog.conversation_id(tenant, user, msg.get("channel"), msg.get("session_id"))
-            history = self._log.recent(tenant, user, conversation) if self._log is not None else []
+            history = self._log.history(user, found.owner, found.messages) if found is not None else []
         with spans.span("front_desk"):
-            decision = self._conversation.handle_user_input(msg, history=history)
+            decision = self._conversation.handle_user_input(msg, history=history, standing=found)
         log.info("user input msg_id=%s user=%s action=%s task_id=%s", msg_id, user, decision.action,
                  decision.task_id, extra={"tenant_id": tenant, "task_id": decision.task_id})
         outs: list[Out] = []

@@ -37,12 +37,12 @@ from capabilities.cognition.semantic import Reading
 from capabilities.context.pointing import Pointed
 from capabilities.loop.requests import LoopOperation, NewLoop, read_loop_request, schedule_words
 from capabilities.loop.schedule import ScheduleError
-from capabilities.memory.results import memory_meta, with_memory
+from capabilities.memory.results import memory_meta
 from common import messages as m
 from common import spans
 from common.cluster import current_node
 from common.i18n import language_of, say
-from common.tasks.models import COMPLETED, CREATED, FAILED, PAUSED_STATES, InvalidTransition, TaskRecord
+from common.tasks.models import COMPLETED, CREATED, FAILED, PAUSED_STATES, InvalidTransition, TaskNotFound, TaskRecord
 from common.tasks.store import TaskStore
 from agents.coordination.work_queue import POISON_MESSAGE, WorkQueue, traceback_tail
 from agents.coordination.plan_desk import PlanDesk
@@ -294,7 +294,7 @@ class TaskCoordinator:
                                            message=f"Run task {task.task_id} is {task.state} already."))]
         self._runs.add(task.task_id)
         return [("worker", m.execute(task_id=task.task_id, tenant_id=task.tenant_id, user_id=task.user_id,
-                                     capability=task.capability, parameters=task.parameters))]
+                                     capability=task.capability, parameters=task.parameters, task=task.to_dict()))]
 
     def on_plan_reply(self, msg: dict) -> list[Out]:
         """The TaskGroupAggregatorActor's ``plan_result`` or ``task_paused`` for a plan task.
@@ -317,13 +317,12 @@ class TaskCoordinator:
         return [*(outs if waiting or outs[0][0] != "reply" else []), *started]
 
     def on_subtask_result(self, msg: m.SubtaskResult) -> list[Out]:
+        if msg["ok"]:
+            return self._complete(msg)
         task = self._store.get_task(msg["tenant_id"], msg["task_id"])
         if task is None:
             log.warning("result for unknown task task_id=%s", msg["task_id"])
             return []
-        if msg["ok"]:
-            done = self._complete(task, msg.get("result"), msg.get("message"))
-            return self._settle(task, [(self._answer_to(task.task_id, final=True), done)])
         if msg.get("error_type") == "conflict":  # the task is someone else's now (a run handed on twice)
             taken = m.task_error(msg_id=task.msg_id, error_type="conflict", task_id=task.task_id,
                                  message=msg.get("error", "") or "The task is already being handled.")
@@ -413,17 +412,25 @@ class TaskCoordinator:
         return "reply"
 
     # -- endings --------------------------------------------------------------------------
-    def _complete(self, task: TaskRecord, result: Any, message: str | None = None) -> dict:
-        result = with_memory(result, self._store, task)
+    def _complete(self, msg: m.SubtaskResult) -> list[Out]:
+        """Record a worker's result as its task's (the result as the task keeps it) and answer.
+        The move returns the task as written, so it is not read first."""
+        tenant, task_id, result = msg["tenant_id"], msg["task_id"], msg.get("result")
         try:
-            task = self._events.transition(task.tenant_id, task.task_id, COMPLETED, source=SOURCE,
-                                           agent_id=self._agent_id, data={"capability": task.capability},
-                                           result=result)
+            task = self._events.transition(tenant, task_id, COMPLETED, source=SOURCE, agent_id=self._agent_id,
+                                           data={"capability": msg["capability"]}, result=result)
+        except TaskNotFound:
+            log.warning("result for unknown task task_id=%s", task_id)
+            return []
         except InvalidTransition as exc:
-            return m.task_error(msg_id=task.msg_id, error_type="conflict", message=str(exc), task_id=task.task_id)
-        return m.task_completed(msg_id=task.msg_id, task_id=task.task_id, result=result, capability=task.capability,
-                                message=message or say(language_of(task.content), "task_finished",
-                                                       capability=task.capability) + f"\n{m.preview(result)}")
+            task = self._store.get_task(tenant, task_id)
+            done = m.task_error(msg_id=task.msg_id, error_type="conflict", message=str(exc), task_id=task_id)
+        else:
+            done = m.task_completed(msg_id=task.msg_id, task_id=task_id, result=result, capability=task.capability,
+                                    message=msg.get("message") or say(language_of(task.content), "task_finished",
+                                                                      capability=task.capability)
+                                    + f"\n{m.preview(result)}")
+        return self._settle(task, [(self._answer_to(task_id, final=True), done)])
 
     def _fail(self, task: TaskRecord, error_type: str, error: str, retryable: bool, data: dict | None = None) -> dict:
         try:

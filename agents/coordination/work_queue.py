@@ -216,8 +216,9 @@ class WorkQueue:
 
 
 def _execute(task: TaskRecord) -> dict:
+    """Run ``task``, just written or read: the worker need not read it again."""
     return m.execute(task_id=task.task_id, tenant_id=task.tenant_id, user_id=task.user_id,
-                     capability=task.capability, parameters=task.parameters)
+                     capability=task.capability, parameters=task.parameters, task=task.to_dict())
 
 
 def traceback_tail(details: Any) -> str:

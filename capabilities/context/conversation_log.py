@@ -22,7 +22,7 @@ import time
 
 from capabilities.secrets import SecretMasker
 from common import messages as m
-from common.tasks.models import Session, SessionNotFound
+from common.tasks.models import Standing
 from common.tasks.store import TaskStore
 
 log = logging.getLogger("flora.conversation")
@@ -49,18 +49,23 @@ class ConversationLog:
         key = f"{tenant_id}\x00{user_id}\x00{channel or 'direct'}".encode()
         return "conv_" + hashlib.sha256(key).hexdigest()[:20]
 
-    def owner_conflict(self, tenant_id: str, user_id: str, session_id: str) -> bool:
-        """Whether ``session_id`` is another user's conversation."""
-        found = self._store.recent_session_messages(tenant_id, session_id, 0)
-        return found is not None and found[0] != user_id
+    def standing(self, tenant_id: str, user_id: str, conversation_id: str) -> Standing:
+        """What the person's new message finds: the conversation's owner and last messages (for
+        ``history``), whether they have an open draft or a paused task; one read."""
+        return self._store.standing(tenant_id, user_id, conversation_id, self._recent_messages)
 
     def recent(self, tenant_id: str, user_id: str, conversation_id: str) -> list[dict]:
-        found = self._store.recent_session_messages(tenant_id, conversation_id, self._recent_messages)
-        if found is None or found[0] != user_id:
+        found = self.standing(tenant_id, user_id, conversation_id)
+        return self.history(user_id, found.owner, found.messages)
+
+    def history(self, user_id: str, owner: str | None, messages: list[dict]) -> list[dict]:
+        """The recent turns of a conversation with ``messages`` last, as ``user_id`` may see
+        them (none of another person's conversation)."""
+        if owner != user_id:
             return []
         turns: list[dict] = []
         budget = self._recent_chars
-        for message in reversed(found[1]):
+        for message in reversed(messages):
             content = str(message.get("content", ""))[:REPLY_CHARS]
             if not content or message.get("role") not in ("user", "assistant"):
                 continue
@@ -103,12 +108,5 @@ class ConversationLog:
         if self._secrets is not None:
             asked, answered = self._masked(tenant_id, [asked, answered], said, reply)
         title = (str(asked.get("content", "")).strip() or "Conversation")[:TITLE_LENGTH]
-        try:
-            self._store.append_to_session(tenant_id, conversation_id, [asked, answered], title=title)
-        except SessionNotFound:
-            if self._store.recent_session_messages(tenant_id, conversation_id, 0) is not None:
-                # made by another process meanwhile
-                self._store.append_to_session(tenant_id, conversation_id, [asked, answered], title=title)
-                return
-            self._store.save_session(Session(session_id=conversation_id, tenant_id=tenant_id, user_id=user_id,
-                                             title=title, messages=[asked, answered]))
+        # the conversation's first turn makes it, the person's, in the same step
+        self._store.append_to_session(tenant_id, conversation_id, [asked, answered], title=title, user_id=user_id)

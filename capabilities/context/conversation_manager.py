@@ -31,7 +31,7 @@ from common.i18n import language_of, say
 from common.messages import MissingParameter, Option, new_id
 from common.tasks.cancel import cancel_task_tree
 from common.tasks.models import (
-    CANCELLED, PAUSED_STATES, WAITING_APPROVAL, WAITING_PARAMETERS, Draft, TaskRecord,
+    CANCELLED, PAUSED_STATES, WAITING_APPROVAL, WAITING_PARAMETERS, Draft, Standing, TaskRecord,
 )
 from common.tasks.store import TaskStore
 from events.event_bus import EventBus
@@ -83,10 +83,13 @@ class ConversationManager:
 
     # -- the front desk ------------------------------------------------------------------
     def handle_user_input(self, msg: dict | str, user_id: str | None = None, *,
-                          tenant_id: str = "default", history: list[dict] | None = None) -> Decision:
+                          tenant_id: str = "default", history: list[dict] | None = None,
+                          standing: Standing | None = None) -> Decision:
         """Decide what a user message is. ``msg`` is a ``user_input`` dict, or (as in the
         seed) the text with ``user_id`` beside it; ``history``: the conversation's recent turns
-        (``{"role", "content"}``, oldest first), in which a follow-up is read ("and tomorrow?")."""
+        (``{"role", "content"}``, oldest first), in which a follow-up is read ("and tomorrow?");
+        ``standing``: what the caller read already, so the person's open draft and paused tasks
+        are read only when it says they have some (None: they are read)."""
         if isinstance(msg, str):
             msg = {"user_id": user_id, "content": msg, "tenant_id": tenant_id}
         tenant, user = msg.get("tenant_id", "default"), msg["user_id"]
@@ -96,11 +99,11 @@ class ConversationManager:
         if msg.get("task_id"):
             return self._answer_named_task(tenant, user, msg["task_id"], text, msg.get("parameters"),
                                            msg.get("approve"), bool(msg.get("always_allow")))
-        paused = self._paused(tenant, user)
+        paused = self._paused(tenant, user) if standing is None or standing.paused else []
         reading = self.read(tenant, user, text, paused=bool(paused), history=history or [])
         if reading.rule == MEMORY:  # "what do you remember about me?", "忘掉我住在上海"
             return Decision("memory", intent=reading.memory[0], content=reading.memory[1])
-        draft = self._store.open_draft(tenant, user)
+        draft = self._store.open_draft(tenant, user) if standing is None or standing.open_draft else None
         if draft is not None:
             decision = self._answer_draft(draft, text, reading)
             if decision is not None:

@@ -55,6 +55,15 @@ class InvalidTransition(StoreError):
         self.task_id, self.current, self.wanted = task_id, current, wanted
 
 
+class TaskChanged(StoreError):
+    """The task was written again since the record a decision was taken on (``unchanged_since``):
+    read it again and decide on what it is now."""
+
+    def __init__(self, task_id: str, current: str, wanted: str):
+        super().__init__(f"task {task_id} was written since it was read; it is {current}, not {wanted} yet")
+        self.task_id, self.current, self.wanted = task_id, current, wanted
+
+
 def can_move(current: str, wanted: str) -> bool:
     return wanted in TRANSITIONS.get(current, frozenset())
 
@@ -158,6 +167,18 @@ class Session:
     def summary(self) -> dict:
         """Everything but the messages, and how many there are."""
         return {k: v for k, v in self.to_dict().items() if k != "messages"} | {"message_count": len(self.messages)}
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What a person's new message finds, read in one go: the conversation's owner (None: no
+    such conversation yet) and its last messages, oldest first; and whether the person has an
+    open draft or a paused task, so that the front desk reads those only when there are some."""
+
+    owner: str | None
+    messages: list
+    open_draft: bool
+    paused: bool
 
 
 class SessionNotFound(StoreError):

@@ -68,10 +68,10 @@ from typing import Any, Callable, Iterable, TypeVar
 import redis
 
 from common.tasks.models import (
-    CHANNEL_OPEN_STATES, MUTABLE_FIELDS, TRANSITIONS, can_move, ChannelDelivery, ChannelMessage, ChannelState,
-    DELIVERY_PENDING, DELIVERY_STATES, Draft, Event,
-    InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, StoreError, TaskNotFound,
-    TaskRecord, WhiteboardEntry, WorkItem,
+    CHANNEL_OPEN_STATES, MUTABLE_FIELDS, PAUSED_STATES, TRANSITIONS, can_move, ChannelDelivery, ChannelMessage,
+    ChannelState, DELIVERY_PENDING, DELIVERY_STATES, Draft, Event,
+    InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, Standing, StoreError, TaskChanged,
+    TaskNotFound, TaskRecord, WhiteboardEntry, WorkItem,
 )
 from common.tasks.store import TaskStore
 
@@ -152,12 +152,15 @@ class RedisTaskStore(TaskStore):
         return TaskRecord(**json.loads(raw)) if raw is not None else None
 
     def transition_recorded(self, tenant_id: str, task_id: str, state: str, event: PendingEvent | None, *,
-                            expect: Iterable[str] | None = None, **changes: Any) -> tuple[TaskRecord, Event | None]:
+                            expect: Iterable[str] | None = None, unchanged_since: float | None = None,
+                            **changes: Any) -> tuple[TaskRecord, Event | None]:
         allowed = set(expect) if expect is not None else None
 
         def check(current: TaskRecord) -> None:
             if (allowed is not None and current.state not in allowed) or not can_move(current.state, state):
                 raise InvalidTransition(task_id, current.state, state)
+            if unchanged_since is not None and current.updated_at != unchanged_since:
+                raise TaskChanged(task_id, current.state, state)
 
         return self._change(tenant_id, task_id, {**changes, "state": state}, event, check)
 
@@ -376,26 +379,32 @@ class RedisTaskStore(TaskStore):
         raws, *lists = pipe.execute()
         return [_session(json.loads(raw), kept) for raw, kept in zip(raws, lists) if raw is not None]
 
-    def recent_session_messages(self, tenant_id: str, session_id: str,
-                                limit: int) -> tuple[str, list[dict]] | None:
+    def standing(self, tenant_id: str, user_id: str, session_id: str, limit: int) -> Standing:
         pipe = self._redis.pipeline()
         pipe.get(self._key(tenant_id, "session", session_id))
-        if limit > 0:  # LRANGE -0 -1 would be the whole list
-            pipe.lrange(self._key(tenant_id, "session_messages", session_id), -limit, -1)
-        raw, *tail = pipe.execute()
-        if raw is None:
-            return None
-        record = json.loads(raw)
-        return record["user_id"], _messages(record, tail[0])[-limit:] if limit > 0 else []
+        # at least the last one: LRANGE -0 -1 would be the whole list
+        pipe.lrange(self._key(tenant_id, "session_messages", session_id), -max(limit, 1), -1)
+        pipe.zcard(self._key(tenant_id, "drafts", user_id))
+        for state in sorted(PAUSED_STATES):
+            pipe.zcard(self._key(tenant_id, "tasks", state, user_id))
+        raw, tail, drafts, *paused = pipe.execute()
+        record = json.loads(raw) if raw is not None else None
+        return Standing(owner=record["user_id"] if record else None,
+                         messages=_messages(record, tail)[-limit:] if record and limit > 0 else [],
+                         open_draft=drafts > 0, paused=any(paused))
 
     def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
-                          title: str | None = None) -> None:
+                          title: str | None = None, user_id: str | None = None) -> None:
         kept = self._key(tenant_id, "session_messages", session_id)
 
         def stamp(session: dict | None) -> dict:
+            now = time.time()
             if session is None:
-                raise SessionNotFound(session_id)
-            return {**_session_record(session), "updated_at": time.time(), "title": session["title"] or title or ""}
+                if user_id is None:
+                    raise SessionNotFound(session_id)
+                return _session_record(Session(session_id=session_id, tenant_id=tenant_id, user_id=user_id,
+                                               title=title or "", created_at=now, updated_at=now).to_dict())
+            return {**_session_record(session), "updated_at": now, "title": session["title"] or title or ""}
 
         def push(pipe: redis.client.Pipeline, before: dict | None, after: dict | None) -> None:
             if before and before.get("messages"):  # a record written before the list: its messages go first

@@ -24,10 +24,10 @@ from typing import Any, Iterable
 
 from common.sqlite import immediate, open_sqlite
 from common.tasks.models import (
-    CHANNEL_OPEN_STATES, DELIVERY_PENDING, MUTABLE_FIELDS, TRANSITIONS, can_move, ChannelDelivery, ChannelMessage,
-    ChannelState, Draft, Event,
-    InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, TaskNotFound, TaskRecord,
-    WhiteboardEntry, WorkItem,
+    CHANNEL_OPEN_STATES, DELIVERY_PENDING, MUTABLE_FIELDS, PAUSED_STATES, TRANSITIONS, can_move, ChannelDelivery,
+    ChannelMessage, ChannelState, Draft, Event,
+    InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, Standing, TaskChanged, TaskNotFound,
+    TaskRecord, WhiteboardEntry, WorkItem,
 )
 from common.tasks.store import TaskStore
 
@@ -227,18 +227,23 @@ class SQLiteTaskStore(TaskStore):
         return _task(row) if row else None
 
     def transition_recorded(self, tenant_id: str, task_id: str, state: str, event: PendingEvent | None, *,
-                            expect: Iterable[str] | None = None, **changes: Any) -> tuple[TaskRecord, Event | None]:
-        # the move is one UPDATE that only a task in a state it may leave from matches, returning
-        # the task as written: the change and its event are two statements in one transaction
+                            expect: Iterable[str] | None = None, unchanged_since: float | None = None,
+                            **changes: Any) -> tuple[TaskRecord, Event | None]:
+        # the move is one UPDATE that only a task in a state it may leave from (and, with
+        # unchanged_since, not written since) matches, returning the task as written: the change
+        # and its event are two statements in one transaction
         allowed = set(expect) if expect is not None else None
         sources = [s for s in TRANSITIONS if can_move(s, state) and (allowed is None or s in allowed)]
         with self._lock, immediate(self._db):
-            row = self._write(tenant_id, task_id, {**changes, "state": state}, states=sources)
+            row = self._write(tenant_id, task_id, {**changes, "state": state}, states=sources,
+                              unchanged_since=unchanged_since)
             if row is None:
-                current = self._db.execute("SELECT state FROM tasks WHERE tenant_id=? AND task_id=?",
+                current = self._db.execute("SELECT state, updated_at FROM tasks WHERE tenant_id=? AND task_id=?",
                                            (tenant_id, task_id)).fetchone()
                 if current is None:
                     raise TaskNotFound(task_id)
+                if unchanged_since is not None and current["state"] in sources:  # written since: only that held it
+                    raise TaskChanged(task_id, current["state"], state)
                 raise InvalidTransition(task_id, current["state"], state)
             task = _task(row)
             written = self._insert_event(task, event) if event else None
@@ -263,10 +268,10 @@ class SQLiteTaskStore(TaskStore):
             raise TaskNotFound(task_id)
         return _task(row)
 
-    def _write(self, tenant_id: str, task_id: str, changes: dict,
-               states: list[str] | None = None) -> sqlite3.Row | None:
-        """Apply ``changes`` in one statement (to a task in one of ``states``, when given); the
-        task as written, None if no such task (in those states)."""
+    def _write(self, tenant_id: str, task_id: str, changes: dict, states: list[str] | None = None,
+               unchanged_since: float | None = None) -> sqlite3.Row | None:
+        """Apply ``changes`` in one statement (to a task in one of ``states``, last written at
+        ``unchanged_since``, when given); the task as written, None if no such task (so)."""
         unknown = set(changes) - MUTABLE_FIELDS - {"state"}
         if unknown:
             raise ValueError(f"unknown task fields: {sorted(unknown)}")
@@ -276,6 +281,9 @@ class SQLiteTaskStore(TaskStore):
         if states is not None:
             where += f" AND state IN ({', '.join('?' for _ in states)})" if states else " AND 0"
             args += states
+        if unchanged_since is not None:
+            where += " AND updated_at=?"
+            args.append(unchanged_since)
         return self._db.execute(f"UPDATE tasks SET {assignments} WHERE {where} RETURNING *",
                                 [*encoded.values(), *args]).fetchone()
 
@@ -426,27 +434,41 @@ class SQLiteTaskStore(TaskStore):
                                     (tenant_id, user_id, limit)).fetchall()
         return [_session(list(group)) for _, group in groupby(rows, key=lambda r: r["session_id"])]
 
-    def recent_session_messages(self, tenant_id: str, session_id: str,
-                                limit: int) -> tuple[str, list[dict]] | None:
-        # one statement, on every message: the owner, and the last messages newest first (none: a NULL body)
+    def standing(self, tenant_id: str, user_id: str, session_id: str, limit: int) -> Standing:
+        # one statement, on every message: one row without a session (owner NULL), else one per
+        # message newest first (none: one, body NULL), each with the person's two flags
+        paused = sorted(PAUSED_STATES)
+        marks = ", ".join("?" for _ in paused)
         with self._lock:
             rows = self._db.execute(
-                "SELECT s.user_id, m.body FROM sessions s LEFT JOIN "
+                "SELECT s.user_id, m.body, "
+                "EXISTS(SELECT 1 FROM drafts WHERE tenant_id=? AND user_id=? AND open=1) AS open_draft, "
+                f"EXISTS(SELECT 1 FROM tasks WHERE tenant_id=? AND user_id=? AND state IN ({marks})) AS paused "
+                "FROM (SELECT 1) LEFT JOIN sessions s ON s.tenant_id=? AND s.session_id=? LEFT JOIN "
                 "(SELECT seq, body FROM session_messages WHERE tenant_id=? AND session_id=? ORDER BY seq DESC LIMIT ?) m "
-                "WHERE s.tenant_id=? AND s.session_id=? ORDER BY m.seq DESC",
-                (tenant_id, session_id, max(limit, 0), tenant_id, session_id)).fetchall()
-        if not rows:
-            return None
-        return rows[0]["user_id"], [json.loads(r["body"]) for r in reversed(rows) if r["body"] is not None]
+                "ON s.user_id IS NOT NULL ORDER BY m.seq DESC",
+                (tenant_id, user_id, tenant_id, user_id, *paused, tenant_id, session_id, tenant_id, session_id,
+                 max(limit, 0))).fetchall()
+        first = rows[0]
+        return Standing(owner=first["user_id"],
+                         messages=[json.loads(r["body"]) for r in reversed(rows) if r["body"] is not None],
+                         open_draft=bool(first["open_draft"]), paused=bool(first["paused"]))
 
     def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
-                          title: str | None = None) -> None:
+                          title: str | None = None, user_id: str | None = None) -> None:
+        now = time.time()
         with self._lock, immediate(self._db):
-            cur = self._db.execute("UPDATE sessions SET updated_at=?, title=CASE WHEN title='' THEN ? ELSE title END "
-                                   "WHERE tenant_id=? AND session_id=?",
-                                   (time.time(), title or "", tenant_id, session_id))
-            if cur.rowcount == 0:
-                raise SessionNotFound(session_id)
+            if user_id is None:
+                cur = self._db.execute("UPDATE sessions SET updated_at=?, title=CASE WHEN title='' THEN ? ELSE title "
+                                       "END WHERE tenant_id=? AND session_id=?",
+                                       (now, title or "", tenant_id, session_id))
+                if cur.rowcount == 0:
+                    raise SessionNotFound(session_id)
+            else:
+                self._db.execute("INSERT INTO sessions (tenant_id, session_id, user_id, title, created_at, updated_at) "
+                                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, session_id) DO UPDATE SET "
+                                 "updated_at=excluded.updated_at, title=CASE WHEN title='' THEN excluded.title "
+                                 "ELSE title END", (tenant_id, session_id, user_id, title or "", now, now))
             _add_messages(self._db, tenant_id, session_id, messages)
 
     def delete_session(self, tenant_id: str, session_id: str) -> bool:
@@ -634,15 +656,16 @@ def _session(rows: list[sqlite3.Row]) -> Session:
 
 
 def _add_messages(db: sqlite3.Connection, tenant_id: str, session_id: str, messages: list[dict]) -> None:
-    """Insert ``messages`` after the session's last one (inside the caller's transaction). The
-    primary key's index answers MAX(seq) without reading the other rows."""
+    """Insert ``messages`` after the session's last one (inside the caller's transaction), in one
+    statement: each message's JSON is an element of one array, numbered from the session's
+    MAX(seq), which the primary key's index answers without reading the other rows."""
     if not messages:
         return
-    last = db.execute("SELECT COALESCE(MAX(seq), 0) FROM session_messages WHERE tenant_id=? AND session_id=?",
-                      (tenant_id, session_id)).fetchone()[0]
-    db.executemany("INSERT INTO session_messages (tenant_id, session_id, seq, body) VALUES (?, ?, ?, ?)",
-                   [(tenant_id, session_id, last + n, json.dumps(message, default=str))
-                    for n, message in enumerate(messages, 1)])
+    bodies = json.dumps([json.dumps(message, default=str) for message in messages])
+    db.execute("INSERT INTO session_messages (tenant_id, session_id, seq, body) "
+               "SELECT ?, ?, last.seq + kept.key + 1, kept.value FROM "
+               "(SELECT COALESCE(MAX(seq), 0) AS seq FROM session_messages WHERE tenant_id=? AND session_id=?) last, "
+               "json_each(?) kept", (tenant_id, session_id, tenant_id, session_id, bodies))
 
 
 def _move_session_messages(db: sqlite3.Connection) -> None:

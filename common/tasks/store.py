@@ -12,8 +12,8 @@ from abc import ABC, abstractmethod
 from typing import Iterable
 
 from common.tasks.models import (
-    ChannelDelivery, ChannelMessage, ChannelState, Draft, Event, Notification, PendingEvent, Session, TaskRecord,
-    WhiteboardEntry, WorkItem,
+    ChannelDelivery, ChannelMessage, ChannelState, Draft, Event, Notification, PendingEvent, Session, Standing,
+    TaskRecord, WhiteboardEntry, WorkItem,
 )
 
 
@@ -30,17 +30,22 @@ class TaskStore(ABC):
     def get_task(self, tenant_id: str, task_id: str) -> TaskRecord | None: ...
 
     def transition(self, tenant_id: str, task_id: str, state: str, *,
-                   expect: Iterable[str] | None = None, **changes) -> TaskRecord:
+                   expect: Iterable[str] | None = None, unchanged_since: float | None = None,
+                   **changes) -> TaskRecord:
         """Move a task to ``state`` and apply ``changes`` atomically.
 
         Raises TaskNotFound, or InvalidTransition when the life cycle forbids the move or
         the task is not in one of the ``expect``-ed states (two nodes resuming the same
-        task: one wins, the other is told)."""
-        return self.transition_recorded(tenant_id, task_id, state, None, expect=expect, **changes)[0]
+        task: one wins, the other is told). With ``unchanged_since`` (the ``updated_at`` of
+        the record the caller decided on) the move happens only if the task was not written
+        since, else TaskChanged."""
+        return self.transition_recorded(tenant_id, task_id, state, None, expect=expect,
+                                        unchanged_since=unchanged_since, **changes)[0]
 
     @abstractmethod
     def transition_recorded(self, tenant_id: str, task_id: str, state: str, event: PendingEvent | None, *,
-                            expect: Iterable[str] | None = None, **changes) -> tuple[TaskRecord, Event | None]:
+                            expect: Iterable[str] | None = None, unchanged_since: float | None = None,
+                            **changes) -> tuple[TaskRecord, Event | None]:
         """``transition`` plus the event, written in the same transaction."""
 
     @abstractmethod
@@ -120,18 +125,20 @@ class TaskStore(ABC):
         """Most recently updated first, each with all its messages."""
 
     @abstractmethod
-    def recent_session_messages(self, tenant_id: str, session_id: str,
-                                limit: int) -> tuple[str, list[dict]] | None:
-        """The session's owner (user id) and its last ``limit`` messages, oldest first; None when
-        there is no such session. Read on every message a person sends, so its cost does not grow
-        with the conversation (``limit`` 0: the owner alone)."""
+    def standing(self, tenant_id: str, user_id: str, session_id: str, limit: int) -> Standing:
+        """What a message of ``user_id`` in ``session_id`` finds (:class:`Standing`: the session's
+        owner and its last ``limit`` messages, oldest first; whether the person has an open draft
+        or a paused task), in one read. Read on every message a person sends, so its cost does not
+        grow with the conversation (``limit`` 0: no messages)."""
 
     @abstractmethod
     def append_to_session(self, tenant_id: str, session_id: str, messages: list[dict], *,
-                          title: str | None = None) -> None:
+                          title: str | None = None, user_id: str | None = None) -> None:
         """Add messages at the end, stamp ``updated_at`` and take ``title`` if the session has none
-        (atomically: two appends never lose one); raises SessionNotFound. Called for every turn, so
-        it neither reads nor rewrites the messages already kept, and returns nothing."""
+        (atomically: two appends never lose one). A session that does not exist is made then,
+        ``user_id``'s, in the same step; without ``user_id`` that raises SessionNotFound. Called
+        for every turn, so it neither reads nor rewrites the messages already kept, and returns
+        nothing."""
 
     @abstractmethod
     def delete_session(self, tenant_id: str, session_id: str) -> bool:

@@ -187,7 +187,7 @@ def test_in_a_group_each_message_is_its_senders_but_memory_is_the_groups(store, 
     assert "group" not in tg.user_input(said(tg, "2", "hi"))
 
     class NewWork:
-        def handle_user_input(self, msg, history=None):
+        def handle_user_input(self, msg, history=None, standing=None):
             from capabilities.context.conversation_manager import Decision
             return Decision("new_task", needs_backend=True, content=msg["content"])
 

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from agents.coordination.interaction_coordinator import InteractionCoordinator
 from capabilities.cognition.chat import ChatResponder, chat_prompt
 from common.i18n import answer_in
 from capabilities.cognition.self_report import StatusReport, SystemCommands
@@ -65,11 +66,17 @@ def test_recent_context_stays_within_its_budget_newest_first(store):
     assert recent[-1] == {"role": "assistant", "content": "reply 5"}
 
 
-def test_another_users_conversation_is_neither_read_nor_claimed(store):
+def test_another_users_conversation_is_neither_read_nor_claimed(store, registry):
     log = ConversationLog(store)
     say_and_reply(log, "ses_shared", "secret plans", "noted", user="wang")
     assert log.recent(TENANT, USER, "ses_shared") == []
-    assert log.owner_conflict(TENANT, USER, "ses_shared") and not log.owner_conflict(TENANT, "wang", "ses_shared")
+    found = log.standing(TENANT, USER, "ses_shared")
+    assert found.owner == "wang" and log.history(USER, found.owner, found.messages) == []
+    front = InteractionCoordinator(ConversationManager(store, EventBus(store), registry), log=log,
+                                   default_tenant=TENANT)
+    (to, refused), = front.on_user_input(m.user_input(user_id=USER, content="and?", session_id="ses_shared"))
+    assert (to, refused["error_type"], refused["field"]) == ("reply", "forbidden", "session_id")
+    assert len(store.get_session(TENANT, "ses_shared").messages) == 2  # nothing added to wang's conversation
 
 
 # -- chat ------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from common.tasks.models import COMPLETED, FAILED
 class NewWorkDesk:
     """A front desk that makes every message new work."""
 
-    def handle_user_input(self, msg, history=None):
+    def handle_user_input(self, msg, history=None, standing=None):
         from capabilities.context.conversation_manager import Decision
         return Decision("new_task", needs_backend=True, content=msg["content"])
 

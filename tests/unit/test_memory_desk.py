@@ -216,7 +216,7 @@ def test_a_person_asking_while_the_worker_distils_gets_every_turn_distilled_once
 class NewWorkDesk:
     """A front desk that makes every message new work."""
 
-    def handle_user_input(self, msg, history=None):
+    def handle_user_input(self, msg, history=None, standing=None):
         from capabilities.context.conversation_manager import Decision
         return Decision("new_task", needs_backend=True, content=msg["content"])
 

@@ -1,6 +1,8 @@
 """A message the rules are certain about costs no model: from the front desk to its reply it is
 not read against the labelled examples (an embedding), recalls no memories and asks no model;
-a message they are not certain about still gets its reading and its recall."""
+a message they are not certain about still gets its reading and its recall. Nor does it cost
+more store work than its records need: one read of what it finds, the task created, started
+and completed (each with its event), the turn kept, and the task's whiteboard read."""
 
 from __future__ import annotations
 
@@ -20,6 +22,12 @@ from events.event_bus import EventBus
 from init_plugins import build_registry
 
 TENANT, USER = "acme", "li"
+# SQLite statements of one round trip of a capability named outright: 4 write transactions of BEGIN,
+# the task's row, its event (the turn: the session's row, its messages), COMMIT; the read of what the
+# message finds; the task's whiteboard (24 before the worker and the agent stopped reading the task
+# they were handed, and the front desk its draft and paused tasks when the person has none; 29 on a
+# conversation's first turn)
+ROUND_TRIP_STATEMENTS = 18
 
 
 class CountingReader:
@@ -80,3 +88,43 @@ def test_a_capability_that_reads_memories_recalls_them_even_when_named(desks):
     (to, recall), = front.on_user_input(m.user_input(user_id=USER, tenant_id=TENANT, msg_id="msg_3",
                                                      content="agent: how much disk space is left here?"))
     assert (to, recall["op"]) == ("memory", "recall")  # the agent loop's prompt shows them
+
+
+def round_trip(desks, msg_id: str) -> dict:
+    front, agent, worker, *_ = desks
+    (_, task), = front.on_user_input(m.user_input(user_id=USER, tenant_id=TENANT, content="noop", msg_id=msg_id))
+    (_, execute), = agent.on_agent_task(task)
+    (_, done), = agent.on_subtask_result(worker.execute(execute))
+    (_, reply), = front.on_backend_reply(done)
+    return reply
+
+
+@pytest.mark.parametrize("turn", ["first", "later"])
+def test_a_round_trip_that_needs_no_model_is_few_statements_in_four_write_transactions(desks, store, db_path,
+                                                                                       turn):
+    if turn == "later":
+        round_trip(desks, "msg_0")
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    reply = round_trip(desks, "msg_1")
+    store._db.set_trace_callback(None)
+    assert reply["message_type"] == "task_completed"
+    verbs = [s.split()[0].upper() for s in statements]
+    assert len(statements) <= ROUND_TRIP_STATEMENTS, "\n".join(statements)
+    assert verbs.count("BEGIN") == verbs.count("COMMIT") == 4, verbs  # created, started, completed; the turn
+    assert verbs.count("SELECT") == 2, verbs  # what the message finds; the whiteboard
+    kept = store.get_session(TENANT, ConversationLog.conversation_id(TENANT, USER)).messages
+    assert [m["content"] for m in kept[-2:]] == ["noop", reply["message"]]
+
+
+def test_a_worker_given_a_task_written_since_it_was_sent_runs_the_stored_one(desks, store):
+    front, agent, worker, *_ = desks
+    (_, task), = front.on_user_input(m.user_input(user_id=USER, tenant_id=TENANT, content="noop", msg_id="msg_1"))
+    (_, execute), = agent.on_agent_task(task)
+    assert execute["task"]["state"] == "created"  # the record as written travels with the message
+    store.update_task(TENANT, task["task_id"], meta={**execute["task"]["meta"], "comments": [{"text": "soon"}]})
+    result = worker.execute(execute)
+    assert result["ok"] and result["result"] == {"ok": True}
+    started = store.get_task(TENANT, task["task_id"])
+    assert started.state == "running" and started.meta["comments"] == [{"text": "soon"}]  # the comment stands
+    assert [e.event_type for e in store.events(TENANT, task_id=task["task_id"])] == ["TASK_CREATED", "TASK_STARTED"]

@@ -15,8 +15,8 @@ import redis
 
 from common.tasks.models import (
     CANCELLED, COMPLETED, CREATED, FAILED, PAUSED_STATES, PLANNED, RUNNING, WAITING_APPROVAL, WAITING_PARAMETERS,
-    Draft, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, StoreError, TaskNotFound,
-    TaskRecord, WorkItem,
+    Draft, InvalidTransition, Notification, PendingEvent, Session, SessionNotFound, Standing, StoreError,
+    TaskChanged, TaskNotFound, TaskRecord, WorkItem,
 )
 from common.tasks.redis_store import RedisTaskStore
 from common.tasks.sqlite_store import SQLiteTaskStore
@@ -104,6 +104,20 @@ def test_expect_refuses_a_move_the_life_cycle_would_allow(store):
     with pytest.raises(InvalidTransition):
         store.transition(TENANT, "t1", RUNNING, expect=[WAITING_PARAMETERS])
     assert store.get_task(TENANT, "t1").state == WAITING_APPROVAL
+
+
+def test_a_move_decided_on_a_record_happens_only_if_nobody_wrote_the_task_since(store):
+    created = add(store, "t1")
+    commented = store.update_task(TENANT, "t1", meta={"comments": ["first"]})
+    with pytest.raises(TaskChanged) as info:
+        store.transition(TENANT, "t1", RUNNING, unchanged_since=created.updated_at, meta={"node": "n1"})
+    assert (info.value.current, info.value.wanted) == (CREATED, RUNNING)
+    assert store.get_task(TENANT, "t1") == commented  # the comment stands
+    moved = store.transition(TENANT, "t1", RUNNING, unchanged_since=commented.updated_at,
+                             meta={**commented.meta, "node": "n1"})
+    assert moved.meta == {"comments": ["first"], "node": "n1"}
+    with pytest.raises(InvalidTransition):  # a move the life cycle refuses is refused as before
+        store.transition(TENANT, "t1", CREATED, unchanged_since=moved.updated_at)
 
 
 def test_transition_of_an_unknown_task_raises_task_not_found(store):
@@ -515,22 +529,53 @@ def test_many_appends_keep_their_order_and_saving_or_deleting_replaces_every_mes
     store.append_to_session(TENANT, "s1", [{"role": "assistant", "content": "then"}])
     assert [m["content"] for m in store.get_session(TENANT, "s1").messages] == ["only", "then"]
     assert store.delete_session(TENANT, "s1")
-    assert store.recent_session_messages(TENANT, "s1", 8) is None
+    assert last_messages(store, "s1", 8) is None
     store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice"))
     assert store.get_session(TENANT, "s1").messages == []  # nothing of the deleted one comes back
 
 
-def test_recent_session_messages_are_the_last_ones_oldest_first_with_the_owner(store):
+def last_messages(store, session_id: str, limit: int, tenant: str = TENANT) -> tuple[str, list[dict]] | None:
+    """A session's owner and last messages as a message finds them; None: no such session."""
+    found = store.standing(tenant, "alice", session_id, limit)
+    return (found.owner, found.messages) if found.owner is not None else None
+
+
+def test_the_recent_messages_are_the_last_ones_oldest_first_with_the_owner(store):
     store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice"))
-    assert store.recent_session_messages(TENANT, "s1", 8) == ("alice", [])
+    assert last_messages(store, "s1", 8) == ("alice", [])
     for i in range(10):
         store.append_to_session(TENANT, "s1", [{"role": "user", "content": f"m{i}"}])
-    owner, last = store.recent_session_messages(TENANT, "s1", 3)
+    owner, last = last_messages(store, "s1", 3)
     assert owner == "alice" and [m["content"] for m in last] == ["m7", "m8", "m9"]
-    assert [m["content"] for m in store.recent_session_messages(TENANT, "s1", 50)[1]] == [f"m{i}" for i in range(10)]
-    assert store.recent_session_messages(TENANT, "s1", 0) == ("alice", [])  # the owner alone
-    assert store.recent_session_messages(TENANT, "nope", 8) is None
-    assert store.recent_session_messages(OTHER_TENANT, "s1", 8) is None
+    assert [m["content"] for m in last_messages(store, "s1", 50)[1]] == [f"m{i}" for i in range(10)]
+    assert last_messages(store, "s1", 0) == ("alice", [])  # the owner alone
+    assert last_messages(store, "nope", 8) is None
+    assert last_messages(store, "s1", 8, tenant=OTHER_TENANT) is None
+
+
+def test_where_a_message_finds_the_person_stands_is_one_read_of_its_conversation_and_the_persons_open_work(store):
+    assert store.standing(TENANT, "alice", "s1", 8) == Standing(owner=None, messages=[], open_draft=False,
+                                                                   paused=False)
+    store.save_session(Session(session_id="s1", tenant_id=TENANT, user_id="alice"))
+    assert store.standing(TENANT, "alice", "s1", 8) == Standing("alice", [], False, False)
+    for i in range(10):
+        store.append_to_session(TENANT, "s1", [{"role": "user", "content": f"m{i}"}])
+    found = store.standing(TENANT, "bob", "s1", 3)  # whoever asks: the owner says whose it is
+    assert found.owner == "alice" and [m["content"] for m in found.messages] == ["m7", "m8", "m9"]
+    assert store.standing(TENANT, "alice", "s1", 0).messages == []
+
+    def open_work(user: str) -> tuple[bool, bool]:
+        found = store.standing(TENANT, user, "s1", 1)
+        return found.open_draft, found.paused
+
+    add(store, "t1", state=WAITING_PARAMETERS)
+    add(store, "t2", user="bob", state=RUNNING)
+    store.save_draft(Draft(draft_id="d1", tenant_id=TENANT, user_id="bob", kind="task_choice", content="x"))
+    assert open_work("alice") == (False, True) and open_work("bob") == (True, False)  # running: nobody waits
+    store.close_draft(TENANT, "d1")
+    store.transition(TENANT, "t1", CANCELLED)
+    assert open_work("alice") == open_work("bob") == (False, False)
+    assert store.standing(OTHER_TENANT, "alice", "s1", 8) == Standing(None, [], False, False)
 
 
 def test_sessions_are_scoped_by_tenant_and_listed_most_recent_first(store):
@@ -556,11 +601,11 @@ def test_saving_a_session_again_replaces_it_and_listing_has_a_limit(store):
         store.append_to_session(TENANT, "nope", [{"role": "user", "content": "x"}])
 
 
-def _append_at_once(stores, session_id: str, each: int) -> None:
+def _append_at_once(stores, session_id: str, each: int, user_id: str | None = None) -> None:
     """Each store appends ``each`` messages ("<writer>-<i>") to the session from a thread of its own, all at once."""
     def append(s, n):
         for i in range(each):
-            s.append_to_session(TENANT, session_id, [{"role": "user", "content": f"{n}-{i}"}])
+            s.append_to_session(TENANT, session_id, [{"role": "user", "content": f"{n}-{i}"}], user_id=user_id)
 
     threads = [threading.Thread(target=append, args=(s, n)) for n, s in enumerate(stores)]
     for t in threads:
@@ -577,7 +622,22 @@ def test_concurrent_appends_to_one_session_lose_nothing(store, make_store):
     assert sorted(messages) == sorted(f"{n}-{i}" for n in range(4) for i in range(25))
     for n in range(4):  # each writer's messages stay in the order it sent them
         assert [m for m in messages if m.startswith(f"{n}-")] == [f"{n}-{i}" for i in range(25)]
-    assert [m["content"] for m in store.recent_session_messages(TENANT, "s", 5)[1]] == messages[-5:]
+    assert [m["content"] for m in last_messages(store, "s", 5)[1]] == messages[-5:]
+
+
+def test_the_first_turn_makes_the_session_its_persons_once_whoever_writes_first(store, make_store):
+    with pytest.raises(SessionNotFound):
+        store.append_to_session(TENANT, "s", [{"role": "user", "content": "lost"}])
+    stores = [make_store() for _ in range(4)]
+    _append_at_once(stores, "s", 10, user_id="alice")
+    session = store.get_session(TENANT, "s")
+    assert session.user_id == "alice" and session.title == ""
+    assert sorted(m["content"] for m in session.messages) == sorted(f"{n}-{i}" for n in range(4) for i in range(10))
+    store.append_to_session(TENANT, "s", [{"role": "user", "content": "named"}], title="Named", user_id="bob")
+    session = store.get_session(TENANT, "s")
+    assert (session.user_id, session.title, session.messages[-1]["content"]) == ("alice", "Named", "named")
+    assert [s.session_id for s in store.list_sessions(TENANT, "alice")] == ["s"]
+    assert store.list_sessions(TENANT, "bob") == []  # an append names no new owner
 
 
 class Traffic:
@@ -630,7 +690,7 @@ def test_a_turn_costs_the_same_at_the_thousandth_message_as_at_the_eighth(store,
         with Traffic(store, backend, monkeypatch) as append:
             store.append_to_session(TENANT, sid, turn, title="a title")
         with Traffic(store, backend, monkeypatch) as recent:
-            assert len(store.recent_session_messages(TENANT, sid, 8)[1]) == 8
+            assert len(last_messages(store, sid, 8)[1]) == 8
         costs[sid] = append, recent
     for short, long in zip(costs["short"], costs["long_"]):
         assert long.sent <= short.sent + 32 and long.received <= short.received + 32, (vars(short), vars(long))
@@ -663,7 +723,7 @@ def test_an_sqlite_file_with_messages_in_the_session_row_is_moved_once_and_takes
     store = SQLiteTaskStore(db_path)
     try:
         assert store.get_session(TENANT, "s1") == Session("s1", TENANT, "alice", "bonjour", OLD_MESSAGES, 1.0, 2.0)
-        assert store.recent_session_messages(TENANT, "s1", 1) == ("alice", OLD_MESSAGES[1:])
+        assert last_messages(store, "s1", 1) == ("alice", OLD_MESSAGES[1:])
         store.append_to_session(TENANT, "s1", [{"role": "user", "content": "encore"}])
         again = SQLiteTaskStore(db_path)  # another process opening the file: nothing left to move
         again.close()
@@ -693,12 +753,12 @@ def test_a_redis_session_record_with_its_messages_inside_reads_and_takes_appends
     _old_redis_session(redis_prefix, "s1", OLD_MESSAGES)
     old = Session("s1", TENANT, "alice", "bonjour", OLD_MESSAGES, 1.0, 2.0)
     assert redis_store.get_session(TENANT, "s1") == old and redis_store.list_sessions(TENANT, "alice") == [old]
-    assert redis_store.recent_session_messages(TENANT, "s1", 1) == ("alice", OLD_MESSAGES[1:])
+    assert last_messages(redis_store, "s1", 1) == ("alice", OLD_MESSAGES[1:])
     redis_store.append_to_session(TENANT, "s1", [{"role": "user", "content": "encore"}], title="ignored")
     session = redis_store.get_session(TENANT, "s1")
     assert [m["content"] for m in session.messages] == ["bonjour", "salut", "encore"]
     assert session.messages[:2] == OLD_MESSAGES and session.title == "bonjour" and session.updated_at > 2.0
-    assert [m["content"] for m in redis_store.recent_session_messages(TENANT, "s1", 2)[1]] == ["salut", "encore"]
+    assert [m["content"] for m in last_messages(redis_store, "s1", 2)[1]] == ["salut", "encore"]
     raw = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     try:  # the record no longer carries them: they were moved in the append's transaction
         assert "messages" not in raw.get(f"{redis_prefix}:{{{TENANT}}}:session:s1")
