@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Callable
 
 from capabilities.arguments import numbers_in
 from capabilities.cognition import cues, semantic, world
@@ -55,15 +55,19 @@ class Situation:
     chosen after the reading, by its own rules (personas.py), so it is no part of it."""
 
     waiting: bool = False
-    has_tasks: bool = True
-    has_loops: bool = True
+    has_tasks: bool | Callable[[], bool] = True  # or how to find out: asked only when the examples are read
+    has_loops: bool | Callable[[], bool] = True
     history: tuple[dict, ...] = ()
     capabilities: Any = None
 
     def impossible(self) -> list[str]:
         """The families of readings this situation rules out."""
-        return [family for family, ruled_out in (("answer", not self.waiting), ("task_op", not self.has_tasks),
-                                                  ("loop_op", not self.has_loops)) if ruled_out]
+        return [family for family, ruled_out in (("answer", not self.waiting), ("task_op", not _known(self.has_tasks)),
+                                                  ("loop_op", not _known(self.has_loops))) if ruled_out]
+
+
+def _known(fact: bool | Callable[[], bool]) -> bool:
+    return fact() if callable(fact) else fact
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ pause/resume protocol (ExecutionActor calls the first, the front desk the second
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from capabilities.base import DESCRIPTION_IN, described
 from capabilities.cognition import cues, reading as front_reading
@@ -139,10 +139,10 @@ class ConversationManager:
         with spans.span("reading"):
             reader = self._registry.get_capability("semantic_reader", None)
             loops = self._registry.get_capability("loop_tasks", None)
-            situation = Situation(waiting=paused, history=tuple(history), capabilities=self._router)
-            if reader is not None:  # what the examples may read depends on what the person has
-                situation = replace(situation, has_tasks=bool(self._store.list_tasks(tenant, user_id=user, limit=1)),
-                                    has_loops=loops is not None and bool(loops.list(tenant, user)))
+            # what the examples may read depends on what the person has: looked up only if they are read
+            situation = Situation(waiting=paused, history=tuple(history), capabilities=self._router,
+                                  has_tasks=lambda: bool(self._store.list_tasks(tenant, user_id=user, limit=1)),
+                                  has_loops=lambda: loops is not None and bool(loops.list(tenant, user)))
             return front_reading.read(text, situation, reader)
 
     def _paused(self, tenant: str, user: str) -> list[TaskRecord]:
