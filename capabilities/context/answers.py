@@ -187,8 +187,21 @@ def run_asked(text: str) -> list[str]:
     none)."""
     from capabilities.params import looks_runnable
 
-    said = (_trimmed(_before_cjk(next(group for group in found.groups() if group))) for found in _RUNS.finditer(text))
+    said = (_command_line(_before_cjk(next(group for group in found.groups() if group)))
+            for found in _RUNS.finditer(text))
     return list(dict.fromkeys(line for line in said if line and looks_runnable("shell", line)))
+
+
+def _command_line(said: str) -> str:
+    """A command line as said in a sentence, without the sentence's last stop: "df -h." is
+    ``df -h``, while "df -h ." keeps its argument ``.``."""
+    line = said.strip().rstrip(",;，；。!！?？")
+    if line.endswith(".") and not line.endswith((" .", "..")):
+        line = line[:-1]
+    line = line.strip()
+    if len(line) > 1 and line[0] == line[-1] and line[0] in "'\"":  # "run 'ls -la'"
+        line = line[1:-1].strip()
+    return line
 
 
 def _before_cjk(text: str) -> str:
