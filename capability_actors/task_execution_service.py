@@ -464,9 +464,9 @@ class TaskExecutionService:
         if call:
             tool = next((s for s in self._registry.executables() if s.name == call["tool"]), None)
             what = say(lang, "run_capability", capability=call["tool"])
-            description, shown = (tool.description if tool else call["tool"]), shown_values(tool, call["arguments"])
+            description, shown = (tool.describe(lang) if tool else call["tool"]), shown_values(tool, call["arguments"])
         else:
-            what, description, shown = say(lang, "run_capability", capability=spec.name), spec.description, \
+            what, description, shown = say(lang, "run_capability", capability=spec.name), spec.describe(lang), \
                 shown_values(spec, values)
         request = " ".join(task.content.split())[:120]
         text = say(lang, "reconfirm", ago=_ago(lang, time.time() - task.created_at), request=request) + "\n" + \
@@ -511,7 +511,7 @@ class TaskExecutionService:
             what = say(lang, "do_request", request=said, capability=spec.name) if said else \
                 say(lang, "run_capability", capability=spec.name)
             shown = shown_values(spec, values)
-            text = say(lang, "needs_approval", what=what, description=spec.description, parameters=shown)
+            text = say(lang, "needs_approval", what=what, description=spec.describe(lang), parameters=shown)
         elif question:  # the capability put its own question (the agent asking the person)
             text = question
         else:

@@ -76,6 +76,19 @@ def test_a_yes_given_days_after_the_question_is_asked_for_once_more_with_the_req
     assert (workspace / "notes" / "plan.txt").read_text() == "new"
 
 
+def test_the_approval_question_describes_the_tool_in_the_persons_language(world):
+    store, make, _ = world
+    service, events = make()
+    task = asked_long_ago(events, "shell", {"command": "du -sh ."}, "终端里执行一下 du -sh . 看看占了多少")
+    asked = run(service, task)
+    assert asked["pause_kind"] == WAITING_APPROVAL
+    spec = build_registry(load_config({}, env={}), llm=None).get_executable("shell")
+    assert spec.describe("zh") in asked["message"] and spec.description not in asked["message"]
+    said_yes_days_later(store, task.task_id)
+    again = resume(service, task.task_id)  # asked once more: the same language
+    assert spec.describe("zh") in again["message"] and spec.description not in again["message"]
+
+
 def test_an_always_allowed_tool_is_still_asked_about_when_its_task_is_stale(world):
     store, make, workspace = world
     service, events = make()
