@@ -143,8 +143,7 @@ def figures(text: str) -> set[str]:
 def untold_figures(reply: str, told: list[str]) -> bool:
     """Whether ``reply`` states a figure that none of ``told`` (the message, what is remembered,
     the conversation) holds: made up."""
-    known = set().union(*(figures(t) for t in told)) if told else set()
-    return bool(figures(reply) - known)
+    return bool(figures(reply) - set().union(*map(figures, told)))
 
 
 def _said_before(history: list[dict] | None) -> bool:
