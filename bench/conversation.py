@@ -1,7 +1,7 @@
 """How well Flora understands people: the conversation evaluation set (bench/conversation/)
 sent to a Flora started in this process, scored per category, each split (dev, held-out, fresh,
-fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, waiting) apart,
-with its latencies beside the raw model's for the same chat messages.
+fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, waiting)
+apart, with its latencies beside the raw model's for the same chat messages.
 
     .venv/bin/python bench/conversation.py --model qwen2.5-coder-0.5b --only dev
     .venv/bin/python bench/conversation.py --openai http://127.0.0.1:8080/v1 --no-raw
@@ -222,7 +222,7 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="at most N cases of each category")
     p.add_argument("--only", choices=[name for name, _ in SPLITS],
                    help="one split only (default all: dev, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, "
-                        "fresh7, fresh8, fresh9, fresh10 and fresh11, reported apart)")
+                        "fresh7, fresh8, fresh9, fresh10, fresh11 and fresh12, reported apart)")
     p.add_argument("--category", metavar="PREFIX", nargs="+",
                    help="only categories starting with one of the PREFIXes, e.g. chat/ or loop")
     p.add_argument("--id", metavar="ID", nargs="+", dest="ids", help="only these cases, e.g. zh-chat-k009")

@@ -29,12 +29,13 @@ FRESH8_FILE = DATA_DIR / "fresh8.jsonl"  # written after the seventh fresh split
 FRESH9_FILE = DATA_DIR / "fresh9.jsonl"  # after the eighth; the first with the hands and memory
 FRESH10_FILE = DATA_DIR / "fresh10.jsonl"  # after the ninth, by someone who had not read the rules
 FRESH11_FILE = DATA_DIR / "fresh11.jsonl"  # after the tenth, by someone who had not read the rules
+FRESH12_FILE = DATA_DIR / "fresh12.jsonl"  # after the eleventh, by someone who had not read the rules
 WAITING_FILE = DATA_DIR / "waiting.jsonl"  # a family: what people say about other work while a task waits
 SPLITS = (("dev", DEV_FILE), ("heldout", HELDOUT_FILE), ("fresh", FRESH_FILE),
           ("fresh2", FRESH2_FILE), ("fresh3", FRESH3_FILE), ("fresh4", FRESH4_FILE),
           ("fresh5", FRESH5_FILE), ("fresh6", FRESH6_FILE), ("fresh7", FRESH7_FILE),
           ("fresh8", FRESH8_FILE), ("fresh9", FRESH9_FILE), ("fresh10", FRESH10_FILE),
-          ("fresh11", FRESH11_FILE), ("waiting", WAITING_FILE))  # the order they are reported in
+          ("fresh11", FRESH11_FILE), ("fresh12", FRESH12_FILE), ("waiting", WAITING_FILE))  # the order they are reported in
 
 INTENTS = ("chat", "task", "plan", "loop", "task_op", "loop_op", "status", "command", "unsupported",
            "clarify", "answer", "memory")

@@ -19,7 +19,7 @@ from bench.conversation_score import (
 EXPECT_KEYS = {"intent", "capability", "parameters", "schedule", "answer_contains", "must_not_claim", "operates_on",
                "must_not_invent"}
 FRESH_MARKS = {"fresh": "f", "fresh2": "g", "fresh3": "h", "fresh4": "i", "fresh5": "j", "fresh6": "k", "fresh7": "m",
-               "fresh8": "n", "fresh9": "p", "fresh10": "q", "fresh11": "r"}
+               "fresh8": "n", "fresh9": "p", "fresh10": "q", "fresh11": "r", "fresh12": "s"}
 # The hands and memory came into the taxonomy with the ninth fresh split; the splits before it
 # (and the dev/held-out draw, kept as it was) do not have them.
 HANDS_AND_MEMORY = {"task/files", "task/python", "task/shell", "task/web", "memory/tell", "memory/ask",
@@ -209,7 +209,7 @@ def test_select_keeps_one_split_a_category_prefix_and_n_per_category():
     chosen = select("dev", "chat/", 2)
     assert chosen and all(split == "dev" and case["category"].startswith("chat/") for split, case in chosen)
     assert max(Counter(case["category"] for _, case in chosen).values()) == 2
-    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "waiting"}
+    assert {split for split, _ in select(None, "loop", None)} == {"dev", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "waiting"}
     fresh = select("fresh", None, None)
     assert fresh and all(split == "fresh" and "-f" in case["id"] for split, case in fresh)
     both = {case["category"].split("/")[0] for _, case in select("dev", ["answer/", "clarify/"], 1)}
