@@ -211,15 +211,16 @@ def read(text: str, situation: Situation = Situation(), reader=None) -> Reading:
         if examples is not None:
             evidence.append(Evidence("examples", f"{examples.family}/{examples.kind}", round(examples.share, 3)))
     about_self = cues.states_about_self(text)
+    parse = _parsed_once()
     return Reading(
         text=text, read_as=read_as, language=language_of(text), rule=rule, memory=memory,
         capability=named.name if named is not None else None, command=cues.command(text),
         verdict=_verdict(text), always=_key(text) in _ALWAYS, task_operation=operation,
-        loop_words=looks_like_loop_request(text), only_a_time=only_a_time(text),
+        loop_words=looks_like_loop_request(text, parse), only_a_time=only_a_time(text, parse),
         asks_for_something=answers.sounds_like_request(text), new_request=cues.reads_as_new_request(text),
         asks=cues.asks(text), needs_the_world=world.needs_the_world(text),
         states_about_self=about_self, names_own_records=about_self and world.names_own_records(text),
-        asks_about_self=cues.asks_about_self(text), values=values_in(text), examples=examples,
+        asks_about_self=cues.asks_about_self(text), values=values_in(text, parse), examples=examples,
         evidence=tuple(evidence))
 
 
@@ -248,10 +249,28 @@ def in_context(text: str, history) -> str:
     return text
 
 
-def values_in(text: str) -> Values:
-    """The values the value parsers find in ``text``."""
+def _parsed_once() -> Callable[[str], Any]:
+    """A schedule reader that reads each text once (the loop words, "only a time" and the values
+    all ask for the message's schedule), at one ``now``; a ScheduleError is kept and raised again."""
+    now, seen = datetime.now(UTC), {}
+
+    def parse(text: str):
+        if text not in seen:
+            try:
+                seen[text] = parse_schedule(text, now=now, timezone="UTC")
+            except ScheduleError as exc:
+                seen[text] = exc
+        if isinstance(seen[text], ScheduleError):
+            raise seen[text]
+        return seen[text]
+
+    return parse
+
+
+def values_in(text: str, parse: Callable[[str], Any] | None = None) -> Values:
+    """The values the value parsers find in ``text`` (``parse``: the schedule reader to use)."""
     try:
-        parsed = parse_schedule(text, now=datetime.now(UTC), timezone="UTC")
+        parsed = (parse or _parsed_once())(text)
     except ScheduleError:
         parsed = None
     addresses, tasks, loops = answers.urls(text), task_ids(text), _LOOP_ID.findall(text)

@@ -159,11 +159,16 @@ def operation_read_as(kind: str, text: str) -> LoopOperation | None:
     return LoopOperation(said, text)
 
 
-def looks_like_loop_request(text: str) -> bool:
+def _parse_now(text: str) -> ParsedSchedule | None:
+    return parse_schedule(text, now=datetime.now(UTC), timezone="UTC")
+
+
+def looks_like_loop_request(text: str, parse=_parse_now) -> bool:
     """A cheap check for the front desk: does ``text`` ask for or about a loop task? (Then it
-    is a new request, not an answer to a paused task's question.)"""
+    is a new request, not an answer to a paused task's question.) ``parse``: how a schedule is
+    read (one the caller already read, kept)."""
     try:
-        return read_loop_request(text, lambda t: parse_schedule(t, now=datetime.now(UTC), timezone="UTC")) is not None
+        return read_loop_request(text, parse) is not None
     except ScheduleError:
         return True
 
@@ -171,13 +176,13 @@ def looks_like_loop_request(text: str) -> bool:
 _FILLER = _RULES["filler"]  # what may be left beside a time: nothing, "吧", "please", "hmm, make it"
 
 
-def only_a_time(text: str) -> bool:
+def only_a_time(text: str, parse=_parse_now) -> bool:
     """Whether ``text`` says a time and nothing to do ("明天早上9点吧", "in 20 minutes please"):
     the answer to a question for a time, not a new loop task."""
     if _operation(text) is not None:
         return False
     try:
-        parsed = parse_schedule(text, now=datetime.now(UTC), timezone="UTC")
+        parsed = parse(text)
     except ScheduleError:
         return False
     if parsed is None:
