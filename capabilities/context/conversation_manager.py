@@ -110,10 +110,11 @@ class ConversationManager:
                 return decision
         if reading.rule == CONTINUE:
             return self._resume_latest(tenant, user)
+        # the reading travels with every message for the back end, which then reads nothing again
         if reading.rule == CONVERSATION:
-            return Decision("chat", needs_backend=True, content=text, intent="chat")
+            return Decision("chat", needs_backend=True, content=text, intent="chat", reading=reading.to_dict())
         if reading.rule == HELP:
-            return Decision("chat", needs_backend=True, content=text, intent="system")
+            return Decision("chat", needs_backend=True, content=text, intent="system", reading=reading.to_dict())
         asked_of_memory = _memory_asked(reading)
         if asked_of_memory is not None:  # "scrub that thing about my ex from your memory"
             return asked_of_memory
@@ -127,7 +128,7 @@ class ConversationManager:
                                 reading=reading.to_dict())
         if reading.states_about_self and not _reads_as_more_than_talk(reading):
             # "I go running every morning", "我下周要去上海出差三天": about the person, not a request
-            return Decision("chat", needs_backend=True, content=text, intent="chat")
+            return Decision("chat", needs_backend=True, content=text, intent="chat", reading=reading.to_dict())
         named = self._router.find(reading.capability) if reading.capability is not None else None
         return Decision("new_task", needs_backend=True, content=text, reading=reading.to_dict(),
                         recall=named is None or named.reads_memories)
