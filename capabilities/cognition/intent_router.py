@@ -232,7 +232,7 @@ class IntentRouter:
         intent = self._classify(text, history or [], pending, memories or [])
         intent = self._written(self.second_opinion(text, intent, reading, pending), text)
         if pending is None:
-            intent = self._looked_at(text, intent)
+            intent = self._own_instead(text, self._looked_at(text, intent))
         if pending is not None and intent.kind in ("task", "query", "clarify", "chat") \
                 and intent.capability in (None, pending.capability) and self._gives_awaited(text, pending):
             # "just call this one: https://…" while the task waits for its address: the answer
@@ -327,6 +327,31 @@ class IntentRouter:
         if spec.required and not any(n in values for n in spec.required):
             return None
         return name, values
+
+    def _own_instead(self, text: str, intent: Intent) -> Intent:
+        """A message read as conversation or as needing what nothing installed does, that calls
+        one of the deployment's own functions with every value it needs stated ("my garden bed is
+        a triangle, twelve metres along the bottom and seven high: how big is it?" where
+        ``triangle_area`` is installed; "深圳明天天气怎么样" where ``weather_forecast`` is): that
+        function's call. The understanding step chooses among routes and every capability at
+        once, and a small model reads a word problem or a question about the world as talk; the
+        reading model, shown the functions as tools, finds the call as a model with tools in its
+        prompt does — and says "none" for a message that calls none of them. Greetings, thanks
+        and commands are never asked."""
+        if intent.kind not in ("chat", "unsupported") or self._reader is None or cues.conversation_only(text):
+            return intent
+        own = [s for s in self._router.routable() if not is_builtin(s) and s.name != AGENT]
+        if not own:
+            return intent
+        by_rules = {spec.name: self._router.extract_parameters(spec, text) for spec in own}
+        name, values = read_call(self._reader, own, text, by_rules)
+        spec = next((s for s in own if s.name == name), None)
+        if spec is None:
+            return intent
+        values = {**values, **by_rules[spec.name]}
+        if not values or any(n not in values for n in spec.required):
+            return intent  # a call the message gives only part of is not what it asks for
+        return Intent(_task_kind(text), spec.name, values, source="llm")
 
     def _gives_awaited(self, text: str, pending: Pending) -> bool:
         return bool(self.awaited_values(pending.capability, pending.names, text))

@@ -236,6 +236,47 @@ def test_when_the_reading_model_finds_no_call_nothing_is_called_with_values(tmp_
     assert intent.parameters == {}
 
 
+def test_a_word_problem_read_as_conversation_calls_the_function_installed_for_it(tmp_path):
+    llm = ScriptedLLM([{"route": "chat"}, {"function": "circle_area", "arguments": {"radius": 3.5}}])
+    intent = _intents(tmp_path, llm, send_email, circle_area).classify(
+        "my pond is round, three and a half metres from the middle to the edge. how much ground does it cover?")
+    assert intent.kind in ("task", "query") and (intent.capability, intent.parameters) == ("circle_area", {"radius": 3.5})
+
+
+def test_a_question_about_the_world_read_as_a_refusal_reaches_the_function_that_answers_it(tmp_path):
+    llm = ScriptedLLM([{"route": "unsupported"}, {"function": "weather_in", "arguments": {"city": "Shenzhen"}}])
+
+    @capability
+    def weather_in(city: str) -> dict:
+        """Tomorrow's weather forecast for a city."""
+        return {"city": city, "sky": "clear"}
+
+    intent = _intents(tmp_path, llm, weather_in).classify("will it rain in Shenzhen tomorrow?")
+    assert (intent.capability, intent.parameters) == ("weather_in", {"city": "Shenzhen"})
+
+
+@pytest.mark.parametrize("answer", [
+    {"function": "none"},
+    {"function": "circle_area", "arguments": {"radius": None}},  # a call the message gives no value of
+    {"function": "send_email", "arguments": {"to": "x@example.com", "subject": "hi", "body": None}},  # invented
+])
+def test_conversation_stays_conversation_unless_the_message_gives_a_call_all_it_needs(tmp_path, answer):
+    llm = ScriptedLLM([{"route": "chat"}, answer])
+    intent = _intents(tmp_path, llm, send_email, circle_area).classify("what's a nice name for a round garden pond?")
+    assert (intent.kind, intent.capability) == ("chat", None)
+
+
+def test_greetings_and_thanks_never_ask_the_functions(tmp_path):
+    llm = ScriptedLLM([])  # a model call would run out of replies and fail the test
+    assert _intents(tmp_path, llm, circle_area).classify("thanks a lot!").kind == "chat" and not llm.calls
+
+
+def test_without_functions_of_its_own_a_chat_costs_no_second_model_call(tmp_path):
+    llm = ScriptedLLM([{"route": "chat"}])
+    assert _intents(tmp_path, llm).classify("how do bees make honey from 3 kinds of flowers?").kind == "chat"
+    assert len(llm.calls) == 1
+
+
 def test_one_figure_fills_one_parameter():
     from capabilities.arguments import read_call
 
