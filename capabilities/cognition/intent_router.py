@@ -270,7 +270,7 @@ class IntentRouter:
             needed = semantic.SURE
         if not reading.sure(needed):
             return intent
-        if _stands(text, intent, reading):
+        if _stands(text, intent, reading) or self._chosen(text, intent):
             return intent
         family, kind = reading.family, reading.kind
         if family == "chat" and (not urls(text) or cues.tells_of_an_address(text)):
@@ -300,6 +300,14 @@ class IntentRouter:
             if ruled is not None and ruled.capability:
                 return Intent(_task_kind(text), ruled.capability, ruled.parameters, source="examples")
         return intent
+
+    def _chosen(self, text: str, intent: Intent) -> bool:
+        """Whether the person named the capability of a task or plan as the means ("run some
+        python to work out…", "用Python帮我生成…"): what the message resembles does not overrule
+        their choice of tool."""
+        spec = self._router.find(intent.capability) if intent.kind in ("task", "query", "plan") \
+            and intent.capability else None
+        return spec is not None and self._router.named_as_means(spec, text)
 
     def _groundless(self, text: str, capability: str | None) -> bool:
         """Whether nothing in ``text`` points at ``capability``: no keyword of it, no address, no

@@ -143,6 +143,13 @@ class TaskRouter:
         return any(mentions(words, kw) for kw in spec.keywords) or bool(urls(content) and _takes_url(spec)) \
             or _runs_one_of(spec, _asked_to_run(content))
 
+    @staticmethod
+    def named_as_means(spec: CapabilitySpec, content: str) -> bool:
+        """Whether ``content`` names ``spec`` as the means to use ("use python to…", "write some
+        python that…", "用命令行看看…"): the person chose the tool."""
+        words = _without_addresses(content)
+        return any(_as_means(words, word) for word in spec.name.split("_") if len(word) > 2 and mentions(words, word))
+
     def named(self, content: str) -> CapabilitySpec | None:
         """The installed capability ``content`` calls by its own name ("noop", "run
         dify_workflow"), if any: asked for outright."""

@@ -171,12 +171,16 @@ def test_a_command_asked_about_or_a_keyword_alone_runs_nothing(registry, text):
 
 
 @pytest.mark.parametrize("text", ["use python to find the 20th Fibonacci number", "用 Python 算一下 2 的 100 次方",
-                                  "use the shell to count the files in logs"])
+                                  "use the shell to count the files in logs",
+                                  "write some python that finds the primes below 100",
+                                  "run a quick python script to shuffle these names: Ann, Bo, Cy",
+                                  "写段python算一下2的100次方"])
 def test_a_tool_named_as_the_means_is_asked_for(registry, text):
     assert router(registry, ScriptedLLM([])).decide_by_rules(text).capability == "agent"  # it writes what runs
 
 
-@pytest.mark.parametrize("text", ["how do I use python to parse json?", "用 python 写爬虫难吗？", "I love python"])
+@pytest.mark.parametrize("text", ["how do I use python to parse json?", "用 python 写爬虫难吗？", "I love python",
+                                  "I run the python meetup in town, any talk ideas?"])
 def test_a_question_about_a_tool_or_its_name_in_passing_runs_nothing(registry, text):
     assert router(registry, ScriptedLLM([])).decide_by_rules(text) is None
 

@@ -210,6 +210,10 @@ def test_a_command_read_by_the_examples_names_which(intents):
     ("is https://example.com up?", Intent("task", "http_request", source="llm"), sure("chat", "knowledge", 0.9)),
     ("do it the other way", Intent("chat", source="llm"), sure("answer", "value", 0.9)),  # no question waits
     ("fetch the report", Intent("task", "http_request", source="llm"), sure("plan", "multi_step", 0.9)),
+    # a tool the person named as the means is their choice, whatever the words resemble
+    ("run some python to work out how many days are left until new year", Intent("task", "python_exec"),
+     sure("chat", "arithmetic", 0.9)),
+    ("写段python算一下从这里开车到成都要多久", Intent("plan", "python_exec"), sure("chat", "knowledge", 0.9)),
 ])
 def test_what_a_reading_never_overrules(intents, text, intent, reading):
     assert intents.second_opinion(text, intent, reading) is intent

@@ -538,6 +538,8 @@ def test_a_request_asking_for_other_work_beside_the_known_capability_asks_beyond
     ("run the report workflow, the api key is app-Qm71Kd", "report_workflow"),
     ("查询数据库里各部门的报销金额，按从高到低排个序", "sql_query"),
     ("download https://x.example.com/a.json", "http_get"),
+    ("download https://x.example.com/a.json and send the results back to me", "http_get"),
+    ("把 https://x.example.com/a.json 下载下来，跑出来发我", "http_get"),
 ])
 def test_one_request_with_its_value_its_manner_or_its_result_shown_asks_nothing_beyond(registry, text, capability):
     assert not asks_beyond(_router(registry), text, registry.get_executable(capability))
