@@ -43,6 +43,7 @@ from capabilities.routing.context_resolver import REFERENCE, ContextResolver
 from capabilities.routing.plan import PLAN_SCHEMA, Plan, PlanError, PlanStep
 from capabilities.routing.task_operations import TaskOperation
 from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter
+from common.i18n import cjk_chars
 from common.numerals import zh_number
 from config import DEFAULT_PLAN_MAX_STEPS
 
@@ -273,12 +274,31 @@ def _said_once(parts: list[_Part], specs: list[CapabilitySpec],
         gives, given_before = values(spec, part.text), values(spec, before.text)
         again = _POINTS_BACK.search(part.text) or _UNSAID_OBJECT.search(part.text) \
             or (not gives and given_before) or (gives and not given_before and not cues.reads_as_new_request(part.text))
-        if part.stage == before.stage and spec.name == kept_specs[-1].name and again:
+        # a clause of nothing but values the step before still lacks ("…, API key app-…") is its own
+        lacked = values(kept_specs[-1], part.text)
+        lacked = lacked if not set(lacked) & set(values(kept_specs[-1], before.text)) else {}
+        if part.stage == before.stage and (spec.name == kept_specs[-1].name and again
+                                           or gives_only_values(lacked, part.text)):
             kept_parts[-1] = _Part(before.stage, f"{before.text}, {part.text}")
         else:
             kept_parts.append(part)
             kept_specs.append(spec)
     return kept_parts, kept_specs
+
+
+MAX_NAME_WORDS = 3  # what may stand beside a value in a clause that only gives it: "API key", "the token"
+
+
+def gives_only_values(values: dict, text: str) -> bool:
+    """Whether a clause holds nothing but ``values`` (what the capability before it takes, read
+    by their look) and a few words naming them ("API key app-R4nT9bLe", "token sk-…"): it gives
+    the step before its values, even where a word of it is another capability's keyword."""
+    if not values:
+        return False
+    rest = text
+    for value in values.values():
+        rest = rest.replace(str(value), " ")
+    return not _OWN_WORK.search(rest) and len(rest.split()) + len(cjk_chars(rest)) // 2 <= MAX_NAME_WORDS
 
 
 def asks_beyond(router: TaskRouter, text: str, spec: CapabilitySpec) -> bool:
@@ -293,7 +313,7 @@ def asks_beyond(router: TaskRouter, text: str, spec: CapabilitySpec) -> bool:
     if len(others) == len(parts):
         return False  # no clause is plainly this capability's: its evidence is spread over the message
     for other in others:
-        if _SHOWS_RESULT.search(other):
+        if _SHOWS_RESULT.search(other) or gives_only_values(router.extract_parameters(spec, other), other):
             continue
         if router.confident(other) is not None:
             return True  # another capability's work

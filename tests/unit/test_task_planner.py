@@ -584,3 +584,15 @@ def test_a_sql_statement_is_one_value_whatever_commas_it_holds(planner):
     plan = planner.plan("run SELECT a, b FROM t in the database, then download https://example.com/x")
     assert [s.capability for s in plan.steps] == ["sql_query", "http_get"]
     assert plan.step("s1").description == "run SELECT a, b FROM t in the database"
+
+
+@pytest.mark.parametrize("text", ["Kick off the Dify workflow that prices our stock, API key app-R4nT9bLe",
+                                  "跑一下排班的dify工作流，API key app-Qm8x2LkP"])
+def test_a_clause_of_a_value_and_its_name_is_the_step_before_it_even_with_another_tools_keyword(text):
+    # "API" is a keyword of http_request; the clause only gives the workflow its key
+    from config import load_config
+    from init_plugins import build_registry
+
+    installed = build_registry(load_config({"llm": {"backend": "none"}, "memory": {"enabled": False}}, env={}))
+    assert TaskPlanner(installed).plan(text) is None
+    assert not asks_beyond(TaskRouter(installed), text, installed.get_executable("dify_workflow"))
