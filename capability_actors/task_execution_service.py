@@ -186,7 +186,8 @@ class TaskExecutionService:
         name, where they live) — ``about_self``: by its reading's rules, else by the labelled
         examples it is nearest to (read here if the front desk did not), unless it asks about their
         records or the live world — or ``may_be_about_self``: the examples lean that way without
-        being sure (ChatResponder.reply holds such a reply to what the person told)."""
+        being sure, or are unsure but the message speaks of the person's own things
+        (ChatResponder.reply holds such a reply to what the person told)."""
         said = carried(msg)
         if said.asks_about_self:
             return {"about_self": True}
@@ -198,7 +199,11 @@ class TaskExecutionService:
             read = reader.read(msg["content"]) if reader is not None else None
         if read is None or read.family != "chat" or read.kind != "about_me" or said.needs_the_world:
             return {}
-        return {"about_self": True} if read.sure(ABOUT_SELF_SHARE) else {"may_be_about_self": read.sure(LEANS)}
+        if read.sure(ABOUT_SELF_SHARE):
+            return {"about_self": True}
+        # nearest to questions about the person, and speaking of their own things ("whats my van's
+        # reg number again"): a figure in the reply must have been told, however unsure the examples
+        return {"may_be_about_self": read.sure(LEANS) or cues.speaks_of_self(msg["content"])}
 
     def _persona_llm(self, persona: PersonaChoice | None):
         """The persona's own model for its chat replies, or None for the chat model."""

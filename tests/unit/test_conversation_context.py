@@ -414,3 +414,27 @@ def test_asking_to_be_reminded_of_what_was_told_is_a_question_not_a_reminder():
     assert not asks_to_be_reminded("remind me again where I parked")
     assert asks_to_be_reminded("remind me to call mum at 5pm")
     assert asks_to_be_reminded("remind me tomorrow what to buy")
+
+
+@pytest.mark.parametrize("text, share, guarded", [
+    ("whats my van's reg number again need it for this parking form", 0.45, True),  # unsure, but of their own things
+    ("what's the reg number format for vans in the UK?", 0.45, False),  # unsure, and of nothing of theirs
+    ("what's the code for my bike lock again?", 0.55, True),  # the examples lean that way
+])
+def test_a_question_near_those_about_the_person_has_its_reply_held_to_what_they_told(tmp_path, text, share, guarded):
+    from capabilities.cognition.reading import read
+    from capability_actors.task_execution_service import TaskExecutionService
+    from common.tasks.store import open_store
+    from config import load_config
+    from events.event_bus import EventBus
+    from init_plugins import build_registry
+
+    config = load_config({"data_dir": str(tmp_path), "llm": {"backend": "none"}, "memory": {"enabled": False}}, env={})
+    store = open_store(config)
+    try:
+        service = TaskExecutionService(store=store, events=EventBus(store), registry=build_registry(config),
+                                       config=config, llm=None)
+        reading = {**read(text).to_dict(), **Reading("chat", "about_me", share, 0.9).to_dict()}
+        assert service._about_self({"content": text, "reading": reading}) == {"may_be_about_self": guarded}
+    finally:
+        store.close()
