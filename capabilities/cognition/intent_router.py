@@ -47,6 +47,7 @@ from capabilities.cognition.rule_tables import table
 from capabilities.cognition.semantic import Reading
 from capabilities.cognition.understanding_prompt import ROUTES, Pending, prompt
 from capabilities.context.answers import is_help, sounds_like_request, urls
+from capabilities.loop.requests import asks_to_be_reminded
 from capabilities.routing.task_planner import asks_beyond
 from capabilities.routing.task_router import CONFIDENT_SCORE, TaskRouter, is_builtin
 from common.i18n import language_of
@@ -427,7 +428,7 @@ class IntentRouter:
         if capability == AGENT and AGENT in names:  # the tool-using loop: it finds out itself what it can do
             spec = next(s for s in specs if s.name == AGENT)
             return Intent("task", AGENT, self._router.extract_parameters(spec, text), source="llm")
-        if kind != "answer" and world.needs_the_world(text) \
+        if kind != "answer" and (world.needs_the_world(text) or _asks_of_own_records(text)) \
                 and not cues.asks_about_flora(text) and self._router.confident(text, min_score=CLAIMED) is None:
             return self._unsupported(text, "llm")  # only a capability could know or do it: never made up
         if kind == "chat" and (cues.vague_request(text) or (urls(text) and self._router.rank(text)
@@ -511,6 +512,13 @@ def _general_knowledge(text: str, reading: Reading) -> bool:
     needed for it, so a refusal is the small model's mistake."""
     return reading.kind == "knowledge" and reading.sure(semantic.SURE) and not cues.speaks_of_self(text) \
         and not world.needs_the_world(text)
+
+
+def _asks_of_own_records(text: str) -> bool:
+    """Whether ``text`` asks something of one of the person's own records ("看看我邮箱，导师有没有回我",
+    "我工资到账了没？"): only the record's own service could answer, so an answer made here would
+    be invented. A reminder about one asks for a reminder ("remind me when my parcel arrives")."""
+    return cues.asks(text) and world.names_own_records(text) and not asks_to_be_reminded(text)
 
 
 def _task_kind(text: str) -> str:

@@ -524,3 +524,17 @@ def test_one_request_with_an_address_a_value_or_a_manner_stays_one_task(registry
 ])
 def test_a_request_for_advice_is_conversation(text, advice):
     assert cues.asks_for_advice(text) is advice
+
+
+@pytest.mark.parametrize("text", ["看看我邮箱，导师有没有回我论文的修改意见", "我工资到账了没？",
+                                  "has my landlord answered my email about the boiler yet?"])
+def test_a_question_of_the_person_s_own_records_read_as_chat_is_refused_not_answered(registry, text):
+    intent = router(registry, ScriptedLLM([reading("chat")])).classify(text)
+    assert intent.kind == "unsupported"
+
+
+@pytest.mark.parametrize("text", ["remind me when my parcel arrives", "how do I set up a filter in my gmail?",
+                                  "我的邮箱密码刚改好了"])
+def test_a_reminder_or_advice_about_the_person_s_records_is_not_refused_for_naming_them(registry, text):
+    intent = router(registry, ScriptedLLM([reading("chat")] * 2)).classify(text)
+    assert intent.kind != "unsupported"
