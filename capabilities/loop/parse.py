@@ -476,8 +476,9 @@ def _en_weekday(scan: _Scan, ctx: _Context) -> _Found | None:
 
 def _on_weekday(scan: _Scan, ctx: _Context, target: int, weeks: int | None, *,
                 later_than_today: bool = False) -> _Found:
-    """That weekday (Monday 0 .. Sunday 6) ``weeks`` weeks on (0: this week); None: the next
-    one at the time said, today's if still ahead (not today's with ``later_than_today``)."""
+    """That weekday (Monday 0 .. Sunday 6) ``weeks`` weeks on (0: this week, or the next one where
+    this week's has gone by); None: the next one at the time said, today's if still ahead (not
+    today's with ``later_than_today``)."""
     (hour, minute), explicit = _take_clock_or_period(scan)
     today = ctx.now.date()
     if weeks is None:
@@ -486,6 +487,8 @@ def _on_weekday(scan: _Scan, ctx: _Context, target: int, weeks: int | None, *,
             day += timedelta(days=7)
     else:
         day = today + timedelta(days=7 * weeks + target - today.weekday())
+        if weeks == 0 and ctx.at(day, hour, minute) <= ctx.now:
+            day += timedelta(days=7)  # "这周五" said on a Sunday: the Friday to come, not one gone by
     schedule, description = ctx.once(day, hour, minute)
     return _Found(schedule, description, "clock" if explicit else "date")
 

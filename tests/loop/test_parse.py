@@ -134,6 +134,8 @@ ONE_SHOTS = [
     ("下周一上午10点开会", utc(2026, 3, 9, 2, 0), "开会"),
     ("周五下午3点开会", utc(2026, 3, 6, 7, 0), "开会"),
     ("周五上午9点开会", utc(2026, 3, 13, 1, 0), "开会"),  # this Friday's 09:00 is gone
+    ("这周三下午5点半交作业", utc(2026, 3, 11, 9, 30), "交作业"),  # this week's Wednesday is gone: the coming one
+    ("这周六上午10点剪头发", utc(2026, 3, 7, 2, 0), "剪头发"),  # still ahead this week
     ("明天提醒我交报告", utc(2026, 3, 7, 1, 0), "提醒我交报告"),  # no time: 09:00
     ("remind me on March 3rd at 9am to pay rent", utc(2027, 3, 3, 1, 0), "remind me to pay rent"),
     ("next friday at 10am call bob", utc(2026, 3, 13, 2, 0), "call bob"),
