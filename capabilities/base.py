@@ -142,6 +142,9 @@ class CapabilitySpec:
     # how much a web address in a request counts toward this capability when it takes one
     # (a ``url`` parameter): the rule router adds it for "post the result to https://…"
     address_evidence: float = 2.0
+    # ...and where every address in the request looks like a page to read (an article, a blog
+    # post: answers.page_like) rather than an endpoint; None: as any address
+    page_evidence: float | None = None
     # True: it answers what chat could answer too (the expert panel), so it runs only when the
     # words ask for it by its keywords, never on the model's reading alone
     asked_for_by_name: bool = False
@@ -287,6 +290,7 @@ def capability(
     reads_instruction: bool = False,
     agent_tool: bool | None = None,
     address_evidence: float = 2.0,
+    page_evidence: float | None = None,
     asked_for_by_name: bool = False,
     agent_approval: bool | Callable[[dict, str], bool] = False,
     precheck: Callable[[dict, ExecutionContext], None] | None = None,
@@ -322,6 +326,7 @@ def capability(
             reads_instruction=reads_instruction,
             agent_tool=agent_tool,
             address_evidence=address_evidence,
+            page_evidence=page_evidence,
             asked_for_by_name=asked_for_by_name,
             agent_approval=agent_approval,
             precheck=precheck,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from urllib.parse import urlsplit
 
 from capabilities.cognition.rule_tables import table
 from common.i18n import has_cjk
@@ -67,6 +68,21 @@ def is_yes_or_no(text: str) -> bool:
 def urls(text: str) -> list[str]:
     """The addresses in ``text``, without the punctuation that ends the sentence around them."""
     return [u.rstrip(".,;:!?") for u in _URL.findall(text)]
+
+
+def page_like(url: str) -> bool:
+    """Whether an address looks like a page written for people to read (an article, a post: a
+    slug of words joined by hyphens, an .html file, on a named host) rather than an endpoint a
+    program calls (an ``api.`` host, an ``/api/`` or ``/v1`` path, a .json file, a query, a
+    machine's own address)."""
+    parts = urlsplit(url)
+    path, host = parts.path.lower(), parts.hostname or ""
+    if parts.query or "." not in host or host.replace(".", "").isdigit() or host.startswith("api.") \
+            or any(seg in ("api", "rest", "graphql") or (seg[:1] == "v" and seg[1:].isdigit()) for seg in path.split("/")) \
+            or path.endswith((".json", ".xml", ".csv", ".txt", ".yaml", ".yml")):
+        return False
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    return path.endswith((".html", ".htm")) or last.count("-") >= 1 and any(c.isalpha() for c in last)
 
 
 def _norm(name: str) -> str:

@@ -20,8 +20,8 @@ from typing import Iterable
 
 from capabilities.base import DESCRIPTION_IN, CapabilitySpec
 from capabilities.context.answers import (
-    VALUE_PATTERN, backticked, mentions, named_values, run_asked, spotted, takes_address, text_after, urls,
-    values_by_schema,
+    VALUE_PATTERN, backticked, mentions, named_values, page_like, run_asked, spotted, takes_address, text_after,
+    urls, values_by_schema,
 )
 from capabilities.cognition import world
 from capabilities.cognition.rule_tables import table
@@ -173,7 +173,8 @@ class TaskRouter:
             if mentions(words, spec.name):
                 score += 3.0
             if found_urls and _takes_url(spec):  # "post the result to https://…": an address is evidence
-                score += spec.address_evidence
+                pages = spec.page_evidence is not None and all(page_like(u) for u in found_urls)
+                score += spec.page_evidence if pages else spec.address_evidence
             if score:
                 ranked.append(Candidate(spec, score))
         ranked.sort(key=lambda c: c.score, reverse=True)

@@ -95,6 +95,8 @@ PARAMETERS = {
     # an address alone is a call to it (http_request); reading what a page says takes words
     # about the page, so the address counts half here and "call <url>" is not a tie
     address_evidence=1.0,
+    # ...but an article's address ("…/blog/how-to-pack-a-kitchen") is there to be read
+    page_evidence=2.5,
 )
 def web_fetch(url: str, context: ExecutionContext, max_chars: int = DEFAULT_MAX_CHARS,
               include_links: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:

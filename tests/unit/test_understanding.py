@@ -538,3 +538,28 @@ def test_a_question_of_the_person_s_own_records_read_as_chat_is_refused_not_answ
 def test_a_reminder_or_advice_about_the_person_s_records_is_not_refused_for_naming_them(registry, text):
     intent = router(registry, ScriptedLLM([reading("chat")] * 2)).classify(text)
     assert intent.kind != "unsupported"
+
+
+@pytest.mark.parametrize("url, page", [
+    ("https://blog.example.org/how-to-pack-a-kitchen", True), ("https://www.example.cn/news/2026/swim-rules.html", True),
+    ("https://example.org/astro/meteor-showers-2025", True), ("https://api.example.com/queue/depth", False),
+    ("https://example.com/api/orders-today", False), ("https://example.com/v2/status", False),
+    ("https://example.com/report.json", False), ("https://example.com/search?q=tide-times", False),
+    ("https://example.com/status", False), ("http://127.0.0.1:8000/status.html", False),
+    ("http://localhost/about-us.html", False),
+])
+def test_an_address_looks_like_a_page_to_read_or_an_endpoint_to_call(url, page):
+    from capabilities.context.answers import page_like
+
+    assert page_like(url) is page
+
+
+@pytest.mark.parametrize("text, capability", [
+    ("have a read of https://blog.example.org/how-to-pack-a-kitchen and give me the gist", "web_fetch"),
+    ("Can you pull up https://example.org/astro/meteor-showers-2025 and tell me which nights are the peak?", "web_fetch"),
+    ("帮我看下这个页面 https://www.example.cn/xian/food-festival-2025 说小吃节哪天开幕", "web_fetch"),
+    ("call https://api.example.com/v1/ping", "http_request"),
+    ("GET https://example.com/orders.json and show me", "http_request"),
+])
+def test_an_article_s_address_is_read_as_a_page_and_an_endpoint_s_is_called(registry, text, capability):
+    assert TaskRouter(registry).confident(text).spec.name == capability
