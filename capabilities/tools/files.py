@@ -229,7 +229,9 @@ def file_list(context: ExecutionContext, path: str = ".", recursive: bool = Fals
         "anyOf": [{"required": ["name"]}, {"required": ["contains"]}],
         "additionalProperties": False,
     },
-    keywords=("search files", "find file", "grep", "搜索文件", "查找文件", "查找内容"),
+    # a search said to be among the person's files ("哪份文件里提到过…", "which of my files mention…")
+    keywords=("search files", "find file", "grep", "搜索文件", "查找文件", "查找内容", "which file",
+              "which of my files", "哪个文件", "哪份文件", "文件里搜", "文件里找"),
     examples=("find the files that mention invoice", "在工作区里找所有 .csv 文件"),
 )
 def file_search(context: ExecutionContext, name: str | None = None, contains: str | None = None,

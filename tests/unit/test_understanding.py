@@ -563,3 +563,11 @@ def test_an_address_looks_like_a_page_to_read_or_an_endpoint_to_call(url, page):
 ])
 def test_an_article_s_address_is_read_as_a_page_and_an_endpoint_s_is_called(registry, text, capability):
     assert TaskRouter(registry).confident(text).spec.name == capability
+
+
+@pytest.mark.parametrize("text", ["在工作区的文件里搜一下，看哪份文件里提到过“押金”",
+                                  "which of my files mention the word invoice? search them"])
+def test_a_search_said_to_be_among_the_person_s_files_is_not_a_web_search(registry, text):
+    ranked = TaskRouter(registry).rank(text)
+    assert ranked[0].spec.name == "file_search" and all(c.spec.name != "web_search" or c.score < ranked[0].score
+                                                         for c in ranked[1:])
