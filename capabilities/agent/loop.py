@@ -164,6 +164,7 @@ class AgentLoop:
             if step is None:
                 continue  # an unusable reply, written down; the model sees the error next time
             second_look = GAVE_UP if "final" in step and gives_up(transcript) else \
+                UNTRIED if "final" in step and answers_untried(transcript) else \
                 LOOK_AGAIN if "ask" in step and asks_past_a_result(transcript) else None
             if second_look is not None:
                 transcript.add_invalid(json.dumps(step, ensure_ascii=False), second_look)
@@ -414,6 +415,18 @@ def propose(llm, tools: ToolBox, transcript: Transcript, budgets: Budgets = Budg
 
 GAVE_UP = ("the last call failed and nothing has worked yet; read its error, correct the call and make it "
            "again, or, if it cannot be done, answer saying why")
+
+
+UNTRIED = ("no tool has been called yet, so nothing of this request has been done or looked at; call the tool "
+           "that does it, or, if none can, answer saying so: never give results, files or figures no tool produced")
+
+
+def answers_untried(transcript: Transcript) -> bool:
+    """Whether an answer now would come before any call, the first time in this task: the
+    agent has the request because it needs a tool, and a small model answers from nothing
+    (a rota "generated", "[insert dates here]"); it is told once to do the work or say why not."""
+    return not transcript.calls and not any(e["kind"] == "invalid" and e["error"] == UNTRIED[:500]
+                                            for e in transcript.entries)
 
 
 LOOK_AGAIN = ("before asking the person, read the last result again: if it answers the request, give the "

@@ -144,7 +144,7 @@ def test_memories_and_a_chinese_request_fit_too(every_tool, tmp_path):
     counter = DenseCounter()
     memories = [{"memory_id": f"m{i}", "fact": "这个人喜欢很长的句子和很多细节。" * 10} for i in range(40)]
     request = "帮我看看这个目录里有哪些文件"
-    llm = ContextLLM([call("file_list"), {"final": "好了"}], counter)
+    llm = ContextLLM([call("file_list"), {"final": "好了"}, {"final": "好了"}], counter)
     loop_for(every_tool, tmp_path, llm, request, counter, meta={"memories": memories}).run(request)
     assert all(p + m <= N_CTX for p, m in zip(llm.prompts, llm.asked))
     # the language to answer in is said last, where a small model heeds it, and only there: the

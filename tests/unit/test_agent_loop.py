@@ -108,7 +108,7 @@ def test_two_calls_then_the_answer_with_each_result_fed_back(world):
 
 def test_the_model_is_constrained_to_the_tools_schemas(world):
     task = world.task("say hi")
-    llm = ScriptedLLM([final("hi")])
+    llm = ScriptedLLM([final("hi"), final("hi")])
     world.loop(task, llm, allowed=["echo"]).run(task.content)
     schema = llm.calls[0][1]["json_schema"]
     tools = [c["properties"]["tool"]["const"] for c in schema["anyOf"] if "tool" in c["properties"]]
@@ -121,7 +121,7 @@ def test_the_persons_memories_follow_the_fixed_prompt_on_every_step(world):
     task = world.task("read my notes", meta={"memories": known})
     llm = ScriptedLLM([call("echo", text="notes"), final("done")])
     world.loop(task, llm).run(task.content)
-    plain = ScriptedLLM([final("done")])
+    plain = ScriptedLLM([final("done"), final("done")])
     world.loop(world.task("read my notes"), plain).run("read my notes")
     for messages, _ in llm.calls:
         assert messages[0] == plain.calls[0][0][0]  # the fixed system prompt, the same for everyone
@@ -141,8 +141,8 @@ def test_a_wrong_typed_call_goes_back_to_the_model_with_the_error(world):
 def test_unknown_tool_malformed_json_and_extra_arguments_are_told_to_the_model(world):
     task = world.task("do something")
     llm = ScriptedLLM(["this is not json", call("rm_rf", path="/"), call("echo", text="x", loud=True),
-                       final("gave up on those")])
-    result = world.loop(task, llm, budgets=Budgets(max_invalid=4)).run(task.content)
+                       final("gave up on those"), final("gave up on those")])
+    result = world.loop(task, llm, budgets=Budgets(max_invalid=5)).run(task.content)
     assert result["message"] == "gave up on those" and result["steps"] == []
     assert "not JSON" in told(llm, 1)
     assert "no tool named 'rm_rf'" in told(llm, 2) and "echo" in told(llm, 2)
@@ -261,7 +261,7 @@ def test_a_long_result_is_cut_before_the_model_sees_it(world):
 
 def test_allowed_capabilities_limit_the_tools(world):
     task = world.task("add")
-    llm = ScriptedLLM([call("add_numbers", a=1, b=2), final("not allowed")])
+    llm = ScriptedLLM([call("add_numbers", a=1, b=2), final("not allowed"), final("not allowed")])
     result = world.loop(task, llm, allowed=["echo"]).run(task.content)
     assert result["steps"] == [] and "no tool named 'add_numbers'" in told(llm, 1)
     assert "add_numbers" not in llm.calls[0][0][0]["content"]
@@ -459,3 +459,14 @@ def test_the_transcript_lives_with_the_task(world):
     kept = world.transcript(task)
     assert kept["final"] == "3" and kept["entries"][0]["tool"] == "add_numbers"
     assert kept["entries"][0]["status"] == "done" and '"sum": 3' in kept["entries"][0]["result"]
+
+
+def test_an_answer_before_any_tool_was_called_is_sent_back_once(world):
+    task = world.task("make me a 12-week rota for 5 people")
+    llm = ScriptedLLM([final("Here is your rota: [insert rota here]"), call("echo", text="rota"), final("done: rota")])
+    result = world.loop(task, llm).run(task.content)
+    assert result["message"] == "done: rota" and len(result["steps"]) == 1
+    assert "no tool has been called yet" in told(llm, 1)
+    llm = ScriptedLLM([final("I can't do that with these tools."), final("I can't do that with these tools.")])
+    assert world.loop(world.task("fly me to the moon"), llm).run("fly me to the moon")["message"] == \
+        "I can't do that with these tools."  # said twice: it stands
