@@ -152,6 +152,7 @@ def test_a_command_or_script_set_in_backticks_is_what_runs(registry, text, capab
     ("could you run git status, want to see what's uncommitted", {"command": "git status"}),
     ("can you run uptime for me?", {"command": "uptime"}),
     ("帮我执行一下 df -h 看看还剩多少空间", {"command": "df -h"}),
+    ("帮我 run 一下 du -sh logs 这个命令", {"command": "du -sh logs"}),  # an English verb, a Chinese particle
 ])
 @pytest.mark.parametrize("path", ["classify", "decide_by_rules"])
 def test_a_command_asked_to_be_run_is_what_runs(registry, text, values, path):
