@@ -147,7 +147,8 @@ class TaskExecutionService:
                 log.info("analyzed task_id=%s as a plan of %d steps", task_id, len(plan.steps))
                 return m.analysis_result(task_id=task_id, intent="task", capability="plan", plan=plan.to_dict(),
                                          timing=timing)
-            kind = "task" if intent.capability else "clarify"
+            intent = intents.unplanned(content, intent)
+            kind = intent.kind
             if kind == "clarify":
                 intent.options = intent.options or choices([c.spec for c in intents.router.rank(content)], language)
         if kind == "answer":

@@ -337,6 +337,17 @@ class IntentRouter:
             return None
         return name, values
 
+    def unplanned(self, text: str, intent: Intent) -> Intent:
+        """What a ``plan`` reading becomes when no plan can be made of the message: the task of
+        the capability it names; else the agent's, where the message holds a value a tool takes
+        ("帮我打开 notes/march.txt 念一下，看看三月都约了哪几家": the agent opens it and answers);
+        else a question which capability."""
+        if intent.capability:
+            return Intent("task", intent.capability, intent.parameters, source=intent.source)
+        if self._router.find(AGENT) is not None and self._router.tool_value_in(text):
+            return Intent(_task_kind(text), AGENT, {}, source=intent.source)
+        return Intent("clarify", options=intent.options, source=intent.source)
+
     def _own_instead(self, text: str, intent: Intent) -> Intent:
         """A message read as conversation or as needing what nothing installed does, that calls
         one of the deployment's own functions with every value it needs stated ("my garden bed is

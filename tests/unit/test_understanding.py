@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from capabilities.cognition import cues, world
-from capabilities.cognition.intent_router import IntentRouter, Pending, prompt, reply_language
+from capabilities.cognition.intent_router import Intent, IntentRouter, Pending, prompt, reply_language
 from capabilities.llm.base import LLMUnavailable
 from capabilities.llm.fake import ScriptedLLM
 from capabilities.routing.task_router import TaskRouter
@@ -571,3 +571,12 @@ def test_a_search_said_to_be_among_the_person_s_files_is_not_a_web_search(regist
     ranked = TaskRouter(registry).rank(text)
     assert ranked[0].spec.name == "file_search" and all(c.spec.name != "web_search" or c.score < ranked[0].score
                                                          for c in ranked[1:])
+
+
+def test_a_plan_no_plan_can_be_made_of_is_the_agent_s_where_a_tool_s_value_is_given(registry):
+    intents = router(registry)
+    said = "帮我打开 tuning/clients_march.txt 念一下，看看三月都约了哪几家"
+    assert intents.unplanned(said, Intent("plan", source="llm")).capability == "agent"
+    assert intents.unplanned("plan it all out for me", Intent("plan", source="llm")).kind == "clarify"
+    kept = intents.unplanned("fetch the report", Intent("plan", "http_request", {"method": "GET"}))
+    assert (kept.kind, kept.capability, kept.parameters) == ("task", "http_request", {"method": "GET"})
