@@ -357,8 +357,11 @@ class IntentRouter:
         once, and a small model reads a word problem or a question about the world as talk; the
         reading model, shown the functions as tools, finds the call as a model with tools in its
         prompt does — and says "none" for a message that calls none of them. Greetings, thanks
-        and commands are never asked."""
-        if intent.kind not in ("chat", "unsupported") or self._reader is None or cues.conversation_only(text):
+        and commands are never asked, nor is a message about one of the person's own records
+        ("what's my bank account balance?" is no stock quote): only a function the understanding
+        step itself chose answers that."""
+        if intent.kind not in ("chat", "unsupported") or self._reader is None or cues.conversation_only(text) \
+                or world.names_own_records(text):
             return intent
         own = [s for s in self._router.routable() if not is_builtin(s) and s.name != AGENT]
         if not own:

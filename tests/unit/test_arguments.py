@@ -266,6 +266,18 @@ def test_conversation_stays_conversation_unless_the_message_gives_a_call_all_it_
     assert (intent.kind, intent.capability) == ("chat", None)
 
 
+def test_a_question_of_the_person_s_own_records_is_not_made_a_call_of_a_function_the_model_did_not_choose(tmp_path):
+    llm = ScriptedLLM([{"route": "unsupported"}])  # a second model call would run out of replies and fail the test
+
+    @capability
+    def stock_quote(symbol: str) -> dict:
+        """Get the latest price of a stock by its ticker symbol."""
+        return {"symbol": symbol}
+
+    assert _intents(tmp_path, llm, stock_quote).classify("What's my bank account balance?").kind == "unsupported"
+    assert len(llm.calls) == 1  # the functions were not asked
+
+
 def test_greetings_and_thanks_never_ask_the_functions(tmp_path):
     llm = ScriptedLLM([])  # a model call would run out of replies and fail the test
     assert _intents(tmp_path, llm, circle_area).classify("thanks a lot!").kind == "chat" and not llm.calls
