@@ -215,11 +215,12 @@ def number_stated(value: float, said: list[float]) -> bool:
     return False
 
 
-def text_stated(value: str, request: str) -> bool:
+def text_stated(value: str, request: str, *, across_scripts: bool = True) -> bool:
     """A text the request holds: whole, or by its words (a Latin word of three letters or more
     sharing its first three with one of the request's; a Chinese character); a text with figures,
     an address or a path must have every figure in the request and, with ``@`` or ``/``, stand
-    in it whole."""
+    in it whole. ``across_scripts``: a text in the other script than the request's counts as
+    its translation ("Shenzhen" for "深圳"), which cannot be checked."""
     text, said = value.strip().lower(), request.lower()
     if not text:
         return False
@@ -230,11 +231,12 @@ def text_stated(value: str, request: str) -> bool:
     figures = _FIGURES.findall(text)
     if figures:
         stated = numbers_in(request)
-        return all(number_stated(float(f), stated) for f in figures) and _words_held(_FIGURES.sub(" ", text), said)
-    return _words_held(text, said)
+        return all(number_stated(float(f), stated) for f in figures) and _words_held(_FIGURES.sub(" ", text), said,
+                                                                                      across_scripts)
+    return _words_held(text, said, across_scripts)
 
 
-def _words_held(text: str, said: str) -> bool:
+def _words_held(text: str, said: str, across_scripts: bool = True) -> bool:
     latin = [w for w in _LATIN_WORD.findall(text) if len(w) >= 2]
     cjk = cjk_chars(text)
     if not latin and not cjk:
@@ -242,9 +244,15 @@ def _words_held(text: str, said: str) -> bool:
     said_words = _LATIN_WORD.findall(said)
     held = sum(any(w[:3] == s[:3] for s in said_words if len(s) >= 2) for w in latin)
     held += sum(c in said for c in cjk)
-    if not has_cjk(said) and cjk or not _LATIN_WORD.search(said) and latin:
+    if across_scripts and (not has_cjk(said) and cjk or not _LATIN_WORD.search(said) and latin):
         return True  # said in another script: a translation of what the request wrote
     return held >= max(1, (len(latin) + len(cjk)) * 0.6)
+
+
+def as_written(values: dict, request: str) -> bool:
+    """Whether every text among ``values`` stands in ``request`` in its own script: nothing
+    translated, so nothing the model could have made up ("Celtics" for "篮球比赛一节打几分钟？")."""
+    return all(text_stated(v, request, across_scripts=False) for v in values.values() if isinstance(v, str))
 
 
 def _squeezed(text: str) -> str:

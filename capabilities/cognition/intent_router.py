@@ -41,7 +41,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from capabilities.arguments import read_call
+from capabilities.arguments import as_written, read_call
 from capabilities.cognition import cues, semantic, world
 from capabilities.cognition.rule_tables import table
 from capabilities.cognition.semantic import Reading
@@ -372,8 +372,10 @@ class IntentRouter:
         if spec is None:
             return intent
         values = {**values, **by_rules[spec.name]}
-        if not values or any(n not in values for n in spec.required):
-            return intent  # a call the message gives only part of is not what it asks for
+        if not values or any(n not in values for n in spec.required) or not as_written(values, text):
+            # a call the message gives only part of is not what it asks for; nor is one with a
+            # name the message never wrote ("Celtics" read into "篮球比赛一节打几分钟？")
+            return intent
         return Intent(_task_kind(text), spec.name, values, source="llm")
 
     def _gives_awaited(self, text: str, pending: Pending) -> bool:

@@ -255,6 +255,17 @@ def test_a_question_about_the_world_read_as_a_refusal_reaches_the_function_that_
     assert (intent.capability, intent.parameters) == ("weather_in", {"city": "Shenzhen"})
 
 
+def test_a_call_read_into_a_question_with_a_name_it_never_wrote_stays_conversation(tmp_path):
+    llm = ScriptedLLM([{"route": "chat"}, {"function": "match_score", "arguments": {"team": "Celtics"}}])
+
+    @capability
+    def match_score(team: str) -> dict:
+        """Score of a team's most recent match."""
+        return {"team": team}
+
+    assert _intents(tmp_path, llm, match_score).classify("篮球比赛一节打几分钟？").kind == "chat"
+
+
 @pytest.mark.parametrize("answer", [
     {"function": "none"},
     {"function": "circle_area", "arguments": {"radius": None}},  # a call the message gives no value of
