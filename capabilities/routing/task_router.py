@@ -227,9 +227,11 @@ class TaskRouter:
         read as ``besides``'s own (``given``: "delete file path=notes.txt") and its own name (an MCP
         tool's "notes.fail") are not another's."""
         words = _without_addresses(content)
-        for value in [besides.name if besides else "", *(given or {}).values()]:
-            if isinstance(value, str) and value:  # its own values, and its own name ("notes.fail": no file)
-                words = words.replace(value, " ")
+        own = [besides.name if besides else "", *(given or {}).values()]
+        # its own values, and its own name ("notes.fail": no file); the longest first, so a short one
+        # ("3") does not cut a longer one it stands in ("/tmp/run-38/pid") before that is taken out
+        for value in sorted((v for v in own if isinstance(v, str) and v), key=len, reverse=True):
+            words = words.replace(value, " ")
         taken = {schema.get(VALUE_PATTERN) for schema in besides.properties.values()} if besides else set()
         return any(schema.get(VALUE_PATTERN) and schema.get(VALUE_PATTERN) not in taken
                    and spotted(words, schema, name) is not None

@@ -201,3 +201,11 @@ def test_a_value_read_as_the_tools_own_is_no_second_tools_value(registry):
     assert router_.router.tool_value_in("fetch https://x.example/a and save it to build.txt", besides=spec)
     assert not router_.router.tool_value_in("fetch https://x.example/a path=build.txt", besides=spec,
                                             given={"path": "build.txt"})
+
+
+def test_a_short_value_of_the_tool_s_own_does_not_cut_a_longer_one_it_stands_in(registry):
+    # "3" stands inside the path: taken out first, it left "/tmp/run- 8/…" to read as another tool's file
+    spec = registry.get_executable("shell")
+    given = {"command": "3", "cwd": "/tmp/run-38/work"}
+    assert not router(registry, ScriptedLLM([])).router.tool_value_in(
+        "shell command=3 cwd=/tmp/run-38/work", besides=spec, given=given)
