@@ -353,11 +353,21 @@ _NO_OBJECT = _RULES["no_object"]  # what a verb may stand with and still name no
 _WHOLE_VALUE = re.compile(r"\b(?:SELECT|WITH)\b[^。！？!?；;\n]*?\bFROM\b[^。！？!?；;\n]*|“[^”]*”|\"[^\"]*\"", re.IGNORECASE)
 _SEPARATORS = {",": "\x01", "，": "\x02", ";": "\x03", "；": "\x04"}  # each kept as a control character meanwhile
 _KEPT = str.maketrans(_SEPARATORS)
-_RESTORED = str.maketrans({kept: separator for separator, kept in _SEPARATORS.items()})
+_RANGE = _RULES["range"]  # "between A and B": its "and" joins the ends of one range
+_RANGE_AND = "\x05"
+_RESTORED = str.maketrans({**{kept: separator for separator, kept in _SEPARATORS.items()}, _RANGE_AND: "and"})
+
+
+def _range_kept(found: re.Match) -> str:
+    """"between A and B" with its "and" kept from the cut into parts."""
+    said = found.group(0)
+    cut = said.lower().rindex("and")
+    return said[:cut] + _RANGE_AND + said[cut + 3:]
 
 
 def _split(text: str) -> list[_Part]:
     text = _WHOLE_VALUE.sub(lambda m: m.group(0).translate(_KEPT), text)
+    text = _RANGE.sub(_range_kept, text)
     parts = []
     chunks = (c for item in _NUMBERED.split(_LEAD_IN.sub("", text, count=1)) for c in _SEQUENCE.split(item))
     for stage, chunk in enumerate(c for c in chunks if c and c.strip(" ,，;；。.")):

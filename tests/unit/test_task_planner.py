@@ -596,3 +596,9 @@ def test_a_clause_of_a_value_and_its_name_is_the_step_before_it_even_with_anothe
     installed = build_registry(load_config({"llm": {"backend": "none"}, "memory": {"enabled": False}}, env={}))
     assert TaskPlanner(installed).plan(text) is None
     assert not asks_beyond(TaskRouter(installed), text, installed.get_executable("dify_workflow"))
+
+
+def test_the_ends_of_a_range_are_one_step(planner):
+    assert planner.plan("use the sql query to count the orders between 3 March 2026 and 19 November 2026") is None
+    plan = planner.plan("query the database for orders between May and June, then translate the totals into French")
+    assert [s.capability for s in plan.steps] == ["sql_query", "translate"]
