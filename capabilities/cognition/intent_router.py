@@ -533,8 +533,11 @@ def _general_knowledge(text: str, reading: Reading) -> bool:
 def _asks_of_own_records(text: str) -> bool:
     """Whether ``text`` asks something of one of the person's own records ("看看我邮箱，导师有没有回我",
     "我工资到账了没？"): only the record's own service could answer, so an answer made here would
-    be invented. A reminder about one asks for a reminder ("remind me when my parcel arrives")."""
-    return cues.asks(text) and world.names_own_records(text) and not asks_to_be_reminded(text)
+    be invented. A reminder about one asks for a reminder ("remind me when my parcel arrives"), and
+    a sum on figures the message gives is worked out from them ("my salary is 4100 and my rent
+    1400, how much is left?")."""
+    return cues.asks(text) and world.names_own_records(text) and not asks_to_be_reminded(text) \
+        and not world.computes_on_given_figures(text)
 
 
 def _task_kind(text: str) -> str:
