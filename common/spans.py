@@ -140,11 +140,16 @@ class Recorder:
     def _flush_forever(self) -> None:
         while True:
             time.sleep(FLUSH_S)
-            self.flush()
+            try:
+                self.flush()
+            except OSError:  # its folder is gone: the run it measured has ended
+                return
 
 
 def _write_whole(path: Path, text: str) -> None:
-    partial = path.with_suffix(path.suffix + ".part")
+    # a writer's own partial file: two recorders of one process (a fork's, its parent's) never
+    # replace each other's half-written one
+    partial = path.with_suffix(f"{path.suffix}.{threading.get_ident()}.part")
     partial.write_text(text)
     partial.replace(path)  # a reader never sees half a file
 

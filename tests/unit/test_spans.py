@@ -60,3 +60,26 @@ def test_each_calls_own_time_is_kept_for_percentiles(tmp_path, monkeypatch):
     kept = spans.samples_between(spans.read_samples(tmp_path), before)["reading"]
     assert len(kept) == 2 and kept[0] < 0.02 <= kept[1]
     assert set(spans.read_totals(tmp_path)) == {"reading"}  # the samples file is no totals file
+
+
+def test_a_recorder_whose_folder_is_gone_stops_flushing_quietly(tmp_path, monkeypatch):
+    import shutil
+    import threading
+
+    monkeypatch.setattr(spans, "FLUSH_S", 0.01)
+    (tmp_path / "run").mkdir()
+    recorder = spans.Recorder(tmp_path / "run" / "1.json")
+    recorder.totals["reading"] = [1, 0.01, 0]  # something not yet written
+    shutil.rmtree(tmp_path / "run")  # the run it measured ended and took its folder
+    raised: list[BaseException] = []
+
+    def flush_forever() -> None:
+        try:
+            recorder._flush_forever()
+        except BaseException as exc:  # what would end the thread with a traceback
+            raised.append(exc)
+
+    flusher = threading.Thread(target=flush_forever)
+    flusher.start()
+    flusher.join(timeout=5)
+    assert not flusher.is_alive() and raised == []  # it returned quietly
